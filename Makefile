@@ -1,0 +1,41 @@
+# Two commands matter: `make run` and `make test`. Everything else supports them.
+PY      ?= python3.11
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: run test bench lint install test-deps clean-var
+
+$(BIN)/python:
+	@command -v $(PY) >/dev/null 2>&1 || { echo "python3.11 is required"; exit 1; }
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python requirements.lock pyproject.toml
+	$(BIN)/pip install --quiet -r requirements.lock
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/python -m hisadmin.launcher
+
+# System packages (chromium for browser tests) and npm packages (the Cosmos-protocol server).
+test-deps: install
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (Debian) for browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; }
+	@[ -d tests/cosmos_wire/node_modules ] || (cd tests/cosmos_wire && npm ci --silent --no-audit --no-fund)
+
+test: test-deps
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+bench: install
+	$(BIN)/python -m bench.run
+
+lint: install
+	$(BIN)/ruff check .
+
+clean-var:
+	rm -rf var

@@ -1,0 +1,97 @@
+"""Transactional outbox: events are documents written in the same batch as the change.
+
+Each stream (a partition, e.g. one patient) has a ``stream`` document holding the last
+sequence number. Appending events bumps it under the unit of work's etag check and adds one
+event document per event with id ``evt-<seq>``, so two concurrent commands on one stream can
+never both commit, and consumers can order, deduplicate and detect gaps per stream.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from .envelope import wrap
+from .store import Document
+from .uow import UnitOfWork
+
+STREAM_ID = "stream"
+EVENT_DOC_TYPE = "Event"
+STREAM_DOC_TYPE = "Stream"
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who did it: every change is attributed. ``id`` is the user's stable id."""
+
+    id: str
+    username: str
+    display_name: str = ""
+    roles: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["roles"] = list(self.roles)
+        return data
+
+
+SYSTEM_ACTOR = Actor(id="system", username="system", display_name="System")
+
+
+def event_id(seq: int) -> str:
+    return f"evt-{seq:010d}"
+
+
+def is_event(doc: Document) -> bool:
+    return doc.get("docType") == EVENT_DOC_TYPE
+
+
+def stream_seq(uow: UnitOfWork, pk: str) -> int:
+    doc = uow.try_get(pk, STREAM_ID)
+    return 0 if doc is None else int(doc["docContents"]["seq"])
+
+
+def append_events(
+    uow: UnitOfWork,
+    pk: str,
+    events: list[tuple[str, dict[str, Any]]],
+    *,
+    actor: Actor,
+    now: datetime | None = None,
+    correlation_id: str | None = None,
+) -> list[Document]:
+    """Register ``(event_type, data)`` events on stream ``pk`` in ``uow``; returns their docs."""
+    if not events:
+        return []
+    occurred = (now or datetime.now(UTC)).isoformat()
+    stream = uow.try_get(pk, STREAM_ID)
+    if stream is None:
+        stream = uow.add(wrap(doc_id=STREAM_ID, pk=pk, doc_type=STREAM_DOC_TYPE,
+                              contents={"seq": 0}))
+    seq = int(stream["docContents"]["seq"])
+    docs = []
+    for event_type, data in events:
+        seq += 1
+        docs.append(uow.add(wrap(
+            doc_id=event_id(seq),
+            pk=pk,
+            doc_type=EVENT_DOC_TYPE,
+            sub_type=event_type,
+            contents={
+                "eventId": str(uuid.uuid4()),
+                "stream": pk,
+                "seq": seq,
+                "type": event_type,
+                "occurredAt": occurred,
+                "actor": actor.as_dict(),
+                "correlationId": correlation_id,
+                "data": data,
+            },
+        )))
+    stream["docContents"]["seq"] = seq
+    stream["docContents"]["lastEventAt"] = occurred
+    if stream.get("_etag") is not None:
+        uow.update(stream)
+    return docs

@@ -1,0 +1,165 @@
+"""Translate :class:`~cosmos_backend.store.Query` and indexing policies into SQLite.
+
+Ordering follows Cosmos DB across types as far as the product needs it: missing values
+(NULL) sort first ascending, numbers before strings. Comparisons only match values of the
+compared value's type, as Cosmos does (``c.x > 5`` never matches a string).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from . import errors
+from .store import Cond, Query
+
+HASH_SPACE = 1 << 16  # feed ranges split the crc32 of the partition key modulo this
+_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_COLUMNS = {"id": "id", "partitionKey": "pk", "_ts": "ts", "_lsn": "lsn"}
+
+
+def column_expr(path: str) -> str:
+    if path in _COLUMNS:
+        return _COLUMNS[path]
+    parts = path.split(".")
+    if not all(_SEGMENT.match(p) for p in parts):
+        raise errors.InvalidRequest(f"unsupported property path {path!r}")
+    return f"json_extract(doc, '$.{path}')"
+
+
+def _type_guard(expr: str, value: Any) -> str:
+    if isinstance(value, bool):
+        raise errors.InvalidRequest("booleans can only be compared with = and !=")
+    if isinstance(value, (int, float)):
+        return f"typeof({expr}) IN ('integer', 'real')"
+    if isinstance(value, str):
+        return f"typeof({expr}) = 'text'"
+    raise errors.InvalidRequest(f"cannot compare with {type(value).__name__} values")
+
+
+def _cond(cond: Cond) -> tuple[str, list[Any]]:
+    expr = column_expr(cond.path)
+    op, value = cond.op, cond.value
+    if op in ("=", "!="):
+        if value is None:
+            return (f"{expr} IS NULL" if op == "=" else f"{expr} IS NOT NULL"), []
+        return f"{expr} {op} ?", [value]
+    if op in ("<", "<=", ">", ">="):
+        guard = _type_guard(expr, value) if expr.startswith("json_extract") else "1"
+        return f"({expr} {op} ? AND {guard})", [value]
+    if op == "startswith":
+        if not isinstance(value, str):
+            raise errors.InvalidRequest("startswith needs a string")
+        if not value:
+            return f"typeof({expr}) = 'text'", []
+        # A range, not LIKE/substr, so an index on the path can serve it.
+        return f"({expr} >= ? AND {expr} < ?)", [value, value + "\U0010ffff"]
+    if op == "in":
+        values = list(value)
+        if not values:
+            return "0", []
+        return f"{expr} IN ({', '.join('?' * len(values))})", values
+    if op == "array_contains":
+        if expr in _COLUMNS.values():
+            raise errors.InvalidRequest("array_contains needs a document path")
+        return (f"EXISTS (SELECT 1 FROM json_each(doc, '$.{cond.path}') WHERE value = ?)",
+                [value])
+    raise errors.InvalidRequest(f"unsupported operator {op!r}")
+
+
+def _after(keys: list[tuple[str, str]], values: list[Any]) -> tuple[str, list[Any]]:
+    """Rows strictly after ``values`` in the ordering ``keys`` (keyset paging)."""
+    if len(values) != len(keys):
+        raise errors.InvalidRequest("the continuation token does not fit this query")
+    terms: list[str] = []
+    args: list[Any] = []
+    for i, (expr, direction) in enumerate(keys):
+        parts: list[str] = []
+        for j, (prev_expr, _) in enumerate(keys[:i]):
+            parts.append(f"{prev_expr} IS ?")
+            args.append(values[j])
+        value = values[i]
+        if direction == "ASC":
+            if value is None:
+                parts.append(f"{expr} IS NOT NULL")
+            else:
+                parts.append(f"{expr} > ?")
+                args.append(value)
+        else:
+            if value is None:
+                parts.append("0")
+            else:
+                parts.append(f"({expr} < ? OR {expr} IS NULL)")
+                args.append(value)
+        terms.append("(" + " AND ".join(parts) + ")")
+    # The leading key's inclusive bound lets SQLite seek in the index before the exact test.
+    lead_expr, lead_dir = keys[0]
+    lead = values[0]
+    bound: list[str] = []
+    bound_args: list[Any] = []
+    if lead is not None:
+        if lead_dir == "ASC":
+            bound.append(f"{lead_expr} >= ?")
+        else:
+            bound.append(f"({lead_expr} <= ? OR {lead_expr} IS NULL)")
+        bound_args.append(lead)
+    sql = " AND ".join(bound + ["(" + " OR ".join(terms) + ")"])
+    return sql, bound_args + args
+
+
+def compile_query(table: str, query: Query, after: list[Any] | None) -> tuple[str, list[Any], int]:
+    """SQL selecting doc, etag, ts, lsn and the sort keys; params: pk, now, *args, limit."""
+    keys = [(column_expr(path), direction.upper()) for path, direction in query.ordering()]
+    for _, direction in keys:
+        if direction not in ("ASC", "DESC"):
+            raise errors.InvalidRequest(f"unsupported sort direction {direction!r}")
+    where = ["pk = ?", "(exp IS NULL OR exp > ?)"]
+    args: list[Any] = []
+    for cond in query.where:
+        sql, cond_args = _cond(cond)
+        where.append(sql)
+        args.extend(cond_args)
+    if after is not None:
+        sql, after_args = _after(keys, after)
+        where.append(sql)
+        args.extend(after_args)
+    select_keys = ", ".join(expr for expr, _ in keys)
+    order = ", ".join(f"{expr} {direction}" for expr, direction in keys)
+    sql = (f"SELECT doc, etag, ts, lsn, {select_keys} FROM {table} "
+           f"WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?")
+    return sql, args, len(keys)
+
+
+def _path_of(cosmos_path: str) -> str | None:
+    """'/docContents/wardId/?' or '/docContents/wardId' → 'docContents.wardId'."""
+    path = cosmos_path.strip("/")
+    if path.endswith("/?"):
+        path = path[:-2]
+    if "*" in path or "?" in path or not path:
+        return None
+    return path.replace("/", ".")
+
+
+def index_statements(table: str, policy: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """CREATE INDEX statements equivalent to the policy's composite and included paths."""
+    column_sets: list[list[str]] = []
+    for composite in policy.get("compositeIndexes", []):
+        cols = []
+        for entry in composite:
+            path = _path_of(entry["path"])
+            if path is None:
+                break
+            desc = entry.get("order", "ascending").lower().startswith("desc")
+            cols.append(column_expr(path) + (" DESC" if desc else ""))
+        else:
+            column_sets.append(cols)
+    for included in policy.get("includedPaths", []):
+        path = _path_of(included["path"])
+        if path is not None and path not in _COLUMNS:
+            column_sets.append([column_expr(path)])
+    for cols in column_sets:
+        cols = ["pk", *cols]
+        name = f"{table}_ix_" + hashlib.sha1("|".join(cols).encode()).hexdigest()[:10]
+        yield name, f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({', '.join(cols)})"

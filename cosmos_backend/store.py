@@ -1,0 +1,226 @@
+"""The store contract shared by the embedded engine and the Azure Cosmos DB adapter.
+
+A store is one container: documents addressed by ``(partitionKey, id)``, each carrying
+``_etag`` (changes on every write), ``_ts`` (epoch seconds of the last write) and ``_lsn``
+(position in the change feed). Everything here is plain data so the contract suite can run
+the same calls against every backend.
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from . import errors
+
+Document = dict[str, Any]
+
+MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
+MAX_BATCH_OPERATIONS = 100
+PARTITION_KEY_PATH = "partitionKey"
+SYSTEM_PROPERTIES = ("_etag", "_ts", "_lsn", "_rid", "_self", "_attachments")
+_BAD_ID = re.compile(r"[/\\?#]")
+
+
+# --------------------------------------------------------------------------- queries
+Op = Literal["=", "!=", "<", "<=", ">", ">=", "startswith", "in", "array_contains"]
+
+
+@dataclass(frozen=True)
+class Cond:
+    """One filter term: ``path`` is dotted (``docContents.wardId``)."""
+
+    path: str
+    op: Op
+    value: Any
+
+
+@dataclass(frozen=True)
+class Query:
+    """A single-partition query in the subset both backends execute identically.
+
+    Results are ordered by ``order_by`` and then by ``id`` ascending, so paging is total.
+    """
+
+    where: tuple[Cond, ...] = ()
+    order_by: tuple[tuple[str, Literal["ASC", "DESC"]], ...] = ()
+
+    def ordering(self) -> tuple[tuple[str, str], ...]:
+        keys = tuple(self.order_by)
+        if not any(p == "id" for p, _ in keys):
+            keys = keys + (("id", "ASC"),)
+        return keys
+
+
+@dataclass
+class Page:
+    items: list[Document]
+    continuation: str | None
+
+
+@dataclass
+class FeedPage:
+    """Latest versions of documents changed after the given continuation, in feed order."""
+
+    items: list[Document]
+    continuation: str
+
+
+# --------------------------------------------------------------------------- batches
+BatchKind = Literal["create", "replace", "upsert", "delete"]
+
+
+@dataclass(frozen=True)
+class BatchOp:
+    kind: BatchKind
+    doc: Document | None = None
+    id: str | None = None
+    if_match: str | None = None
+
+    @property
+    def doc_id(self) -> str:
+        return self.id if self.doc is None else self.doc["id"]
+
+    @classmethod
+    def create(cls, doc: Document) -> BatchOp:
+        return cls("create", doc=doc)
+
+    @classmethod
+    def replace(cls, doc: Document, if_match: str | None = None) -> BatchOp:
+        return cls("replace", doc=doc, if_match=if_match)
+
+    @classmethod
+    def upsert(cls, doc: Document, if_match: str | None = None) -> BatchOp:
+        return cls("upsert", doc=doc, if_match=if_match)
+
+    @classmethod
+    def delete(cls, id: str, if_match: str | None = None) -> BatchOp:
+        return cls("delete", id=id, if_match=if_match)
+
+
+# --------------------------------------------------------------------------- container spec
+@dataclass(frozen=True)
+class ContainerSpec:
+    """What ``cosmos_init`` provisions: name, TTL and indexing policy (Cosmos JSON shape)."""
+
+    name: str
+    default_ttl: int | None = -1  # -1: TTL on, items live until their own ``ttl``
+    indexing_policy: Mapping[str, Any] = field(default_factory=dict)
+    partition_key_path: str = "/partitionKey"
+
+
+# --------------------------------------------------------------------------- validation
+def clean_document(doc: Mapping[str, Any], encoded_size: int | None = None) -> Document:
+    """Validate ``doc`` for writing and return it without system properties."""
+    if not isinstance(doc, Mapping):
+        raise errors.InvalidRequest("a document must be a JSON object")
+    validate_id(doc.get("id"))
+    pk = doc.get(PARTITION_KEY_PATH)
+    validate_partition_key(pk)
+    if encoded_size is not None and encoded_size > MAX_DOCUMENT_BYTES:
+        raise errors.DocumentTooLarge(
+            f"document {doc['id']!r} is {encoded_size} bytes; the limit is {MAX_DOCUMENT_BYTES}"
+        )
+    return {k: v for k, v in doc.items() if k not in SYSTEM_PROPERTIES}
+
+
+def validate_id(doc_id: Any) -> None:
+    if not isinstance(doc_id, str) or not doc_id:
+        raise errors.InvalidId("a document needs a non-empty string 'id'")
+    if _BAD_ID.search(doc_id):
+        raise errors.InvalidId(f"id {doc_id!r} contains one of / \\ ? # which Cosmos DB rejects")
+    if len(doc_id) > 255:
+        raise errors.InvalidId("an id is at most 255 characters")
+
+
+def validate_partition_key(pk: Any) -> None:
+    if not isinstance(pk, str) or not pk:
+        raise errors.MissingPartitionKey(
+            f"a document needs a non-empty string '{PARTITION_KEY_PATH}'"
+        )
+
+
+def validate_batch(pk: str, ops: Sequence[BatchOp]) -> None:
+    validate_partition_key(pk)
+    if not ops:
+        raise errors.InvalidRequest("a batch needs at least one operation")
+    if len(ops) > MAX_BATCH_OPERATIONS:
+        raise errors.BatchTooLarge(
+            f"a batch holds at most {MAX_BATCH_OPERATIONS} operations, got {len(ops)}"
+        )
+    for op in ops:
+        if op.doc is not None:
+            if op.doc.get(PARTITION_KEY_PATH) != pk:
+                raise errors.CrossPartitionBatch(
+                    f"document {op.doc.get('id')!r} has partition key "
+                    f"{op.doc.get(PARTITION_KEY_PATH)!r}, the batch is for {pk!r}"
+                )
+        else:
+            validate_id(op.id)
+
+
+# --------------------------------------------------------------------------- the contract
+class DocumentStore(abc.ABC):
+    """One container. All methods are synchronous and safe to call from several processes."""
+
+    spec: ContainerSpec
+
+    @abc.abstractmethod
+    def read(self, pk: str, doc_id: str) -> Document:
+        """Point read; raises :class:`NotFound`."""
+
+    @abc.abstractmethod
+    def create(self, doc: Document) -> Document:
+        """Insert; raises :class:`Conflict` when the id exists in the partition."""
+
+    @abc.abstractmethod
+    def replace(self, doc: Document, *, if_match: str | None = None) -> Document:
+        """Replace an existing document; :class:`NotFound` or :class:`PreconditionFailed`."""
+
+    @abc.abstractmethod
+    def upsert(self, doc: Document, *, if_match: str | None = None) -> Document: ...
+
+    @abc.abstractmethod
+    def delete(self, pk: str, doc_id: str, *, if_match: str | None = None) -> None: ...
+
+    @abc.abstractmethod
+    def execute_batch(self, pk: str, ops: Sequence[BatchOp]) -> list[Document | None]:
+        """Apply ``ops`` atomically in partition ``pk``; raises :class:`BatchFailed`."""
+
+    @abc.abstractmethod
+    def query(
+        self, pk: str, query: Query, *, page_size: int = 50, continuation: str | None = None
+    ) -> Page:
+        """One page of a single-partition query; pass ``continuation`` back for the next."""
+
+    @abc.abstractmethod
+    def feed_ranges(self) -> list[str]:
+        """Opaque ids of the ranges the change feed can be read by, covering every key."""
+
+    @abc.abstractmethod
+    def read_feed(
+        self, feed_range: str, *, continuation: str | None = None, max_items: int = 1000
+    ) -> FeedPage:
+        """Changes in ``feed_range`` after ``continuation`` (``None``: from the beginning)."""
+
+    def query_all(self, pk: str, query: Query, *, page_size: int = 500) -> list[Document]:
+        items: list[Document] = []
+        token: str | None = None
+        while True:
+            page = self.query(pk, query, page_size=page_size, continuation=token)
+            items.extend(page.items)
+            token = page.continuation
+            if not token:
+                return items
+
+    def try_read(self, pk: str, doc_id: str) -> Document | None:
+        try:
+            return self.read(pk, doc_id)
+        except errors.NotFound:
+            return None
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""

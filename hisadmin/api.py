@@ -1,0 +1,142 @@
+"""The versioned JSON API: one NinjaAPI, one router per app, errors mapped in one place.
+
+Every endpoint needs a bearer token (``Authorization: Bearer his_…``) or a browser session
+(with CSRF). Errors are RFC 9457 problem documents.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as NinjaValidationError
+from ninja.security import APIKeyCookie, HttpBearer
+
+from cosmos_backend import errors as store_errors
+from cosmos_backend.uow import StaleWrite
+
+from .models import ApiToken, hash_token
+
+
+class TokenAuth(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        try:
+            record = ApiToken.objects.select_related("user").get(key_hash=hash_token(token),
+                                                                 revoked=False)
+        except ApiToken.DoesNotExist:
+            return None
+        if not record.user.is_active:
+            return None
+        now = timezone.now()
+        if record.last_used is None or (now - record.last_used).total_seconds() > 60:
+            ApiToken.objects.filter(pk=record.pk).update(last_used=now)
+        request.user = record.user
+        return record.user
+
+
+class SessionAuth(APIKeyCookie):
+    """The browser's session cookie; ninja enforces CSRF for cookie auth."""
+
+    param_name = "sessionid"
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> Any:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and user.is_active:
+            return user
+        return None
+
+
+api = NinjaAPI(
+    title="Hospital back office API",
+    version="1",
+    urls_namespace="api-v1",
+    auth=[TokenAuth(), SessionAuth()],
+    description="Patients, admissions, orders and worklists. Token auth: "
+    "`Authorization: Bearer <token>` (issue one with `manage.py create_api_token`).",
+)
+
+
+def problem(request: HttpRequest, status: int, title: str, detail: str = "",
+            **extra: Any) -> HttpResponse:
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail or title,
+            **extra}
+    response = api.create_response(request, body, status=status)
+    response["Content-Type"] = "application/problem+json"
+    return response
+
+
+@api.exception_handler(NinjaValidationError)
+def _validation(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
+    fields = []
+    for err in exc.errors:
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "payload", "query")]
+        fields.append({"field": ".".join(loc), "message": err.get("msg", "invalid value")})
+    return problem(request, 422, "Validation failed",
+                   "; ".join(f"{f['field']}: {f['message']}" for f in fields), errors=fields)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return problem(request, 401, "Authentication required",
+                   "Send 'Authorization: Bearer <token>' or log in.")
+
+
+@api.exception_handler(PermissionDenied)
+def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return problem(request, 403, "Forbidden", str(exc) or "Your role does not allow this.")
+
+
+@api.exception_handler(StaleWrite)
+def _stale(request: HttpRequest, exc: StaleWrite) -> HttpResponse:
+    return problem(request, 412, "Changed by someone else meanwhile",
+                   "The record changed since you read it. Fetch it again (GET), review the "
+                   "current values and resend with the new ETag in If-Match.")
+
+
+@api.exception_handler(store_errors.NotFound)
+def _not_found(request: HttpRequest, exc: store_errors.NotFound) -> HttpResponse:
+    return problem(request, 404, "Not found", "No such record.")
+
+
+@api.exception_handler(store_errors.InvalidRequest)
+def _invalid(request: HttpRequest, exc: store_errors.InvalidRequest) -> HttpResponse:
+    return problem(request, 400, "Bad request", str(exc))
+
+
+@api.exception_handler(store_errors.Throttled)
+@api.exception_handler(store_errors.Unavailable)
+def _unavailable(request: HttpRequest, exc: store_errors.StoreError) -> HttpResponse:
+    response = problem(request, 503, "Store busy", "The document store is busy; retry shortly.")
+    response["Retry-After"] = "1"
+    return response
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    return problem(request, exc.status_code, str(exc.message), str(exc.message))
+
+
+def register_domain_errors(base: type[Exception]) -> None:
+    """Map a domain error hierarchy: each class carries ``http_status`` and ``title``."""
+
+    @api.exception_handler(base)
+    def _domain(request: HttpRequest, exc: Exception) -> HttpResponse:
+        status = getattr(exc, "http_status", 409)
+        extra = getattr(exc, "problem_extra", lambda: {})()
+        return problem(request, status, getattr(exc, "title", type(exc).__name__), str(exc),
+                       code=type(exc).__name__, **extra)
+
+
+def _mount() -> None:
+    from patients.api import router as patients_router
+    from worklists.api import router as worklists_router
+
+    api.add_router("/", patients_router)
+    api.add_router("/worklists", worklists_router)
+
+
+_mount()

@@ -1,0 +1,67 @@
+"""``/healthz``: is the store answering, the broker reachable, the relay alive and keeping up."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+
+from .store import get_lease_store, get_store
+
+RELAY_STALE_AFTER = 30.0  # seconds without a lease renewal before the relay counts as dead
+
+
+def check_store() -> dict[str, Any]:
+    start = time.perf_counter()
+    try:
+        get_store().try_read("R_Health", "ping")
+    except Exception as exc:  # noqa: BLE001 - health reports any failure
+        return {"ok": False, "error": type(exc).__name__}
+    return {"ok": True, "ms": round((time.perf_counter() - start) * 1000, 2)}
+
+
+def check_broker() -> dict[str, Any]:
+    if not settings.CELERY_BROKER_URL:
+        return {"ok": False, "error": "REDIS_URL is not set"}
+    try:
+        import redis
+
+        client = redis.Redis.from_url(settings.CELERY_BROKER_URL.replace("redis+socket://", "unix://"),
+                                      socket_timeout=1, socket_connect_timeout=1)
+        client.ping()
+    except Exception as exc:  # noqa: BLE001
+        return {"ok": False, "error": type(exc).__name__}
+    return {"ok": True}
+
+
+def check_relay() -> dict[str, Any]:
+    try:
+        leases = get_lease_store().all()
+    except Exception as exc:  # noqa: BLE001
+        return {"ok": False, "error": type(exc).__name__}
+    now = time.time()
+    owned = [lease for lease in leases if lease.owner and lease.expires_at > now]
+    fresh = [lease for lease in leases if now - lease.updated_at < RELAY_STALE_AFTER]
+    result: dict[str, Any] = {
+        "ok": bool(leases) and len(owned) == len(leases) and len(fresh) == len(leases),
+        "ranges": len(leases),
+        "owned": len(owned),
+        "owners": sorted({lease.owner for lease in owned if lease.owner}),
+    }
+    try:
+        from worklists.lag import relay_lag
+
+        result["lag"] = relay_lag()
+    except Exception as exc:  # noqa: BLE001 - lag is informative, never fatal
+        result["lag_error"] = type(exc).__name__
+    return result
+
+
+@never_cache
+def healthz(request: HttpRequest) -> JsonResponse:
+    checks = {"store": check_store(), "broker": check_broker(), "relay": check_relay()}
+    ok = all(c["ok"] for c in checks.values())
+    return JsonResponse({"ok": ok, **checks}, status=200 if ok else 503)

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import path
+from django.views.generic import RedirectView
+
+from .api import api
+from .health import healthz
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),
+    path("healthz", healthz, name="healthz"),
+    path("api/v1/", api.urls),
+    path("admin/", admin.site.urls),
+]

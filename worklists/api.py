@@ -1,0 +1,7 @@
+"""JSON API router for worklists (stub; the app's owner fills it)."""
+
+from __future__ import annotations
+
+from ninja import Router
+
+router = Router(tags=["worklists"])
