@@ -50,8 +50,32 @@ class SessionAuth(APIKeyCookie):
         return None
 
 
+def docs_access(view: Any) -> Any:
+    """The schema and docs need a login too: a session, or a bearer token for tools."""
+    from functools import wraps
+
+    from django.contrib.auth.views import redirect_to_login
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        header = request.headers.get("Authorization", "")
+        if header.lower().startswith("bearer ") and TokenAuth().authenticate(
+            request, header[7:].strip()
+        ):
+            return view(request, *args, **kwargs)
+        if request.user.is_authenticated and request.user.is_active:
+            return view(request, *args, **kwargs)
+        if request.path.endswith(".json"):
+            return HttpResponse('{"title": "Authentication required", "status": 401}',
+                                status=401, content_type="application/problem+json")
+        return redirect_to_login(request.get_full_path())
+
+    return wrapped
+
+
 api = NinjaAPI(
     title="Hospital back office API",
+    docs_decorator=docs_access,
     version="1",
     urls_namespace="api-v1",
     auth=[TokenAuth(), SessionAuth()],

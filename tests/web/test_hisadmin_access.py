@@ -1,0 +1,77 @@
+"""Login everywhere, token auth on the API, health reporting."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from hisadmin.models import ApiToken, hash_token
+from hisadmin.roles import Role, ensure_groups, has_role
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def clinician() -> User:
+    ensure_groups()
+    user = User.objects.create_user("doc", password="pw-doc-123456")
+    user.groups.add(Group.objects.get(name="clinician"))
+    return user
+
+
+def test_it_redirects_anonymous_users_to_login(client: Client) -> None:
+    response = client.get("/admin/")
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]
+
+
+def test_it_refuses_the_api_without_credentials(client: Client) -> None:
+    response = client.get("/api/v1/openapi.json")
+    assert response.status_code == 401
+
+
+def test_it_lets_non_staff_clinicians_into_the_admin(client: Client, clinician: User,
+                                                       his_store: object) -> None:
+    client.force_login(clinician)
+    assert client.get("/admin/").status_code == 200
+
+
+def test_it_keeps_django_user_admin_for_admins_only(client: Client, clinician: User) -> None:
+    client.force_login(clinician)
+    assert client.get("/admin/auth/user/").status_code == 403
+
+
+def test_it_stores_only_the_token_hash_and_authenticates_with_it(clinician: User) -> None:
+    record, raw = ApiToken.issue(clinician, "lab system")
+    assert record.key_hash == hash_token(raw)
+    assert raw not in (record.key_hash, record.prefix)
+    client = Client()
+    assert client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
+    assert client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+
+
+def test_it_ignores_revoked_tokens(clinician: User) -> None:
+    record, raw = ApiToken.issue(clinician, "old")
+    record.revoked = True
+    record.save()
+    response = Client().get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert response.status_code == 401
+
+
+def test_it_gives_roles_by_group_and_all_roles_to_superusers(clinician: User) -> None:
+    assert has_role(clinician, Role.CLINICIAN)
+    assert not has_role(clinician, Role.CLERK)
+    boss = User.objects.create_superuser("boss", password="pw-boss-123456")
+    assert all(has_role(boss, role) for role in Role)
+
+
+def test_it_reports_health_of_store_broker_and_relay(client: Client, his_store: object,
+                                                      settings: object) -> None:
+    settings.CELERY_BROKER_URL = ""  # type: ignore[attr-defined]
+    response = client.get("/healthz")
+    body = response.json()
+    assert body["store"]["ok"] is True
+    assert body["broker"]["ok"] is False  # no broker configured
+    assert body["relay"]["ok"] is False  # no relay has taken a lease
+    assert response.status_code == 503
