@@ -23,6 +23,7 @@ import orjson
 
 from . import errors
 from .paging import decode_token, encode_token
+from .sqlquery import HASH_SPACE, column_expr, compile_query, index_statements
 from .store import (
     BatchOp,
     ContainerSpec,
@@ -36,7 +37,6 @@ from .store import (
     validate_id,
     validate_partition_key,
 )
-from .sqlquery import HASH_SPACE, column_expr, compile_query, index_statements
 
 _PURGE_EVERY = 500  # writes between sweeps of expired rows
 
