@@ -150,7 +150,9 @@ def register_domain_errors(base: type[Exception]) -> None:
     @api.exception_handler(base)
     def _domain(request: HttpRequest, exc: Exception) -> HttpResponse:
         status = getattr(exc, "http_status", 409)
-        extra = getattr(exc, "problem_extra", lambda: {})()
+        extra = {}
+        if getattr(exc, "field", None):
+            extra["errors"] = [{"field": exc.field, "message": str(exc)}]
         return problem(request, status, getattr(exc, "title", type(exc).__name__), str(exc),
                        code=type(exc).__name__, **extra)
 

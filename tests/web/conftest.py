@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from hisadmin.models import ApiToken
+from hisadmin.roles import ensure_groups
+
+
+@pytest.fixture
+def make_user(db: None) -> Callable[..., User]:
+    ensure_groups()
+
+    def make(username: str, *roles: str) -> User:
+        user = User.objects.create_user(username, password=f"pw-{username}-123456")
+        user.groups.add(*Group.objects.filter(name__in=roles))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def api_client(make_user: Callable[..., User]) -> Callable[..., Client]:
+    """``api_client("clerk")`` → a client sending a bearer token of a user with that role."""
+
+    def make(*roles: str) -> Client:
+        user = make_user("api-" + "-".join(roles or ("none",)), *roles)
+        _, raw = ApiToken.issue(user, "tests")
+        return Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+
+    return make
+
+
+@pytest.fixture
+def reference_data(his_store: object) -> None:
+    from patients import reference
+
+    list(reference.load(his_store))  # type: ignore[arg-type]
