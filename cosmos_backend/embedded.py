@@ -60,7 +60,7 @@ class EmbeddedStore(DocumentStore):
         self._writes = 0
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
-        self.provision()
+        self.provisioned = self.provision()  # what opening did: cosmos_init reports it
         self._range_count = self._meta("feed_range_count", feed_range_count)
         self._epoch = self._meta("epoch", int.from_bytes(os.urandom(4), "big"))
 

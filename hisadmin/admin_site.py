@@ -37,10 +37,16 @@ class HisAdminSite(admin.AdminSite):
     site_title = "Hospital back office"
     index_title = "Work"
     enable_nav_sidebar = True
+    site_url = None  # the admin is the whole site
 
     def __init__(self, name: str = "admin") -> None:
         super().__init__(name)
         self._pages: list[Page] = []
+        # The admin's own login form insists on is_staff; clinical users are not staff.
+        # (Imported here: the site is built in AdminConfig.ready(), once models are loaded.)
+        from django.contrib.auth.forms import AuthenticationForm
+
+        self.login_form = AuthenticationForm
 
     def has_permission(self, request: HttpRequest) -> bool:
         # Clinical staff are not Django "staff": every active user may enter; each page and

@@ -48,7 +48,7 @@ def main() -> int:
     )
     manager.add_process(
         "worker",
-        f"{bin_dir / 'celery'} -A hisadmin worker --loglevel INFO --concurrency 2 "
+        f"{bin_dir / 'celery'} -A hisadmin worker --loglevel WARNING --concurrency 2 "
         "--without-gossip --without-mingle -Q projections,celery",
         env=env, cwd=str(ROOT),
     )

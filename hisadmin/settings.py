@@ -10,6 +10,7 @@ from .env import envbool, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("HIS_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded store and SQLite live here
 
 DEBUG = envbool("DEBUG", False)
 # The default key only exists so a fresh checkout runs; production must set SECRET_KEY.

@@ -27,7 +27,7 @@ class Command(BaseCommand):
 
                 store = EmbeddedStore(cfg["path"], spec,
                                       feed_range_count=cfg["feed_range_count"])
-                lines = [f"{cfg['path']}: {line}" for line in store.provision()]
+                lines = [f"{cfg['path']}: {line}" for line in store.provisioned]
                 store.close()
             for line in lines:
                 self.stdout.write(f"  {line}")

@@ -1,0 +1,84 @@
+"""Demo accounts and a small demo hospital, created through the real use cases."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date
+
+from django.contrib.auth.models import Group, User
+
+from cosmos_backend import errors, keys
+from cosmos_backend.envelope import wrap
+from cosmos_backend.store import DocumentStore
+from hisadmin.roles import actor_for, ensure_groups
+from hisadmin.store import new_uow
+
+from . import commands, reference
+
+DEMO_USERS = (
+    ("clinician", "clinician-demo-2026", "clinician", "Grace Hopper"),
+    ("clerk", "clerk-demo-2026", "clerk", "Alan Clerk"),
+    ("nurse", "nurse-demo-2026", "nurse", "Florence Night"),
+    ("admin", "admin-demo-2026", "admin", "Ada Admin"),
+)
+DEMO_PATIENTS = (
+    ("María", "García López", date(1948, 3, 14), "female", ("CARD", "CARD-A", "A01", "Heart failure")),
+    ("John", "Smith", date(1957, 11, 2), "male", ("CARD", "CARD-CCU", "C2", "NSTEMI")),
+    ("Aiko", "Tanaka", date(1990, 6, 21), "female", ("MED", "MED-1", "M103", "Pneumonia")),
+    ("Oluwaseun", "Adeyemi", date(1979, 1, 30), "male", ("MED", "MED-1", "M104", "Cellulitis")),
+    ("Émile", "Durand", date(1935, 8, 8), "male", ("MED", "MED-2", "M202", "Fall, hip pain")),
+    ("Fatima", "Khan", date(1986, 4, 17), "female", ("SURG", "SURG-1", "S101", "Appendicitis")),
+    ("Lars", "Øvergaard", date(1969, 12, 24), "male", ("SURG", "SURG-1", "S105", "Cholecystitis")),
+    ("Mia", "Müller", date(2016, 2, 9), "female", ("PAED", "PAED-1", "P03", "Asthma attack")),
+    ("Chen", "Wei", date(1972, 9, 3), "male", None),
+    ("Sofia", "Rossi", date(2001, 7, 12), "female", None),
+    ("Noah", "Brown", date(1995, 5, 5), "male", None),
+    ("Zoë", "Janssen", date(1963, 10, 19), "female", None),
+)
+MARKER_PK = keys.reference("Setup")
+
+
+def ensure_users() -> Iterator[str]:
+    ensure_groups()
+    for username, password, role, full_name in DEMO_USERS:
+        user, created = User.objects.get_or_create(username=username)
+        first, _, last = full_name.partition(" ")
+        user.first_name, user.last_name = first, last
+        if created:
+            user.set_password(password)
+        if role == "admin":
+            user.is_staff = user.is_superuser = True
+        user.save()
+        user.groups.add(Group.objects.get(name=role))
+        yield f"user {username} ({role}) {'created' if created else 'exists'}"
+
+
+def load_patients(store: DocumentStore) -> Iterator[str]:
+    if store.try_read(MARKER_PK, "demo") is not None:
+        yield "demo patients already loaded"
+        return
+    clerk = actor_for(User.objects.get(username="clerk"))
+    clinician = User.objects.get(username="clinician")
+    for given, family, born, sex, stay in DEMO_PATIENTS:
+        patient = commands.register_patient(commands.RegisterPatient(
+            given_name=given, family_name=family, birth_date=born, sex=sex), new_uow(),
+            actor=clerk)
+        if stay is not None:
+            department, ward, bed, reason = stay
+            commands.admit_patient(commands.AdmitPatient(
+                patient_id=patient.patient_id, department_id=department, ward_id=ward,
+                bed=bed, reason=reason, attending_id=str(clinician.pk),
+                attending_name=clinician.get_full_name()), new_uow(), actor=clerk)
+        yield f"patient {patient.mrn} registered" + (" and admitted" if stay else "")
+    try:
+        store.create(wrap(doc_id="demo", pk=MARKER_PK, doc_type="Marker", contents={}))
+    except errors.Conflict:
+        pass
+
+
+def setup(store: DocumentStore, *, patients: bool = True) -> Iterator[str]:
+    yield from ensure_users()
+    outcomes = [o for _, _, o in reference.load(store)]
+    yield f"reference data: {outcomes.count('created')} created, {outcomes.count('updated')} updated"
+    if patients:
+        yield from load_patients(store)

@@ -1,0 +1,24 @@
+"""Load the repo's reference data into the R_ partitions (idempotent, with progress)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from hisadmin.store import get_store
+from patients import reference
+
+
+class Command(BaseCommand):
+    help = "Load departments, wards, medications, … from patients/reference_data/."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        outcomes: Counter[str] = Counter()
+        for type_name, code, outcome in reference.load(get_store()):
+            outcomes[outcome] += 1
+            if outcome != "unchanged" and options["verbosity"] > 1:
+                self.stdout.write(f"  {type_name} {code}: {outcome}")
+        self.stdout.write(self.style.SUCCESS(
+            "reference data: " + ", ".join(f"{n} {k}" for k, n in sorted(outcomes.items()))))

@@ -1,0 +1,120 @@
+"""Admin-style pages for the clinical record. Thin: form → command → use case → message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+
+from cosmos_backend.uow import StaleWrite
+from hisadmin.roles import Role, actor_for, has_role, role_required
+from hisadmin.store import get_store, new_uow
+
+from . import commands, queries, reference
+from .errors import DomainError, UnknownPatient
+from .forms import AdmitForm, DischargeForm, FindForm, RegisterForm
+
+READ_ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)
+STALE_MESSAGE = ("This record was changed by someone else meanwhile. The page now shows the "
+                 "current values; review them and submit again.")
+
+
+def _attach(form: forms.Form, exc: DomainError) -> None:
+    field = exc.field if exc.field in form.fields else None
+    form.add_error(field, str(exc))
+
+
+@role_required(*READ_ROLES)
+def find_patient(request: HttpRequest) -> HttpResponse:
+    form = FindForm(request.GET or None)
+    if form.is_valid():
+        doc = queries.by_mrn(get_store(), form.cleaned_data["mrn"])
+        if doc is not None:
+            return redirect("admin:patient_chart", doc["docContents"]["patientId"])
+        form.add_error("mrn", "No patient has this MRN. Check it, or register the patient.")
+    return admin.site.render(request, "patients/find.html", {"form": form},
+                             title="Find a patient")
+
+
+@role_required(Role.CLERK)
+def register_patient(request: HttpRequest) -> HttpResponse:
+    form = RegisterForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            patient = commands.register_patient(commands.RegisterPatient(**form.cleaned_data),
+                                                new_uow(), actor=actor_for(request.user))
+        except DomainError as exc:
+            _attach(form, exc)
+        else:
+            messages.success(request, f"Registered {patient.display_name} with MRN {patient.mrn}.")
+            return redirect("admin:patient_chart", patient.patient_id)
+    return admin.site.render(request, "patients/form.html",
+                             {"form": form, "submit": "Register"}, title="Register a patient")
+
+
+def _chart_context(patient_id: str) -> dict[str, Any]:
+    try:
+        chart = queries.chart(get_store(), patient_id)
+    except UnknownPatient as exc:
+        raise Http404(str(exc)) from exc
+    events, token = queries.events(get_store(), patient_id, page_size=50)
+    return {**chart, "events": events, "events_more": token}
+
+
+@role_required(*READ_ROLES)
+def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
+    context = _chart_context(patient_id)
+    p = context["patient"]["docContents"]
+    context["can_admit"] = has_role(request.user, Role.CLERK)
+    if context["active_admission"] is not None:
+        context["discharge_form"] = DischargeForm(
+            initial={"etag": context["active_admission"]["_etag"]})
+    return admin.site.render(request, "patients/chart.html", context,
+                             title=f"{p['familyName'].upper()}, {p['givenName']} ({p['mrn']})")
+
+
+@role_required(Role.CLERK)
+def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
+    store = get_store()
+    context = _chart_context(patient_id)
+    wards = [(code, f"{w['name']} ({w['departmentId']})")
+             for code, w in sorted(reference.all_of(store, "Ward").items())]
+    form = AdmitForm(request.POST or None, departments=reference.choices(store, "Department"),
+                     wards=wards)
+    if request.method == "POST" and form.is_valid():
+        try:
+            commands.admit_patient(commands.AdmitPatient(patient_id=patient_id,
+                                                         **form.cleaned_data),
+                                   new_uow(), actor=actor_for(request.user))
+        except DomainError as exc:
+            _attach(form, exc)
+        else:
+            messages.success(request, "Admitted.")
+            return redirect("admin:patient_chart", patient_id)
+    return admin.site.render(request, "patients/form.html",
+                             {"form": form, "submit": "Admit", **context}, title="Admit patient")
+
+
+@role_required(Role.CLERK)
+def discharge_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
+    if request.method != "POST":
+        return redirect("admin:patient_chart", patient_id)
+    form = DischargeForm(request.POST)
+    if form.is_valid():
+        try:
+            commands.discharge_patient(commands.DischargePatient(
+                patient_id=patient_id, disposition=form.cleaned_data["disposition"],
+                expected_etag=form.cleaned_data["etag"]), new_uow(),
+                actor=actor_for(request.user))
+        except StaleWrite:
+            messages.error(request, STALE_MESSAGE)
+        except DomainError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, "Discharged.")
+    else:
+        messages.error(request, "Choose a disposition.")
+    return redirect("admin:patient_chart", patient_id)

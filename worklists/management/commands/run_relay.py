@@ -1,0 +1,30 @@
+"""Run the change-feed relay until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from hisadmin.store import get_lease_store, get_store
+from worklists.relay import Relay, celery_publisher
+
+
+class Command(BaseCommand):
+    help = "Relay events from the store's change feed to the projection workers."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--lease-ttl", type=float, default=10.0,
+                            help="seconds before a dead relay's ranges are taken over")
+        parser.add_argument("--owner", default=None, help="lease owner name (default: host:pid)")
+
+    def handle(self, *args: Any, lease_ttl: float, owner: str | None, **options: Any) -> None:
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        relay = Relay(get_store("relay"), get_lease_store(), celery_publisher(), owner=owner,
+                      lease_ttl=lease_ttl)
+        self.stdout.write(f"relay {relay.owner} running (lease ttl {lease_ttl}s)")
+        relay.run(stop)
