@@ -1,0 +1,71 @@
+"""Start and stop the real processes of the product for integration and fault tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def stack_env(store_path: Path, var_dir: Path, broker_url: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="hisadmin.settings",
+        EMBEDDED_STORE_PATH=str(store_path),
+        HIS_VAR_DIR=str(var_dir),
+        REDIS_URL=broker_url,
+        PYTHONPATH=str(ROOT),
+        PYTHONUNBUFFERED="1",
+        **extra,
+    )
+    return env
+
+
+def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    handle = log.open("ab")
+    return subprocess.Popen(args, env=env, cwd=ROOT, stdout=handle, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def start_worker(env: dict[str, str], log: Path, concurrency: int = 1) -> subprocess.Popen[bytes]:
+    return start([str(BIN / "celery"), "-A", "hisadmin", "worker", "-Q", "projections,celery",
+                  "--concurrency", str(concurrency), "--without-gossip", "--without-mingle",
+                  "--without-heartbeat", "--loglevel", "INFO", "--pool", "prefork"], env, log)
+
+
+def start_relay(env: dict[str, str], log: Path, *extra: str) -> subprocess.Popen[bytes]:
+    return start([sys.executable, str(ROOT / "manage.py"), "run_relay", *extra], env, log)
+
+
+def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 10) -> None:
+    """Stop the process group we started (the worker forks children)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
+def wait_for(predicate: Callable[[], object], timeout: float, interval: float = 0.05,
+             what: str = "condition") -> object:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
