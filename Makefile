@@ -26,7 +26,8 @@ test-deps: install
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing chromium (Debian) for browser tests"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; }
-	@[ -d tests/cosmos_wire/node_modules ] || (cd tests/cosmos_wire && npm ci --silent --no-audit --no-fund)
+	@if [ -f tests/cosmos_wire/package.json ] && [ ! -d tests/cosmos_wire/node_modules ]; then \
+	  (cd tests/cosmos_wire && npm ci --silent --no-audit --no-fund); fi
 
 test: test-deps
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
