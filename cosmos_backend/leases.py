@@ -8,6 +8,7 @@ backwards (positions are also compared, belt and braces).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import time
@@ -65,7 +66,8 @@ class LeaseStore:
         self.clock = clock
 
     def _id(self, feed_range: str) -> str:
-        return f"{self.group}.{feed_range}"
+        # Feed ranges are opaque (JSON on Azure); a digest keeps the id within Cosmos's rules.
+        return f"{self.group}.{hashlib.sha1(feed_range.encode()).hexdigest()[:20]}"
 
     def _doc(self, lease: Lease, **changes: object) -> Document:
         doc: Document = {

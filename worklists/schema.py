@@ -22,7 +22,8 @@ COMPOSITE_INDEXES: list[list[dict[str, str]]] = []
 for _path in SORTS.values():
     for _order in (A, D):
         COMPOSITE_INDEXES.append(_idx((_path, _order), ("/id", A)))
-        COMPOSITE_INDEXES.append(_idx(("/QueryWard", A), (_path, _order), ("/id", A)))
+        if _path != "/QueryWard":  # a path may appear once per composite index
+            COMPOSITE_INDEXES.append(_idx(("/QueryWard", A), (_path, _order), ("/id", A)))
 
 
 def view_pk(view: str, bucket: str) -> str:

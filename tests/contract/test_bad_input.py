@@ -1,0 +1,50 @@
+"""Bad input fails before anything is written, with the same exception on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from cosmos_backend import errors
+from cosmos_backend.store import BatchOp, DocumentStore
+
+pytestmark = pytest.mark.contract
+
+
+def _nothing_written(store: DocumentStore) -> None:
+    assert store.feed_ranges()
+    for feed_range in store.feed_ranges():
+        assert store.read_feed(feed_range).items == []
+
+
+@pytest.mark.parametrize("bad_id", ["a/b", "a\\b", "a?b", "a#b", ""])
+def test_it_rejects_ids_cosmos_cannot_store(store: DocumentStore, bad_id: str) -> None:
+    with pytest.raises(errors.InvalidId):
+        store.create({"id": bad_id, "partitionKey": "P_1"})
+    _nothing_written(store)
+
+
+def test_it_rejects_a_document_without_partition_key(store: DocumentStore) -> None:
+    with pytest.raises(errors.MissingPartitionKey):
+        store.create({"id": "a"})
+    _nothing_written(store)
+
+
+def test_it_rejects_a_document_over_2_mb(store: DocumentStore) -> None:
+    with pytest.raises(errors.DocumentTooLarge):
+        store.create({"id": "a", "partitionKey": "P_1", "blob": "x" * (2 * 1024 * 1024)})
+    _nothing_written(store)
+
+
+def test_it_rejects_a_batch_of_more_than_100_operations(store: DocumentStore) -> None:
+    ops = [BatchOp.create({"id": f"d{i}", "partitionKey": "P_1"}) for i in range(101)]
+    with pytest.raises(errors.BatchTooLarge):
+        store.execute_batch("P_1", ops)
+    _nothing_written(store)
+
+
+def test_it_rejects_a_batch_spanning_partitions(store: DocumentStore) -> None:
+    ops = [BatchOp.create({"id": "a", "partitionKey": "P_1"}),
+           BatchOp.create({"id": "b", "partitionKey": "P_2"})]
+    with pytest.raises(errors.CrossPartitionBatch):
+        store.execute_batch("P_1", ops)
+    _nothing_written(store)
