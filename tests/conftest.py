@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cosmos_backend.store import ContainerSpec
+
+WIRE_DIR = Path(__file__).resolve().parent / "cosmos_wire"
+# The emulator's well-known key; the wire server accepts any key.
+WIRE_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
 
 @pytest.fixture
@@ -36,3 +42,22 @@ def cosmos_container_spec() -> ContainerSpec:
     from hisadmin import store as handles
 
     return handles.container_spec()
+
+
+@pytest.fixture(scope="session")
+def wire_endpoint() -> Iterator[str]:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the Cosmos-protocol test server needs it")
+    if not (WIRE_DIR / "node_modules").exists():
+        subprocess.run(["npm", "ci", "--silent", "--no-audit", "--no-fund"], cwd=WIRE_DIR,
+                       check=True)
+    proc = subprocess.Popen(["node", "server.js", "0"], cwd=WIRE_DIR, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        if not line.startswith("listening"):
+            pytest.fail(f"the Cosmos-protocol server did not start: {line!r}")
+        yield f"http://127.0.0.1:{line.split()[1]}/"
+    finally:
+        proc.terminate()
+        proc.wait(10)

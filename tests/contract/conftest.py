@@ -7,18 +7,14 @@ through the real azure-cosmos SDK. cosmos-live runs when COSMOS_ENDPOINT and COS
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cosmos_backend.store import ContainerSpec, DocumentStore
-
-WIRE_DIR = Path(__file__).resolve().parents[1] / "cosmos_wire"
-WIRE_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+from tests.conftest import WIRE_KEY
 
 POLICY = {
     "includedPaths": [{"path": "/docType/?"}, {"path": "/n/?"}, {"path": "/name/?"},
@@ -40,25 +36,6 @@ StoreFactory = Callable[[], DocumentStore]
 
 def spec(name: str = "contract") -> ContainerSpec:
     return ContainerSpec(name=name, default_ttl=-1, indexing_policy=POLICY)
-
-
-@pytest.fixture(scope="session")
-def wire_endpoint() -> Iterator[str]:
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed: the Cosmos-protocol test server needs it")
-    if not (WIRE_DIR / "node_modules").exists():
-        subprocess.run(["npm", "ci", "--silent", "--no-audit", "--no-fund"], cwd=WIRE_DIR,
-                       check=True)
-    proc = subprocess.Popen(["node", "server.js", "0"], cwd=WIRE_DIR, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        if not line.startswith("listening"):
-            pytest.fail(f"the Cosmos-protocol server did not start: {line!r}")
-        yield f"http://127.0.0.1:{line.split()[1]}/"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def _embedded(tmp_path: Path) -> StoreFactory:

@@ -10,8 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from hisadmin import store as handles
-
-from .conftest import WIRE_KEY
+from tests.conftest import WIRE_KEY
 
 pytestmark = pytest.mark.contract
 
