@@ -1,51 +1,104 @@
-"""Worklist API (``/api/v1/worklists``): the same filters as the pages."""
+"""Worklist API (``/api/v1/worklists``): one endpoint per worklist, the pages' filters.
+
+Rows are returned with snake_case keys; ``continuation`` is passed back as ``page`` for the
+next page; ``lag`` tells how far the views are behind the store.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Any, Literal
 
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema
+from ninja import Query, Router, Schema
+from ninja.errors import HttpError
 
 from hisadmin.roles import Role, require_role
 from hisadmin.store import get_store
 
 from . import queries
-from .schema import SORTS
+from .lag import relay_lag
+from .schema import ADMITTED_SORTS, ORDER_SORTS, SEARCH_SORTS
 
 router = Router(tags=["worklists"])
 ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)
+ORDER_ROLES = (Role.CLINICIAN, Role.NURSE)
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+Dir = Literal["asc", "desc"]
+AdmittedSort = Literal[tuple(ADMITTED_SORTS)]  # type: ignore[valid-type]
+OrderSort = Literal[tuple(ORDER_SORTS)]  # type: ignore[valid-type]
+SearchSort = Literal[tuple(SEARCH_SORTS)]  # type: ignore[valid-type]
 
 
-class AdmittedRow(Schema):
-    patient_id: str = Field(alias="patientId")
-    mrn: str
-    name: str
-    age: int | None
-    sex: str
-    department_id: str = Field(alias="departmentId")
-    ward_id: str = Field(alias="wardId")
-    bed: str | None
-    admitted_at: str = Field(alias="admittedAt")
-    attending_name: str = Field(alias="attendingName")
-    length_of_stay: int = Field(alias="lengthOfStay")
-    seq: int
-
-
-class AdmittedPage(Schema):
-    items: list[AdmittedRow]
+class WorklistPage(Schema):
+    items: list[dict[str, Any]]
     continuation: str | None
+    generation: int | None = None
+    lag: dict[str, Any] | None = None
 
 
-@router.get("/admitted", response=AdmittedPage, by_alias=False,
-            summary="Admitted patients of a department (census)")
+def _snake(row: dict[str, Any]) -> dict[str, Any]:
+    return {_CAMEL.sub("_", k).lower(): v for k, v in row.items()}
+
+
+def _lag() -> dict[str, Any] | None:
+    try:
+        lag = relay_lag()
+    except Exception:  # noqa: BLE001 - rows are still worth returning without it
+        return None
+    return {"pending": lag["pending"], "seconds": lag["seconds"],
+            "dead_letters": lag.get("deadLetters")}
+
+
+def _page(worklist: queries.Worklist, page: str | None, page_size: int) -> dict[str, Any]:
+    result = queries.run(get_store(), worklist, page_size=page_size, continuation=page)
+    return {"items": [_snake(r) for r in result.rows], "continuation": result.continuation,
+            "generation": result.generation, "lag": _lag()}
+
+
+@router.get("/admitted", response=WorklistPage, summary="Admitted patients (census)")
 def admitted(request: HttpRequest, department: str, ward: str = "", q: str = "",
-             sort: Literal[tuple(SORTS)] = "bed",  # type: ignore[valid-type]
-             dir: Literal["asc", "desc"] = "asc", page: str | None = None,
-             page_size: int = Query(50, ge=1, le=200)) -> dict:
-    """``q``: name prefix (case- and accent-insensitive). ``page``: the continuation token."""
+             sort: AdmittedSort = "bed", dir: Dir = "asc", page: str | None = None,
+             page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
+    """``q``: name prefix (case- and accent-insensitive) or exact MRN."""
     require_role(request.user, *ROLES)
-    rows, token = queries.admitted(get_store(), queries.AdmittedFilter(
-        department_id=department, ward_id=ward, name=q, sort=sort, descending=dir == "desc",
-    ), page_size=page_size, continuation=page)
-    return {"items": rows, "continuation": token}
+    return _page(queries.admitted(department, ward=ward, q=q, sort=sort,
+                                  descending=dir == "desc"), page, page_size)
+
+
+@router.get("/orders", response=WorklistPage, summary="Active orders of a department")
+def orders(request: HttpRequest, department: str, kind: str = "", status: str = "",
+           urgency: str = "", assignee: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
+           page: str | None = None, page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
+    require_role(request.user, *ORDER_ROLES)
+    return _page(queries.orders(department, kind=kind, status=status, urgency=urgency,
+                                assignee=assignee, sort=sort, descending=dir == "desc"),
+                 page, page_size)
+
+
+@router.get("/my-orders", response=WorklistPage, summary="Active orders assigned to me")
+def my_orders(request: HttpRequest, kind: str = "", status: str = "", urgency: str = "",
+              department: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
+              page: str | None = None, page_size: int = Query(50, ge=1, le=200)
+              ) -> dict[str, Any]:
+    require_role(request.user, *ORDER_ROLES)
+    return _page(queries.my_orders(str(request.user.pk), kind=kind, status=status,
+                                   urgency=urgency, department=department, sort=sort,
+                                   descending=dir == "desc"), page, page_size)
+
+
+@router.get("/patients", response=WorklistPage, summary="Find patients by name prefix or MRN")
+def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort = "name",
+             dir: Dir = "asc", page: str | None = None,
+             page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
+    """``mrn``: exact (a point read). ``q``: family name prefix, at least two letters."""
+    require_role(request.user, *ROLES)
+    if mrn.strip():
+        rows = queries.by_mrn(get_store(), mrn)
+        return {"items": [_snake(r) for r in rows], "continuation": None}
+    try:
+        worklist = queries.by_name(q, sort=sort, descending=dir == "desc")
+    except queries.SearchTooShort as exc:
+        raise HttpError(400, str(exc)) from None
+    return _page(worklist, page, page_size)

@@ -1,9 +1,12 @@
 """Applies the pure projection rules to the store, version-guarded per patient.
 
-Every view row carries the snapshot sequence it was computed from, and a row is only ever
-replaced by a newer one. The per-patient tracker (last applied sequence + rows owned) is
-written last under its etag; if another worker got there first we reconcile again from a
-fresh snapshot, so concurrent or out-of-order tasks converge on the newest record.
+Per generation, a patient's tracker holds the folded state and the rows it owns. An event is
+applied when it is the tracker's next sequence number; older ones are duplicates; a gap (or an
+event the fold cannot trust) rebuilds the state from the patient's partition. Rows are
+written first, each guarded by the sequence it was computed at (never replaced by an older
+one); the tracker is written last under its etag. A crash in between is repaired when the
+event is redelivered; a concurrent writer makes us rebuild from source, including every row
+we touched, so both converge on the newest record.
 """
 
 from __future__ import annotations
@@ -13,61 +16,71 @@ from typing import Any
 
 from cosmos_backend import errors, keys
 from cosmos_backend.envelope import wrap
-from cosmos_backend.outbox import STREAM_ID
+from cosmos_backend.outbox import STREAM_DOC_TYPE, event_id
 from cosmos_backend.store import Cond, Document, DocumentStore, Query
 
-from .projections import Row, Snapshot, plan, should_apply
-from .schema import TRACKER_ID, tracker_pk, view_pk
+from . import failpoints
+from .generations import live_generations
+from .projections import PatientState, Row, diff, from_source, rows_for, step
+from .schema import tracker_id, tracker_pk, view_pk
 
-MAX_RECONCILE = 8
+MAX_ATTEMPTS = 8
+RowKey = tuple[str, str, str]
 
 
 class ProjectionConflict(errors.StoreError):
-    """Could not settle a patient's rows after repeated concurrent changes; retry later."""
+    """A patient's rows did not settle after repeated concurrent changes; retry later."""
 
 
-def snapshot(store: DocumentStore, patient_id: str) -> Snapshot:
-    pk = keys.patient(patient_id)
-    # The stream is read first: everything read after it is at least as new as its sequence,
-    # so labelling the snapshot with it can only under-state, never over-state, its age.
-    stream = store.try_read(pk, STREAM_ID)
+class EventMissing(errors.StoreError):
+    """The event document is not in the store (expired by TTL, or a bad task)."""
+
+
+# ------------------------------------------------------------------------------ reads
+def read_source(store: DocumentStore, patient_id: str) -> PatientState:
+    """The patient's state from its partition, in ONE query (one consistent read)."""
+    docs = store.query_all(keys.patient(patient_id), Query(where=(
+        Cond("docType", "in", ["Patient", "Admission", "Order", STREAM_DOC_TYPE]),)),
+        page_size=1000)
+    stream = next((d for d in docs if d["docType"] == STREAM_DOC_TYPE), None)
     seq = 0 if stream is None else int(stream["docContents"]["seq"])
-    docs = store.query_all(pk, Query(where=(
-        Cond("docType", "in", ["Patient", "Admission"]),)), page_size=1000)
-    patient = next((d["docContents"] for d in docs if d["docType"] == "Patient"), None)
-    admission = next((d["docContents"] for d in docs if d["docType"] == "Admission"
-                      and d["docContents"].get("status") == "active"), None)
-    return Snapshot(patient_id=patient_id, seq=seq, patient=patient, admission=admission)
+    return from_source(patient_id, seq, [d for d in docs if d["docType"] != STREAM_DOC_TYPE])
 
 
-def _row_doc(row: Row, seq: int) -> Document:
-    return wrap(doc_id=row.row_id, pk=view_pk(row.view, row.bucket), doc_type="ViewRow",
-                sub_type=row.view,
+def read_tracker(store: DocumentStore, patient_id: str, gen: int
+                 ) -> tuple[PatientState, list[RowKey], Document | None]:
+    doc = store.try_read(tracker_pk(patient_id), tracker_id(gen))
+    if doc is None:
+        return PatientState(patient_id), [], None
+    c = doc["docContents"]
+    return PatientState.from_json(c["state"]), [tuple(k) for k in c["rows"]], doc  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------------------ writes
+def row_document(row: Row, gen: int, seq: int) -> Document:
+    return wrap(doc_id=row.row_id, pk=view_pk(row.view, gen, row.bucket), doc_type="ViewRow",
+                sub_type=row.view, query_fields=row.query,
                 contents={**row.contents, "seq": seq,
-                          "projectedAt": datetime.now(UTC).isoformat()},
-                query_fields=row.query)
+                          "projectedAt": datetime.now(UTC).isoformat()})
 
 
-def _write_row(store: DocumentStore, row: Row, seq: int) -> None:
-    doc = _row_doc(row, seq)
+def _write_row(store: DocumentStore, row: Row, gen: int, seq: int, rewrite: bool) -> None:
+    doc = row_document(row, gen, seq)
     existing = store.try_read(doc["partitionKey"], doc["id"])
-    if existing is None:
-        try:
-            store.create(doc)
-        except errors.Conflict:
-            raise ProjectionConflict("row appeared concurrently") from None
-        return
-    if existing["docContents"].get("seq", 0) >= seq:
-        return  # a newer snapshot already wrote this row
     try:
-        store.replace(doc, if_match=existing["_etag"])
-    except errors.PreconditionFailed:
+        if existing is None:
+            store.create(doc)
+        elif existing["docContents"].get("seq", 0) < seq or (
+                rewrite and existing["docContents"].get("seq", 0) == seq):
+            store.replace(doc, if_match=existing["_etag"])
+        # else: a newer state already wrote this row
+    except (errors.Conflict, errors.PreconditionFailed, errors.NotFound):
         raise ProjectionConflict("row changed concurrently") from None
 
 
-def _remove_row(store: DocumentStore, key: tuple[str, str, str], seq: int) -> None:
+def _delete_row(store: DocumentStore, key: RowKey, gen: int, seq: int) -> None:
     view, bucket, row_id = key
-    existing = store.try_read(view_pk(view, bucket), row_id)
+    existing = store.try_read(view_pk(view, gen, bucket), row_id)
     if existing is None or existing["docContents"].get("seq", 0) > seq:
         return
     try:
@@ -76,49 +89,82 @@ def _remove_row(store: DocumentStore, key: tuple[str, str, str], seq: int) -> No
         raise ProjectionConflict("row changed concurrently") from None
 
 
-def _tracker(store: DocumentStore, patient_id: str) -> tuple[int, list[tuple[str, str, str]], Document | None]:
-    doc = store.try_read(tracker_pk(patient_id), TRACKER_ID)
-    if doc is None:
-        return 0, [], None
-    c = doc["docContents"]
-    return int(c["seq"]), [tuple(k) for k in c.get("rows", [])], doc  # type: ignore[misc]
+def _save_tracker(store: DocumentStore, state: PatientState, rows: list[RowKey], gen: int,
+                  previous: Document | None) -> None:
+    doc = wrap(doc_id=tracker_id(gen), pk=tracker_pk(state.patient_id), doc_type="ViewTracker",
+               contents={"generation": gen, "seq": state.seq, "state": state.as_json(),
+                         "rows": [list(k) for k in rows]})
+    if previous is None:
+        store.create(doc)
+    else:
+        store.replace(doc, if_match=previous["_etag"])
 
 
-def reconcile(store: DocumentStore, patient_id: str) -> int:
-    """Bring the patient's view rows up to the current record; returns the applied seq."""
-    extra: set[tuple[str, str, str]] = set()
-    for _ in range(MAX_RECONCILE):
-        applied, owned, tracker = _tracker(store, patient_id)
-        snap = snapshot(store, patient_id)
-        rows, removed = plan(snap, sorted(set(owned) | extra))
+def _move(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
+          owned: list[RowKey], touched: set[RowKey], rewrite: bool) -> list[RowKey]:
+    """Write ``new``'s rows, delete the rest of ``owned`` and ``touched``; returns new keys.
+
+    ``rewrite``: write every row even if the old state had it the same (repairs drift).
+    """
+    before = {} if rewrite else rows_for(old)
+    after = rows_for(new)
+    writes, deletes = diff(before, after)
+    # Rows the tracker says we own but the old state does not produce (a crash between
+    # writing rows and the tracker, or a concurrent writer) are deleted too.
+    stray = (set(owned) | touched) - set(after) - set(deletes)
+    for row in writes:
+        touched.add(row.key)
+        _write_row(store, row, gen, new.seq, rewrite)
+    for key in [*deletes, *sorted(stray)]:
+        _delete_row(store, key, gen, new.seq)
+    failpoints.hit("after_rows")
+    return sorted(after)
+
+
+# ------------------------------------------------------------------------------ entry points
+def apply(store: DocumentStore, gen: int, patient_id: str, event: dict[str, Any] | None,
+          *, repair: bool = False) -> str:
+    """Apply one event's contents in generation ``gen``: applied, duplicate or rebuilt.
+
+    ``event=None`` rebuilds from the source record; ``repair`` also rewrites unchanged rows.
+    """
+    touched: set[RowKey] = set()
+    from_source_now = event is None
+    for _ in range(MAX_ATTEMPTS):
+        state, owned, tracker = read_tracker(store, patient_id, gen)
+        if from_source_now:
+            source = read_source(store, patient_id)
+            new, outcome = (source, "rebuilt") if source.seq >= state.seq else (state, "duplicate")
+        else:
+            assert event is not None
+            new, outcome = step(state, event, lambda: read_source(store, patient_id))
+        if outcome == "duplicate" and not touched and not repair:
+            return outcome
         try:
-            for row in rows:
-                _write_row(store, row, snap.seq)
-                extra.add(row.key)
-            for key in removed:
-                _remove_row(store, key, snap.seq)
-        except ProjectionConflict:
+            rows = _move(store, gen, state, new, owned, touched, rewrite=repair)
+            _save_tracker(store, new, rows, gen, tracker)
+        except (ProjectionConflict, errors.Conflict, errors.PreconditionFailed):
+            from_source_now = True  # someone else moved this patient: converge on the source
             continue
-        contents: dict[str, Any] = {"seq": max(snap.seq, applied),
-                                    "rows": [list(r.key) for r in rows]}
-        doc = wrap(doc_id=TRACKER_ID, pk=tracker_pk(patient_id), doc_type="ViewTracker",
-                   contents=contents)
-        try:
-            if tracker is None:
-                store.create(doc)
-            else:
-                store.replace(doc, if_match=tracker["_etag"])
-        except (errors.Conflict, errors.PreconditionFailed):
-            continue  # someone reconciled meanwhile: our writes may be stale, go again
-        return snap.seq
-    raise ProjectionConflict(f"patient rows did not settle after {MAX_RECONCILE} attempts")
+        return outcome
+    raise ProjectionConflict(f"rows did not settle after {MAX_ATTEMPTS} attempts")
 
 
-def apply_event(store: DocumentStore, stream_pk: str, seq: int) -> str:
-    """Project the event ``seq`` of ``stream_pk``: 'skipped' (already covered) or 'applied'."""
+def rebuild_patient(store: DocumentStore, gen: int, patient_id: str, *,
+                    repair: bool = False) -> str:
+    """Bring the patient's rows in ``gen`` up to the source record (rebuilds, repairs)."""
+    return apply(store, gen, patient_id, None, repair=repair)
+
+
+def project_event(store: DocumentStore, stream_pk: str, seq: int) -> dict[int, str]:
+    """Re-read event ``seq`` of ``stream_pk`` and apply it in every live generation."""
+    doc = store.try_read(stream_pk, event_id(seq))
     patient_id = keys.suffix(stream_pk)
-    applied, _, _ = _tracker(store, patient_id)
-    if not should_apply(seq, applied):
-        return "skipped"
-    reconcile(store, patient_id)
-    return "applied"
+    results = {}
+    for gen in live_generations(store):
+        if doc is None:
+            # Gone (expired): nothing to fold, but the source record is still the truth.
+            results[gen] = rebuild_patient(store, gen, patient_id)
+        else:
+            results[gen] = apply(store, gen, patient_id, doc["docContents"])
+    return results

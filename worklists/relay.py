@@ -3,8 +3,10 @@
 At-least-once: a page is checkpointed only after every task in it was accepted by the
 broker, so a crash anywhere re-sends (projections are idempotent). Several relays split the
 ranges: each takes at most its fair share of ranges, and takes over ranges whose lease
-expired. When idle it backs off to ``idle_max`` seconds; when the broker is down it backs off
-exponentially and keeps its checkpoints where they are.
+expired; a range is only read while its lease has a third of its time left, so a relay that
+stalled never reads a range another relay already owns. Polling stays at ``busy_poll`` for
+``hot_window`` seconds after the last change (bursts see ~50 ms latency), then backs off to
+``idle_max``; when the broker is down it backs off exponentially and keeps its checkpoints.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ class RelayStats:
 class Relay:
     def __init__(self, store: DocumentStore, leases: LeaseStore, publish: Publish, *,
                  owner: str | None = None, lease_ttl: float = 10.0, page_size: int = 200,
-                 busy_poll: float = 0.02, idle_max: float = 1.0) -> None:
+                 busy_poll: float = 0.05, idle_max: float = 1.0,
+                 hot_window: float = 5.0) -> None:
         self.store = store
         self.leases = leases
         self.publish = publish
@@ -46,6 +49,8 @@ class Relay:
         self.page_size = page_size
         self.busy_poll = busy_poll
         self.idle_max = idle_max
+        self.hot_window = hot_window
+        self.broker_backoff_max = 5.0
         self.held: dict[str, Lease] = {}
         self.stats = RelayStats()
         self._next_balance = 0.0
@@ -59,7 +64,7 @@ class Relay:
                 try:
                     self.held[feed_range] = self.leases.renew(lease, self.lease_ttl)
                 except LeaseLost:
-                    log.warning("lost lease on %s", feed_range)
+                    log.warning("lost range=%s owner=%s", feed_range, self.owner)
                     del self.held[feed_range]
         if now < self._next_balance:
             return
@@ -79,22 +84,29 @@ class Relay:
                 continue
             taken = self.leases.try_acquire(lease.feed_range, self.owner, self.lease_ttl)
             if taken is not None:
-                log.info("acquired %s", lease.feed_range)
+                log.info("acquired range=%s owner=%s", lease.feed_range, self.owner)
                 self.held[lease.feed_range] = taken
         # Give back ranges beyond our share so a newly started relay gets work.
         while len(self.held) > share:
             feed_range, lease = self.held.popitem()
-            self.leases.release(lease)
+            self._release(lease)
+
+    def _release(self, lease: Lease) -> None:
+        # Logged before the write: once released another relay may take it at once.
+        log.info("released range=%s owner=%s", lease.feed_range, self.owner)
+        self.leases.release(lease)
 
     def release_all(self) -> None:
         for lease in self.held.values():
-            self.leases.release(lease)
+            self._release(lease)
         self.held.clear()
 
     # ------------------------------------------------------------------ work
     def pump(self, feed_range: str) -> int:
         """Relay one page of one range; returns how many documents it covered."""
         lease = self.held[feed_range]
+        if lease.expires_at - time.time() < self.lease_ttl / 3:
+            return 0  # too close to expiry to be sure it is still ours: renew first
         page = self.store.read_feed(feed_range, continuation=lease.continuation,
                                     max_items=self.page_size)
         if not page.items:
@@ -110,6 +122,7 @@ class Relay:
         except LeaseLost:
             # Another relay owns it now and will re-send from its checkpoint: harmless
             # duplicates, which the projections ignore.
+            log.warning("lost range=%s owner=%s", feed_range, self.owner)
             del self.held[feed_range]
         self.stats.pages += 1
         return len(page.items)
@@ -123,13 +136,14 @@ class Relay:
 
     def run(self, stop: threading.Event) -> None:
         idle = self.busy_poll
-        broker_backoff = 0.5
+        last_change = time.monotonic()
+        broker_backoff = 0.1
         log.info("relay %s started", self.owner)
         try:
             while not stop.is_set():
                 try:
                     moved = self.step()
-                    broker_backoff = 0.5
+                    broker_backoff = 0.1
                 except (errors.Throttled, errors.Unavailable) as exc:
                     log.warning("store busy: %s", type(exc).__name__)
                     stop.wait(1.0)
@@ -138,16 +152,17 @@ class Relay:
                     if not _is_broker_error(exc):
                         raise
                     self.stats.broker_errors += 1
-                    log.warning("broker unavailable (%s); retrying in %.1fs",
+                    log.warning("broker unavailable (%s); retrying in %.2fs",
                                 type(exc).__name__, broker_backoff)
                     stop.wait(broker_backoff)
-                    broker_backoff = min(broker_backoff * 2, 10.0)
+                    broker_backoff = min(broker_backoff * 2, self.broker_backoff_max)
                     continue
                 if moved:
-                    idle = self.busy_poll
+                    idle, last_change = self.busy_poll, time.monotonic()
                     continue
                 stop.wait(idle)
-                idle = min(idle * 2, self.idle_max)
+                if time.monotonic() - last_change > self.hot_window:
+                    idle = min(idle * 2, self.idle_max)
         finally:
             self.release_all()
             log.info("relay %s stopped", self.owner)
@@ -168,9 +183,9 @@ def celery_publisher() -> Publish:
     from .tasks import project_event
 
     def publish(doc: Document) -> None:
-        c = doc["docContents"]
+        # Ids only: the task re-reads the event, so no patient data sits in Redis or logs.
         project_event.apply_async(
-            args=[doc["partitionKey"], int(c["seq"]), c.get("type", "")],
+            args=[doc["partitionKey"], int(doc["docContents"]["seq"])],
             retry=False,  # the relay owns retrying: it backs off and keeps its checkpoint
         )
 
