@@ -61,3 +61,20 @@ def wire_endpoint() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture
+def drain_worklists(his_store):  # noqa: ANN001, ANN201 - () -> int
+    """``drain_worklists()`` projects every event written since the last call, in-process,
+    through the real projection code (no broker, no Celery eager mode); returns the count."""
+    from cosmos_backend.outbox import is_event
+    from cosmos_backend.pytest_plugin import FeedDrainer
+    from worklists.projector import project_event
+
+    drainer = FeedDrainer(his_store)
+
+    def drain() -> int:
+        return drainer(lambda doc: project_event(his_store, doc["partitionKey"],
+                                                 int(doc["docContents"]["seq"])), only=is_event)
+
+    return drain

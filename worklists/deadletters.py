@@ -64,7 +64,12 @@ def replay(store: DocumentStore, doc: Document, *, inline: bool = False) -> str:
     if inline:
         from .projector import project_event
 
-        outcomes = project_event(store, c["stream"], int(c["seq"]))
+        try:
+            outcomes = project_event(store, c["stream"], int(c["seq"]))
+        except Exception as exc:  # noqa: BLE001 - still failing: back to the dead letters
+            record(store, stream_pk=c["stream"], seq=int(c["seq"]),
+                   reason=f"{type(exc).__name__}: {exc}", attempts=int(c["attempts"]) + 1)
+            return f"failed again ({type(exc).__name__})"
         return ",".join(f"g{g}:{o}" for g, o in outcomes.items())
     from .tasks import project_event as task
 

@@ -1,0 +1,127 @@
+"""Rebuild, check/repair, dead letters and index use, on a real store (events drained)."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
+from cosmos_backend.uow import UnitOfWork
+from tests import worklist_data as data
+from worklists import deadletters, generations, maintenance, queries
+from worklists.projector import project_event
+from worklists.schema import view_pk
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+@pytest.fixture
+def hospital(his_store, drain_worklists):  # noqa: ANN001, ANN201
+    from patients import reference
+
+    list(reference.load(his_store))
+    ids = []
+    for i, (dept, ward) in enumerate([("CARD", "CARD-A"), ("MED", "MED-1"), ("SURG", "SURG-1")] * 4):
+        pid = data.register(his_store, f"Family{i:02d}", "Given")
+        if i % 4:
+            adm = data.admit(his_store, pid, dept, ward)
+            order = data.place_order(his_store, pid, adm, department=dept)
+            if i % 2:
+                data.update_order(his_store, pid, order, "OrderAssigned", assigneeId="9",
+                                  assigneeName="N")
+        ids.append(pid)
+    data.discharge(his_store, ids[1])
+    drain_worklists()
+    return ids
+
+
+def _snapshot(store, gen: int) -> dict:  # noqa: ANN001
+    """Every view row of generation ``gen`` without the volatile fields (a row keeps the
+    sequence it last changed at; a rebuild writes the current one)."""
+    rows = {}
+    for view, buckets in [("Admitted", ["CARD", "MED", "SURG"]), ("Orders", ["CARD", "MED", "SURG"]),
+                          ("MyOrders", ["9"]), ("Names", ["FA"])]:
+        for bucket in buckets:
+            for doc in store.query_all(view_pk(view, gen, bucket), queries.Query()):
+                c = {k: v for k, v in doc["docContents"].items() if k not in ("projectedAt", "seq")}
+                rows[(view, bucket, doc["id"])] = c
+    return rows
+
+
+def test_it_rebuilds_exactly_the_incrementally_maintained_views(hospital, his_store) -> None:  # noqa: ANN001
+    before = _snapshot(his_store, 1)
+    assert len(before) > 20
+    call_command("rebuild_worklists")
+    assert generations.pointer(his_store)[0]["active"] == 2
+    assert _snapshot(his_store, 2) == before
+    assert _snapshot(his_store, 1) == {}  # the retired generation is dropped
+
+
+def test_it_reports_and_repairs_drift(hospital, his_store, capsys) -> None:  # noqa: ANN001
+    row = next(d for d in his_store.query_all(view_pk("Admitted", 1, "MED"), queries.Query()))
+    his_store.delete(row["partitionKey"], row["id"])
+    ids = list(maintenance.patient_ids(his_store))
+    report = maintenance.check(his_store, ids)
+    assert list(report.drifted.values()) == [["missing Admitted row"]]
+    with pytest.raises(CommandError, match="drift found"):
+        call_command("check_worklists")
+    call_command("check_worklists", "--repair")
+    assert maintenance.check(his_store, ids).drifted == {}
+
+
+def test_it_dead_letters_a_poison_event_and_replays_it_once_fixed(hospital, his_store) -> None:  # noqa: ANN001
+    pid = hospital[0]
+    uow = UnitOfWork(his_store)
+    patient = uow.get(f"P_{pid}", "patient")
+    broken = {**patient, "docContents": {**patient["docContents"], "familyName": ""}}
+    uow.update(broken)
+    append_events(uow, f"P_{pid}", [("SomethingNew", {})], actor=SYSTEM_ACTOR)
+    uow.commit()
+    seq = his_store.read(f"P_{pid}", "stream")["docContents"]["seq"]
+    with pytest.raises(ValueError):
+        project_event(his_store, f"P_{pid}", seq)
+    deadletters.record(his_store, stream_pk=f"P_{pid}", seq=seq, reason="ValueError: x",
+                       attempts=3)
+    letter = deadletters.all_letters(his_store)[0]
+    assert letter["docContents"]["eventType"] == "SomethingNew"
+    assert deadletters.replay(his_store, letter, inline=True).startswith("failed again")
+    fixed = UnitOfWork(his_store)
+    doc = fixed.get(f"P_{pid}", "patient")
+    doc["docContents"]["familyName"] = "Mended"
+    fixed.update(doc)
+    fixed.commit()
+    call_command("replay_dead_letters", "--inline")
+    assert deadletters.all_letters(his_store) == []
+    names = queries.run(his_store, queries.by_name("mended")).rows
+    assert [r["patientId"] for r in names] == [pid]
+
+
+@pytest.mark.parametrize("worklist", [
+    queries.admitted("CARD"), queries.admitted("CARD", ward="CARD-A", sort="name"),
+    queries.admitted("CARD", sort="stay", descending=True), queries.admitted("CARD", q="fam"),
+    queries.orders("CARD"), queries.orders("CARD", status="ready", sort="urgency"),
+    queries.my_orders("9", sort="bed"), queries.by_name("fam"),
+], ids=lambda w: f"{w.view}-{w.sort}")
+def test_it_serves_every_worklist_query_from_an_index(his_store, worklist) -> None:  # noqa: ANN001
+    from cosmos_backend.paging import encode_token
+    from cosmos_backend.sqlquery import compile_query
+
+    query = worklist.query()
+    for after in (None, encode_token(["x"] * len(query.ordering()))):
+        from cosmos_backend.paging import decode_token
+
+        sql, args, _ = compile_query(his_store.table, query,
+                                     decode_token(after) if after else None)
+        plan = his_store._conn().execute(f"EXPLAIN QUERY PLAN {sql}",
+                                         ["V_x", 0, *args, 50]).fetchall()
+        text = " ".join(str(row[-1]) for row in plan)
+        assert "USING INDEX" in text and "_ix_" in text, text
+        if not worklist.equals.get("QueryWard") and not worklist.prefix:
+            assert "TEMP B-TREE" not in text, text  # sorted by the index, not afterwards
+
+
+def test_it_switches_generations_without_readers_seeing_an_empty_view(hospital, his_store) -> None:  # noqa: ANN001
+    gen = generations.start_building(his_store)
+    assert queries.run(his_store, queries.admitted("CARD")).rows  # still the old generation
+    generations.abandon(his_store, gen)
+    assert generations.pointer(his_store)[0]["building"] is None

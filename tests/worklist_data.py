@@ -1,0 +1,69 @@
+"""Write clinical records the way the patients app does, for worklist tests.
+
+Registration and admission go through the patients use cases; orders (no use case yet) are
+written as documented in docs/data-model.md: the order document and its event in one batch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, date, datetime
+
+from cosmos_backend import keys
+from cosmos_backend.envelope import wrap
+from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
+from cosmos_backend.store import DocumentStore
+from cosmos_backend.uow import UnitOfWork
+from patients import commands
+
+
+def register(store: DocumentStore, family: str, given: str = "Ann",
+             born: date = date(1960, 5, 1), sex: str = "female") -> str:
+    patient = commands.register_patient(commands.RegisterPatient(
+        given_name=given, family_name=family, birth_date=born, sex=sex), UnitOfWork(store),
+        actor=SYSTEM_ACTOR)
+    return patient.patient_id
+
+
+def admit(store: DocumentStore, patient_id: str, department: str = "CARD",
+          ward: str = "CARD-A", bed: str = "") -> str:
+    admission = commands.admit_patient(commands.AdmitPatient(
+        patient_id=patient_id, department_id=department, ward_id=ward, reason="obs", bed=bed),
+        UnitOfWork(store), actor=SYSTEM_ACTOR)
+    return admission.admission_id
+
+
+def discharge(store: DocumentStore, patient_id: str) -> None:
+    commands.discharge_patient(commands.DischargePatient(patient_id=patient_id,
+                                                         disposition="home"),
+                               UnitOfWork(store), actor=SYSTEM_ACTOR)
+
+
+def place_order(store: DocumentStore, patient_id: str, admission_id: str, *,
+                department: str = "CARD", urgency: str = "routine",
+                description: str = "Chest X-ray") -> str:
+    order_id = str(uuid.uuid4())
+    now = datetime.now(UTC).isoformat()
+    contents = {"orderId": order_id, "patientId": patient_id, "admissionId": admission_id,
+                "kind": "imaging", "status": "created", "urgency": urgency,
+                "description": description, "departmentId": department, "wardId": None,
+                "assigneeId": None, "assigneeName": None, "placedAt": now, "placedBy": "7",
+                "modality": "CR", "bodyPart": "chest", "version": 1}
+    uow = UnitOfWork(store)
+    uow.add(wrap(doc_id=f"ord-{order_id}", pk=keys.patient(patient_id), doc_type="Order",
+                 sub_type="ImagingExam", contents=contents))
+    append_events(uow, keys.patient(patient_id), [("ImagingExamRequested", contents)],
+                  actor=SYSTEM_ACTOR)
+    uow.commit()
+    return order_id
+
+
+def update_order(store: DocumentStore, patient_id: str, order_id: str, event: str,
+                 **changes: object) -> None:
+    uow = UnitOfWork(store)
+    doc = uow.get(keys.patient(patient_id), f"ord-{order_id}")
+    doc["docContents"].update(changes)
+    uow.update(doc)
+    append_events(uow, keys.patient(patient_id), [(event, {"orderId": order_id, **changes})],
+                  actor=SYSTEM_ACTOR)
+    uow.commit()

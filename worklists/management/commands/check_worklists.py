@@ -1,0 +1,34 @@
+"""Compare the worklist views with the source records; report drift, optionally repair."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from rich.progress import Progress
+
+from hisadmin.store import get_store
+from worklists import maintenance
+
+
+class Command(BaseCommand):
+    help = "Check every patient's worklist rows against the patient's record."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--repair", action="store_true", help="rewrite drifted rows")
+
+    def handle(self, *args: Any, repair: bool, **options: Any) -> None:
+        store = get_store("relay")
+        ids = sorted(set(maintenance.patient_ids(store)))
+        with Progress(transient=True) as bar:
+            task = bar.add_task("checking", total=len(ids))
+            report = maintenance.check(store, ids, repair=repair,
+                                       progress=lambda n: bar.advance(task, n))
+        self.stdout.write(f"{report.patients} patients checked; {len(report.drifted)} drifted; "
+                          f"{len(report.behind)} behind the source (events in flight?)")
+        for patient_id, problems in sorted(report.drifted.items())[:50]:
+            self.stdout.write(f"  {patient_id}: {', '.join(problems)}")
+        if repair:
+            self.stdout.write(f"repaired {report.repaired} patients")
+        elif report.drifted:
+            raise CommandError("drift found; run with --repair to rewrite the rows")
