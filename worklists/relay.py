@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cosmos_backend import errors
-from cosmos_backend.leases import Lease, LeaseLost, LeaseStore, new_owner_id
+from cosmos_backend.leases import LEASE_PK, Lease, LeaseLost, LeaseStore, new_owner_id
 from cosmos_backend.outbox import is_event
-from cosmos_backend.store import Document, DocumentStore
+from cosmos_backend.store import Cond, Document, DocumentStore, Query
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +54,13 @@ class Relay:
         self.held: dict[str, Lease] = {}
         self.stats = RelayStats()
         self._next_balance = 0.0
+        self._last_heartbeat = 0.0
 
     # ------------------------------------------------------------------ leases
     def balance(self) -> None:
         """Renew what we hold; take free or expired ranges up to our fair share."""
         now = time.time()
+        self._heartbeat(now)
         for feed_range, lease in list(self.held.items()):
             if now - lease.updated_at > self.lease_ttl / 3:
                 try:
@@ -72,8 +74,8 @@ class Relay:
         ranges = self.store.feed_ranges()
         self.leases.ensure(ranges)
         all_leases = self.leases.all()
-        live_owners = {lease.owner for lease in all_leases
-                       if lease.owner and lease.expires_at > now} | {self.owner}
+        live_owners = self._live_owners(now) | {lease.owner for lease in all_leases
+                                                if lease.owner and lease.expires_at > now}
         share = math.ceil(len(ranges) / len(live_owners))
         for lease in all_leases:
             if len(self.held) >= share:
@@ -100,6 +102,29 @@ class Relay:
         for lease in self.held.values():
             self._release(lease)
         self.held.clear()
+        try:
+            self.leases.store.delete(LEASE_PK, self._presence_id())
+        except errors.StoreError:
+            pass  # expires by itself
+
+    # Presence: a relay that holds no range yet must still count when shares are computed,
+    # or the first relay would keep every range for ever.
+    def _presence_id(self) -> str:
+        return f"{self.leases.group}-presence.{self.owner}"
+
+    def _heartbeat(self, now: float) -> None:
+        if now - self._last_heartbeat < self.lease_ttl / 3:
+            return
+        self.leases.store.upsert({
+            "id": self._presence_id(), "partitionKey": LEASE_PK,
+            "group": f"{self.leases.group}-presence", "owner": self.owner,
+            "expiresAt": now + self.lease_ttl, "updatedAt": now})
+        self._last_heartbeat = now
+
+    def _live_owners(self, now: float) -> set[str]:
+        docs = self.leases.store.query_all(LEASE_PK, Query(where=(
+            Cond("group", "=", f"{self.leases.group}-presence"),)))
+        return {d["owner"] for d in docs if d.get("expiresAt", 0) > now} | {self.owner}
 
     # ------------------------------------------------------------------ work
     def pump(self, feed_range: str) -> int:

