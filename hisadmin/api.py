@@ -159,9 +159,11 @@ def register_domain_errors(base: type[Exception]) -> None:
 
 def _mount() -> None:
     from patients.api import router as patients_router
+    from patients.api_clinical import router as clinical_router
     from worklists.api import router as worklists_router
 
     api.add_router("/", patients_router)
+    api.add_router("/", clinical_router)
     api.add_router("/worklists", worklists_router)
 
 

@@ -11,7 +11,8 @@ from hisadmin.idempotency import with_idempotency
 from hisadmin.roles import Role, actor_for, require_role
 from hisadmin.store import get_store, new_uow
 
-from . import commands, queries
+from . import clinical, commands, queries
+from .api_clinical import DemographicsIn
 from .documents import PATIENT_ID, admission_doc_id
 from .errors import DomainError
 from .schemas import (
@@ -122,3 +123,15 @@ def audit(request: HttpRequest, patient_id: str, continuation: str | None = None
     queries.patient_doc(store, patient_id)
     items, token = queries.events(store, patient_id, continuation=continuation)
     return {"items": [event_out(d) for d in items], "continuation": token}
+
+
+@router.put("/patients/{patient_id}", response={200: PatientOut, **ERRORS}, summary="Correct demographics")
+def update_demographics(request: HttpRequest, patient_id: str, payload: DemographicsIn,
+                        if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """Send the patient's ETag in ``If-Match``; a stale one gets 412 and nothing changes."""
+    require_role(request.user, Role.CLERK)
+    clinical.update_demographics(clinical.UpdateDemographics(
+        patient_id=patient_id, expected_etag=if_match, **payload.dict()), new_uow(),
+        actor=actor_for(request.user))
+    doc = get_store().read(keys.patient(patient_id), PATIENT_ID)
+    return _json(request, patient_out(doc), etag=doc["_etag"])

@@ -158,7 +158,13 @@ def discharge_patient(cmd: DischargePatient, uow: UnitOfWork, *, actor: Actor) -
     updated = admission_to_doc(admission)
     updated["_etag"] = doc["_etag"]
     uow.update(updated)
-    append_events(uow, keys.patient(cmd.patient_id), [("AdmissionEnded", {
+    from .clinical import cancel_active_orders
+
+    # Discharge ends the stay and cancels its still-active orders, each with its own event,
+    # all in the same batch (a batch holds 100 operations: ~45 active orders at most).
+    cancellations = cancel_active_orders(uow, cmd.patient_id, admission.admission_id,
+                                         reason="Patient discharged")
+    append_events(uow, keys.patient(cmd.patient_id), cancellations + [("AdmissionEnded", {
         "admissionId": admission.admission_id, "disposition": admission.disposition,
         "endedAt": admission.ended_at, "wardId": admission.ward_id, "bed": admission.bed,
     })], actor=actor, now=now)

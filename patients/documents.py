@@ -61,3 +61,45 @@ def admission_from_doc(doc: Document) -> Admission:
         ended_at=c.get("endedAt"), disposition=c.get("disposition"),
         transfers=list(c.get("transfers", [])), version=c.get("version", 1),
     )
+
+
+def order_doc_id(order_id: str) -> str:
+    return f"ord-{order_id}"
+
+
+def order_contents(o: Any) -> dict[str, Any]:
+    return {
+        "orderId": o.order_id, "patientId": o.patient_id, "admissionId": o.admission_id,
+        "kind": o.kind, "status": o.status, "urgency": o.urgency,
+        "description": o.description, "departmentId": o.department_id, "wardId": o.ward_id,
+        "assigneeId": o.assignee_id, "assigneeName": o.assignee_name,
+        "placedAt": o.placed_at, "placedBy": o.placed_by, "cancelReason": o.cancel_reason,
+        "administrations": o.administrations, "version": o.version, **o.details,
+    }
+
+
+def order_to_doc(o: Any) -> Document:
+    from .orders import KINDS
+
+    return wrap(doc_id=order_doc_id(o.order_id), pk=keys.patient(o.patient_id),
+                doc_type="Order", sub_type=KINDS[o.kind], contents=order_contents(o))
+
+
+ORDER_CORE = ("orderId", "patientId", "admissionId", "kind", "status", "urgency",
+              "description", "departmentId", "wardId", "assigneeId", "assigneeName",
+              "placedAt", "placedBy", "cancelReason", "administrations", "version")
+
+
+def order_from_doc(doc: Document) -> Any:
+    from .orders import Order
+
+    c = doc["docContents"]
+    return Order(
+        order_id=c["orderId"], patient_id=c["patientId"], admission_id=c["admissionId"],
+        kind=c["kind"], urgency=c["urgency"], description=c["description"],
+        department_id=c["departmentId"], ward_id=c.get("wardId") or "",
+        placed_at=c["placedAt"], placed_by=c.get("placedBy", ""),
+        details={k: v for k, v in c.items() if k not in ORDER_CORE},
+        status=c["status"], assignee_id=c.get("assigneeId"),
+        assignee_name=c.get("assigneeName"), cancel_reason=c.get("cancelReason"),
+        administrations=list(c.get("administrations", [])), version=c.get("version", 1))

@@ -30,6 +30,14 @@ def admissions(store: DocumentStore, patient_id: str) -> list[Document]:
         order_by=(("docContents.startedAt", "DESC"),)))
 
 
+def orders(store: DocumentStore, patient_id: str, *, active_only: bool = False) -> list[Document]:
+    where = [Cond("docType", "=", "Order")]
+    if active_only:
+        where.append(Cond("docContents.status", "in", ["created", "ready", "in_progress"]))
+    docs = store.query_all(keys.patient(patient_id), Query(where=tuple(where)))
+    return sorted(docs, key=lambda d: d["docContents"]["placedAt"], reverse=True)
+
+
 def events(store: DocumentStore, patient_id: str, *, page_size: int = 50,
            continuation: str | None = None) -> tuple[list[Document], str | None]:
     """The audit trail, newest first."""

@@ -80,6 +80,10 @@ class Problem(Schema):
     errors: list[dict[str, str]] | None = None
 
 
+ERRORS_SCHEMA = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem,
+                 412: Problem, 422: Problem}
+
+
 def patient_out(doc: dict[str, Any]) -> dict[str, Any]:
     c = doc["docContents"]
     return {"id": c["patientId"], "mrn": c["mrn"], "given_name": c["givenName"],
