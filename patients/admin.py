@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from . import clinical_views as cv
 from . import views
 
 _site = admin.site
@@ -18,3 +19,19 @@ _site.register_page(section="Patients", label="Admit", route="patients/<str:pati
 _site.register_page(section="Patients", label="Discharge",
                     route="patients/<str:patient_id>/discharge/",
                     view=views.discharge_patient, name="patient_discharge", in_menu=False)
+
+for _label, _route, _view, _name in (
+    ("Demographics", "patients/<str:patient_id>/demographics/", cv.edit_demographics,
+     "patient_demographics"),
+    ("Allergy", "patients/<str:patient_id>/allergies/add/", cv.add_allergy, "allergy_add"),
+    ("Remove allergy", "patients/<str:patient_id>/allergies/<str:allergy_id>/remove/",
+     cv.remove_allergy, "allergy_remove"),
+    ("Transfer", "patients/<str:patient_id>/transfer/", cv.transfer, "patient_transfer"),
+    ("Order", "patients/<str:patient_id>/orders/new/<str:kind>/", cv.place_order, "order_new"),
+    ("Order action", "patients/<str:patient_id>/orders/<str:order_id>/action/",
+     cv.order_action, "order_action"),
+    ("Administer", "patients/<str:patient_id>/orders/<str:order_id>/administer/",
+     cv.administer, "order_administer"),
+):
+    _site.register_page(section="Patients", label=_label, route=_route, view=_view,
+                        name=_name, in_menu=False)

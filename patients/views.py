@@ -61,7 +61,10 @@ def _chart_context(patient_id: str) -> dict[str, Any]:
     except UnknownPatient as exc:
         raise Http404(str(exc)) from exc
     events, token = queries.events(get_store(), patient_id, page_size=50)
-    return {**chart, "events": events, "events_more": token}
+    orders = queries.orders(get_store(), patient_id)
+    for doc in orders:
+        doc["etag"] = doc["_etag"]  # templates cannot read underscore keys
+    return {**chart, "events": events, "events_more": token, "orders": orders}
 
 
 @role_required(*READ_ROLES)
@@ -69,6 +72,10 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
     p = context["patient"]["docContents"]
     context["can_admit"] = has_role(request.user, Role.CLERK)
+    context["can_order"] = has_role(request.user, Role.CLINICIAN)
+    context["can_nurse"] = has_role(request.user, Role.NURSE)
+    context["can_allergy"] = has_role(request.user, Role.CLINICIAN, Role.NURSE)
+    context["can_progress"] = has_role(request.user, Role.CLINICIAN, Role.NURSE)
     if context["active_admission"] is not None:
         context["discharge_form"] = DischargeForm(
             initial={"etag": context["active_admission"]["_etag"]})

@@ -1,0 +1,98 @@
+"""A clinician's day in a real browser: register → admit → prescribe → administer → discharge."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("chromium is not installed (make test installs it)")
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # playwright's loop, our ORM
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def login(page, base: str, user: str) -> None:  # noqa: ANN001
+    page.goto(f"{base}/admin/login/")
+    page.fill("#id_username", user)
+    page.fill("#id_password", f"pw-{user}-123456")
+    page.click("input[type=submit]")
+    page.wait_for_selector("#content")
+
+
+def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, make_user,
+                                                         reference_data) -> None:  # noqa: ANN001
+    for name, role in (("desk", "clerk"), ("doctor", "clinician"), ("ward", "nurse")):
+        make_user(name, role)
+    base = live_server.url
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+
+    login(page, base, "desk")
+    page.goto(f"{base}/admin/patients/register/")
+    page.fill("#id_given_name", "Lena")
+    page.fill("#id_family_name", "Lindqvist")
+    page.fill("#id_birth_date", "1961-03-09")
+    page.click("input[type=submit]")
+    page.wait_for_selector("#mrn")
+    chart = page.url
+    page.click("#admit-link")
+    page.select_option("#id_department_id", "CARD")
+    page.select_option("#id_ward_id", "CARD-A")
+    page.fill("#id_bed", "A07")
+    page.fill("#id_reason", "Atrial fibrillation")
+    page.click("input[type=submit]")
+    page.wait_for_selector("text=Admitted.")
+
+    ctx.clear_cookies()
+    login(page, base, "doctor")
+    page.goto(chart)
+    page.click("#prescribe-link")
+    page.select_option("#id_medication_code", "ENOX")
+    page.fill("#id_dose", "40")
+    page.select_option("#id_unit", "mg")
+    page.select_option("#id_route", "SC")
+    page.select_option("#id_frequency", "Q24H")
+    page.click("input[type=submit]")
+    page.wait_for_selector("text=order placed")
+    assert "Enoxaparin 40 mg SC Q24H" in page.inner_text("#orders")
+
+    ctx.clear_cookies()
+    login(page, base, "ward")
+    page.goto(chart)
+    page.click("#orders button[value=ready]")
+    page.wait_for_selector("text=Order updated.")
+    page.click("#orders .administer-link")
+    page.fill("#id_dose", "40")
+    page.fill("#id_unit", "mg")
+    page.click("input[type=submit]")
+    page.wait_for_selector("text=Administration recorded.")
+    assert page.inner_text("#orders .order-status") == "in_progress"
+
+    ctx.clear_cookies()
+    login(page, base, "desk")
+    page.goto(chart)
+    page.select_option("#id_disposition", "home")
+    page.click("#admissions input[type=submit]")
+    page.wait_for_selector("text=Discharged.")
+    assert page.inner_text("#orders .order-status") == "cancelled"
+    audit = page.inner_text("#audit")
+    for event in ("PatientRegistered", "AdmissionStarted", "MedicationPrescribed",
+                  "MedicationAdministered", "OrderCancelled", "AdmissionEnded"):
+        assert event in audit
