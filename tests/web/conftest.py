@@ -15,7 +15,8 @@ def make_user(db: None) -> Callable[..., User]:
     ensure_groups()
 
     def make(username: str, *roles: str) -> User:
-        user = User.objects.create_user(username, password=f"pw-{username}-123456")
+        user = User.objects.filter(username=username).first() or \
+            User.objects.create_user(username, password=f"pw-{username}-123456")
         user.groups.add(*Group.objects.filter(name__in=roles))
         return user
 

@@ -1,0 +1,96 @@
+"""Concurrency on the clinical record against the real embedded store (threads, one file)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import date
+
+import pytest
+
+from cosmos_backend import keys
+from cosmos_backend.outbox import SYSTEM_ACTOR
+from cosmos_backend.store import Cond, Query
+from cosmos_backend.uow import StaleWrite, UnitOfWork
+from patients import clinical, commands, mrn
+from patients.errors import DuplicateMrn, MrnBeingRegistered
+
+pytestmark = pytest.mark.django_db
+
+
+def register(store, mrn_value: str = "", name: str = "Doe"):  # noqa: ANN001, ANN201
+    return commands.register_patient(commands.RegisterPatient(
+        given_name="Jo", family_name=name, birth_date=date(1980, 1, 1), mrn=mrn_value),
+        UnitOfWork(store), actor=SYSTEM_ACTOR)
+
+
+def test_it_gives_the_second_of_two_writers_a_clear_conflict(his_store) -> None:  # noqa: ANN001
+    pid = register(his_store).patient_id
+    first, second = UnitOfWork(his_store), UnitOfWork(his_store)
+    first.get(keys.patient(pid), "patient")
+    second.get(keys.patient(pid), "patient")  # both read the same version
+    clinical.add_allergy(clinical.AddAllergy(pid, "Penicillin", "Rash", "severe"), first,
+                         actor=SYSTEM_ACTOR)
+    with pytest.raises(StaleWrite):
+        clinical.add_allergy(clinical.AddAllergy(pid, "Latex", "Hives", "mild"), second,
+                             actor=SYSTEM_ACTOR)
+    allergies = his_store.read(keys.patient(pid), "patient")["docContents"]["allergies"]
+    assert [a["substance"] for a in allergies] == ["Penicillin"]  # nothing lost, nothing merged
+
+
+def test_it_registers_one_mrn_exactly_once_under_20_parallel_attempts(his_store) -> None:  # noqa: ANN001
+    outcomes: list[str] = []
+    barrier = threading.Barrier(20)
+
+    def attempt(n: int) -> None:
+        barrier.wait()
+        try:
+            register(his_store, "RACE001", name=f"Racer{n}")
+            outcomes.append("created")
+        except (DuplicateMrn, MrnBeingRegistered, StaleWrite):
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=attempt, args=(n,)) for n in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("created") == 1
+    owner = mrn.lookup(his_store, "RACE001")
+    assert owner is not None
+    reservation = his_store.read(mrn.reservation_pk("RACE001"), mrn.RESERVATION_ID)
+    assert reservation["docContents"]["state"] == "confirmed"
+    assert "ttl" not in reservation  # confirmed: never expires
+
+
+def test_it_frees_the_mrn_when_the_patient_batch_fails(his_store, monkeypatch) -> None:  # noqa: ANN001
+    def broken_commit(self):  # noqa: ANN001, ANN202
+        raise StaleWrite("P_x", "stream")
+
+    with monkeypatch.context() as m:
+        m.setattr(UnitOfWork, "commit", broken_commit)
+        with pytest.raises(StaleWrite):
+            register(his_store, "FREE001")
+    assert his_store.try_read(mrn.reservation_pk("FREE001"), mrn.RESERVATION_ID) is None
+    assert register(his_store, "FREE001").mrn == "FREE001"
+
+
+def test_it_frees_an_mrn_left_pending_by_a_crash_after_its_ttl(his_store, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(mrn, "PENDING_TTL", 1)
+    mrn.reserve(his_store, "CRASH01", "never-committed")  # the process died right here
+    with pytest.raises(MrnBeingRegistered):
+        register(his_store, "CRASH01")
+    time.sleep(2.1)
+    assert register(his_store, "CRASH01").mrn == "CRASH01"
+
+
+def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store) -> None:  # noqa: ANN001
+    patient = register(his_store)
+    docs = his_store.query_all(keys.patient(patient.patient_id), Query())
+    assert sorted(d["docType"] for d in docs) == ["Event", "Patient", "Stream"]
+    assert len({d["_lsn"] for d in docs}) == 3  # one commit: consecutive feed positions
+    assert max(d["_lsn"] for d in docs) - min(d["_lsn"] for d in docs) == 2
+    events = his_store.query_all(keys.patient(patient.patient_id),
+                                 Query(where=(Cond("docType", "=", "Event"),)))
+    assert events[0]["docContents"]["actor"]["username"] == "system"
+    assert events[0]["docContents"]["seq"] == 1

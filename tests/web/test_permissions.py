@@ -1,0 +1,103 @@
+"""Each role × each command, in the API and in the pages: allowed or 403, never 500."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.test import Client
+
+from patients.policy import COMMAND_ROLES
+
+pytestmark = pytest.mark.django_db
+J = "application/json"
+ROLES = ("clerk", "clinician", "nurse", "admin", "")
+
+
+@pytest.fixture
+def record(api_client, reference_data) -> dict[str, str]:  # noqa: ANN001
+    clerk, doc = api_client("clerk"), api_client("clinician")
+    pid = clerk.post("/api/v1/patients", {"given_name": "P", "family_name": "Matrix",
+                                          "birth_date": "1970-01-01"}, content_type=J).json()["id"]
+    clerk.post(f"/api/v1/patients/{pid}/admissions", {"department_id": "MED",
+               "ward_id": "MED-1", "reason": "x"}, content_type=J)
+    order = doc.post(f"/api/v1/patients/{pid}/orders", {"kind": "lab", "test_code": "CBC"},
+                     content_type=J).json()
+    allergy = doc.post(f"/api/v1/patients/{pid}/allergies", {"substance": "Latex",
+                       "severity": "mild"}, content_type=J).json()["allergies"][0]
+    return {"pid": pid, "oid": order["orderId"], "aid": allergy["allergyId"]}
+
+
+def api_calls(r: dict[str, str]) -> dict[str, Callable[[Client], object]]:
+    p = f"/api/v1/patients/{r['pid']}"
+    o = f"{p}/orders/{r['oid']}"
+    return {
+        "register": lambda c: c.post("/api/v1/patients", {"given_name": "N", "family_name": "N",
+                                                          "birth_date": "1980-01-01"},
+                                     content_type=J),
+        "update_demographics": lambda c: c.put(p, {"given_name": "P", "family_name": "Matrix",
+                                                   "birth_date": "1970-01-01", "sex": "other"},
+                                               content_type=J),
+        "admit": lambda c: c.post(f"{p}/admissions", {"department_id": "MED", "ward_id": "MED-1",
+                                                      "reason": "x"}, content_type=J),
+        "transfer": lambda c: c.post(f"{p}/transfer", {"ward_id": "MED-2"}, content_type=J),
+        "discharge": lambda c: c.post(f"{p}/discharge", {"disposition": "home"}, content_type=J),
+        "add_allergy": lambda c: c.post(f"{p}/allergies", {"substance": "Nuts", "severity": "mild"},
+                                        content_type=J),
+        "remove_allergy": lambda c: c.delete(f"{p}/allergies/{r['aid']}"),
+        "place_order": lambda c: c.post(f"{p}/orders", {"kind": "lab", "test_code": "CRP"},
+                                        content_type=J),
+        "progress_order": lambda c: c.post(f"{o}/ready", {}, content_type=J),
+        "cancel_order": lambda c: c.post(f"{o}/cancel", {"reason": "test"}, content_type=J),
+        "assign_order": lambda c: c.put(f"{o}/assignee", {"assignee": None}, content_type=J),
+        "administer": lambda c: c.post(f"{o}/administrations", {"dose": "1", "unit": "mg"},
+                                       content_type=J),
+        "read": lambda c: c.get(p),
+    }
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_it_enforces_the_role_table_in_the_api(api_client, record: dict[str, str],  # noqa: ANN001
+                                               role: str) -> None:
+    client = api_client(*([role] if role else []))
+    calls = api_calls(record)
+    assert set(calls) == set(COMMAND_ROLES)  # the matrix covers every command
+    for command, call in calls.items():
+        response = call(client)
+        allowed = role in {r.value for r in COMMAND_ROLES[command]}
+        assert response.status_code < 500, (command, role, response.content)
+        if allowed:
+            assert response.status_code != 403, (command, role, response.content)
+        else:
+            assert response.status_code == 403, (command, role, response.status_code)
+
+
+PAGES = {
+    "register": "/admin/patients/register/",
+    "update_demographics": "/admin/patients/{pid}/demographics/",
+    "admit": "/admin/patients/{pid}/admit/",
+    "transfer": "/admin/patients/{pid}/transfer/",
+    "add_allergy": "/admin/patients/{pid}/allergies/add/",
+    "place_order": "/admin/patients/{pid}/orders/new/lab/",
+    "administer": "/admin/patients/{pid}/orders/{oid}/administer/",
+    "read": "/admin/patients/{pid}/",
+}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_it_enforces_the_role_table_in_the_pages(make_user, record: dict[str, str],  # noqa: ANN001
+                                                 role: str) -> None:
+    client = Client()
+    client.force_login(make_user(f"page-{role or 'none'}", *([role] if role else [])))
+    for command, url in PAGES.items():
+        response = client.get(url.format(**record))
+        allowed = role in {r.value for r in COMMAND_ROLES[command]}
+        assert response.status_code < 500, (command, role)
+        assert (response.status_code == 403) is not allowed, (command, role, response.status_code)
+    for command, action in (("progress_order", "ready"), ("cancel_order", "cancel"),
+                            ("assign_order", "assign")):
+        response = client.post(f"/admin/patients/{record['pid']}/orders/{record['oid']}/action/",
+                               {"action": action, "reason": "r"})
+        allowed = role in {r.value for r in COMMAND_ROLES[command]}
+        assert response.status_code < 500
+        assert (response.status_code == 403) is not allowed, (command, role)
