@@ -35,3 +35,15 @@ for _label, _route, _view, _name in (
 ):
     _site.register_page(section="Patients", label=_label, route=_route, view=_view,
                         name=_name, in_menu=False)
+
+from . import reference_views as rv  # noqa: E402
+
+_site.register_page(section="Administration", label="Reference data", route="reference/",
+                    view=rv.reference_index, name="reference_index", roles=(views.Role.ADMIN,),
+                    order=90)
+_site.register_page(section="Administration", label="Reference list",
+                    route="reference/<str:type_name>/", view=rv.reference_edit,
+                    name="reference_list", in_menu=False)
+_site.register_page(section="Administration", label="Reference entry",
+                    route="reference/<str:type_name>/<str:code>/", view=rv.reference_edit,
+                    name="reference_edit", in_menu=False)
