@@ -33,7 +33,8 @@ test: test-deps
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 bench: install
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.store_bench
+	$(BIN)/python -m bench.worklists_bench --quick
 
 lint: install
 	$(BIN)/ruff check .
