@@ -44,7 +44,8 @@ class OrderForm(forms.Form):
 
 class PrescriptionForm(OrderForm):
     medication_code = forms.ChoiceField(label="Medication")
-    dose = forms.DecimalField(min_value=0.001, max_digits=10, decimal_places=3)
+    dose = forms.DecimalField(min_value=0.001, max_digits=10, decimal_places=3,
+                              error_messages={"min_value": "The dose must be more than 0."})
     unit = forms.ChoiceField()
     route = forms.ChoiceField()
     frequency = forms.ChoiceField()
@@ -76,7 +77,8 @@ class LabForm(OrderForm):
 
 
 class AdministrationForm(forms.Form):
-    dose = forms.DecimalField(min_value=0.001, max_digits=10, decimal_places=3)
+    dose = forms.DecimalField(min_value=0.001, max_digits=10, decimal_places=3,
+                              error_messages={"min_value": "The dose given must be more than 0."})
     unit = forms.CharField(max_length=20)
     note = forms.CharField(max_length=300, required=False)
 
