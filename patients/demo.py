@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import date
+from decimal import Decimal
 
 from django.contrib.auth.models import Group, User
 
@@ -13,7 +14,7 @@ from cosmos_backend.store import DocumentStore
 from hisadmin.roles import actor_for, ensure_groups
 from hisadmin.store import new_uow
 
-from . import commands, reference
+from . import clinical, commands, reference
 
 DEMO_USERS = (
     ("clinician", "clinician-demo-2026", "clinician", "Grace Hopper"),
@@ -36,6 +37,18 @@ DEMO_PATIENTS = (
     ("Zoë", "Janssen", date(1963, 10, 19), "female", None),
 )
 MARKER_PK = keys.reference("Setup")
+_MED = {"kind": "medication", "unit": "mg", "route": "PO"}
+DEMO_ORDERS = {  # by ward: a few active orders so the order worklists have content
+    "CARD-A": ({**_MED, "medication_code": "FURO", "dose": Decimal("40"), "frequency": "QAM"},
+               {"kind": "lab", "test_code": "BMP"}),
+    "CARD-CCU": ({"kind": "lab", "test_code": "TROP", "urgency": "stat"},
+                 {**_MED, "medication_code": "ENOX", "dose": Decimal("80"), "route": "SC",
+                  "frequency": "Q12H"}),
+    "MED-1": ({**_MED, "medication_code": "AMOX", "dose": Decimal("500"), "frequency": "Q8H"},
+              {"kind": "imaging", "modality": "CR", "body_part": "CHEST"}),
+    "SURG-1": ({"kind": "imaging", "modality": "CT", "body_part": "ABDOMEN",
+                "urgency": "stat"},),
+}
 
 
 def ensure_users() -> Iterator[str]:
@@ -59,6 +72,7 @@ def load_patients(store: DocumentStore) -> Iterator[str]:
         return
     clerk = actor_for(User.objects.get(username="clerk"))
     clinician = User.objects.get(username="clinician")
+    doctor = actor_for(clinician)
     for given, family, born, sex, stay in DEMO_PATIENTS:
         patient = commands.register_patient(commands.RegisterPatient(
             given_name=given, family_name=family, birth_date=born, sex=sex), new_uow(),
@@ -69,6 +83,9 @@ def load_patients(store: DocumentStore) -> Iterator[str]:
                 patient_id=patient.patient_id, department_id=department, ward_id=ward,
                 bed=bed, reason=reason, attending_id=str(clinician.pk),
                 attending_name=clinician.get_full_name()), new_uow(), actor=clerk)
+            for order in DEMO_ORDERS.get(ward, ()):
+                clinical.place_order(clinical.PlaceOrder(patient_id=patient.patient_id,
+                                                         **order), new_uow(), actor=doctor)
         yield f"patient {patient.mrn} registered" + (" and admitted" if stay else "")
     try:
         store.create(wrap(doc_id="demo", pk=MARKER_PK, doc_type="Marker", contents={}))
