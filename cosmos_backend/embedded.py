@@ -23,7 +23,13 @@ import orjson
 
 from . import errors
 from .paging import decode_token, encode_token
-from .sqlquery import HASH_SPACE, column_expr, compile_query, index_statements
+from .sqlquery import (
+    HASH_SPACE,
+    column_expr,
+    compile_query,
+    has_query_fields,
+    index_statements,
+)
 from .store import (
     BatchOp,
     ContainerSpec,
@@ -111,6 +117,7 @@ class EmbeddedStore(DocumentStore):
             CREATE TABLE IF NOT EXISTS {self.table} (
                 pk TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, etag TEXT NOT NULL,
                 ts INTEGER NOT NULL, lsn INTEGER NOT NULL, rng INTEGER NOT NULL, exp REAL,
+                q INTEGER NOT NULL DEFAULT 0,
                 PRIMARY KEY (pk, id)) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS {self.table}_feed ON {self.table} (lsn);
             CREATE INDEX IF NOT EXISTS {self.table}_exp ON {self.table} (exp) WHERE exp IS NOT NULL;
@@ -120,12 +127,23 @@ class EmbeddedStore(DocumentStore):
             """
         )
         done.append(f"container {self.spec.name!r} " + ("exists" if exists else "created"))
-        for name, sql in index_statements(self.table, self.spec.indexing_policy):
-            if not conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type='index' AND name=?", (name,)
-            ).fetchone():
+        columns = {row[1] for row in conn.execute(f"PRAGMA table_info({self.table})")}
+        if "q" not in columns:  # a store made before query-field indexes were partial
+            conn.execute(f"ALTER TABLE {self.table} ADD COLUMN q INTEGER NOT NULL DEFAULT 0")
+            conn.execute(f"UPDATE {self.table} SET q = 1 WHERE EXISTS (SELECT 1 FROM "
+                         "json_each(doc) WHERE key LIKE 'Query%')")
+            done.append("column q added and filled")
+        wanted = dict(index_statements(self.table, self.spec.indexing_policy))
+        present = {row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name=?", (self.table,))}
+        for name, sql in wanted.items():
+            if name not in present:
                 conn.execute(sql)
                 done.append(f"index {name} created")
+        for name in sorted(present):
+            if "_ix_" in name and name not in wanted:
+                conn.execute(f"DROP INDEX {name}")  # no longer in the indexing policy
+                done.append(f"index {name} dropped")
         return done
 
     def _meta(self, key: str, default: int) -> int:
@@ -195,9 +213,11 @@ class EmbeddedStore(DocumentStore):
         ts = int(now)
         exp = self._expiry(doc, now)
         rng = zlib.crc32(pk.encode()) % HASH_SPACE
-        values = (pk, doc_id, body, etag, ts, lsn, rng, exp)
-        cols = "(pk, id, doc, etag, ts, lsn, rng, exp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        sets = "doc=excluded.doc, etag=excluded.etag, ts=excluded.ts, lsn=excluded.lsn, exp=excluded.exp"
+        q = has_query_fields(doc)
+        values = (pk, doc_id, body, etag, ts, lsn, rng, exp, q)
+        cols = "(pk, id, doc, etag, ts, lsn, rng, exp, q) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        sets = ("doc=excluded.doc, etag=excluded.etag, ts=excluded.ts, lsn=excluded.lsn, "
+                "exp=excluded.exp, q=excluded.q")
         if op.kind == "create":
             cur = conn.execute(
                 f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET {sets} "
@@ -209,9 +229,9 @@ class EmbeddedStore(DocumentStore):
         elif op.kind == "upsert" and op.if_match is None:
             conn.execute(f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET {sets}", values)
         else:  # replace, or upsert guarded by an etag
-            sql = (f"UPDATE {t} SET doc=?, etag=?, ts=?, lsn=?, exp=? "
+            sql = (f"UPDATE {t} SET doc=?, etag=?, ts=?, lsn=?, exp=?, q=? "
                    "WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)")
-            args = (body, etag, ts, lsn, exp, pk, doc_id, now)
+            args = (body, etag, ts, lsn, exp, q, pk, doc_id, now)
             if op.if_match is not None:
                 sql += " AND etag=?"
                 args += (op.if_match,)

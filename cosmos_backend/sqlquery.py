@@ -16,6 +16,18 @@ from . import errors
 from .store import Cond, Query
 
 HASH_SPACE = 1 << 16  # feed ranges split the crc32 of the partition key modulo this
+# Top-level ``Query*`` fields exist only for indexing (see envelope.wrap). Indexes made only
+# of such paths are partial (``WHERE q = 1``): documents without them — events, aggregates,
+# trackers — skip that index maintenance entirely, which is most of the cost of a write.
+QUERY_FIELD_PREFIX = "Query"
+
+
+def has_query_fields(doc: Mapping[str, Any]) -> int:
+    return int(any(key.startswith(QUERY_FIELD_PREFIX) for key in doc))
+
+
+def _is_query_path(path: str) -> bool:
+    return path.startswith(QUERY_FIELD_PREFIX)
 _SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _COLUMNS = {"id": "id", "partitionKey": "pk", "_ts": "ts", "_lsn": "lsn"}
 
@@ -125,6 +137,9 @@ def compile_query(table: str, query: Query, after: list[Any] | None) -> tuple[st
         sql, after_args = _after(keys, after)
         where.append(sql)
         args.extend(after_args)
+    paths = [c.path for c in query.where] + [path for path, _ in query.ordering()]
+    if any(_is_query_path(p) for p in paths):
+        where.append("q = 1")  # literal, so SQLite may use the partial Query* indexes
     select_keys = ", ".join(expr for expr, _ in keys)
     order = ", ".join(f"{expr} {direction}" for expr, direction in keys)
     sql = (f"SELECT doc, etag, ts, lsn, {select_keys} FROM {table} "
@@ -144,22 +159,26 @@ def _path_of(cosmos_path: str) -> str | None:
 
 def index_statements(table: str, policy: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """CREATE INDEX statements equivalent to the policy's composite and included paths."""
-    column_sets: list[list[str]] = []
+    column_sets: list[tuple[list[str], bool]] = []
     for composite in policy.get("compositeIndexes", []):
         cols = []
+        paths = []
         for entry in composite:
             path = _path_of(entry["path"])
             if path is None:
                 break
             desc = entry.get("order", "ascending").lower().startswith("desc")
             cols.append(column_expr(path) + (" DESC" if desc else ""))
+            paths.append(path)
         else:
-            column_sets.append(cols)
+            fields = [p for p in paths if p not in _COLUMNS]
+            column_sets.append((cols, bool(fields) and all(_is_query_path(p) for p in fields)))
     for included in policy.get("includedPaths", []):
         path = _path_of(included["path"])
         if path is not None and path not in _COLUMNS:
-            column_sets.append([column_expr(path)])
-    for cols in column_sets:
+            column_sets.append(([column_expr(path)], _is_query_path(path)))
+    for cols, partial in column_sets:
         cols = ["pk", *cols]
-        name = f"{table}_ix_" + hashlib.sha1("|".join(cols).encode()).hexdigest()[:10]
-        yield name, f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({', '.join(cols)})"
+        where = " WHERE q = 1" if partial else ""
+        name = f"{table}_ix_" + hashlib.sha1(("|".join(cols) + where).encode()).hexdigest()[:10]
+        yield name, f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({', '.join(cols)}){where}"
