@@ -116,9 +116,16 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 
 @api.exception_handler(StaleWrite)
 def _stale(request: HttpRequest, exc: StaleWrite) -> HttpResponse:
-    return problem(request, 412, "Changed by someone else meanwhile",
-                   "The record changed since you read it. Fetch it again (GET), review the "
-                   "current values and resend with the new ETag in If-Match.")
+    from .store import get_store
+
+    current = get_store().try_read(exc.pk, exc.doc_id)
+    response = problem(request, 412, "Changed by someone else meanwhile",
+                       "The record changed since you read it. Fetch it again (GET), review the "
+                       "current values and resend with the new ETag in If-Match.",
+                       current_etag=current["_etag"] if current else None)
+    if current is not None:
+        response["ETag"] = current["_etag"]
+    return response
 
 
 @api.exception_handler(store_errors.NotFound)

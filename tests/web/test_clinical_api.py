@@ -130,6 +130,8 @@ def test_it_records_allergies_and_refuses_a_stale_demographics_edit(
                                "birth_date": "1950-01-01", "sex": "male"},
                               content_type=J, HTTP_IF_MATCH=etag)
     assert stale.status_code == 412
+    assert stale["ETag"] == added["ETag"]  # the current version, to re-read or resend with
+    assert stale.json()["current_etag"] == added["ETag"]
     fresh = team["clerk"].put(f"/api/v1/patients/{admitted}",
                               {"given_name": "Ola", "family_name": "Nordmann",
                                "birth_date": "1950-01-01", "sex": "male"},
