@@ -340,12 +340,22 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     return order
 
 
+MAX_CANCELLATIONS_PER_BATCH = 45  # 2 operations each, + admission, stream and 1 event ≤ 100
+
+
 def cancel_active_orders(uow: UnitOfWork, patient_id: str, admission_id: str,
-                         reason: str) -> list[tuple[str, dict[str, Any]]]:
-    """Register the cancellation of every active order of the admission; returns events."""
-    docs = uow.query_all(keys.patient(patient_id), Query(where=(
+                         reason: str, *, keep: int | None = None
+                         ) -> list[tuple[str, dict[str, Any]]]:
+    """Register cancellations of the admission's active orders; returns their events.
+
+    ``keep``: leave that many active orders alone (cancel only the surplus beyond it).
+    """
+    docs = [d for d in uow.query_all(keys.patient(patient_id), Query(where=(
         Cond("docType", "=", "Order"),
         Cond("docContents.status", "in", ["created", "ready", "in_progress"]))))
+        if d["docContents"]["admissionId"] == admission_id]
+    if keep is not None:
+        docs = docs[keep:][:MAX_CANCELLATIONS_PER_BATCH]
     events = []
     for doc in docs:
         order = order_from_doc(doc)

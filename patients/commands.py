@@ -155,13 +155,24 @@ def discharge_patient(cmd: DischargePatient, uow: UnitOfWork, *, actor: Actor) -
     uow.expect_etag(doc, cmd.expected_etag)
     admission = admission_from_doc(doc)
     admission.end(disposition=cmd.disposition, now=now)
+    from .clinical import MAX_CANCELLATIONS_PER_BATCH, cancel_active_orders
+
+    # Discharge ends the stay and cancels its still-active orders, each with its own event,
+    # in the discharge batch. A batch holds 100 operations (two per cancelled order), so
+    # a stay with more active orders first cancels the surplus in batches of their own:
+    # each is a whole command, and a failure in between leaves the stay active to retry.
+    while True:
+        chunk = UnitOfWork(uow.store)
+        events = cancel_active_orders(chunk, cmd.patient_id, admission.admission_id,
+                                      reason="Patient discharged",
+                                      keep=MAX_CANCELLATIONS_PER_BATCH)
+        if not events:
+            break
+        append_events(chunk, keys.patient(cmd.patient_id), events, actor=actor, now=now)
+        chunk.commit()
     updated = admission_to_doc(admission)
     updated["_etag"] = doc["_etag"]
     uow.update(updated)
-    from .clinical import cancel_active_orders
-
-    # Discharge ends the stay and cancels its still-active orders, each with its own event,
-    # all in the same batch (a batch holds 100 operations: ~45 active orders at most).
     cancellations = cancel_active_orders(uow, cmd.patient_id, admission.admission_id,
                                          reason="Patient discharged")
     append_events(uow, keys.patient(cmd.patient_id), cancellations + [("AdmissionEnded", {

@@ -94,3 +94,24 @@ def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store) -> None: 
                                  Query(where=(Cond("docType", "=", "Event"),)))
     assert events[0]["docContents"]["actor"]["username"] == "system"
     assert events[0]["docContents"]["seq"] == 1
+
+
+def test_it_discharges_a_stay_with_more_orders_than_one_batch_holds(his_store) -> None:  # noqa: ANN001
+    from cosmos_backend.store import Cond, Query
+    from patients import reference
+
+    list(reference.load(his_store))
+    pid = register(his_store).patient_id
+    commands.admit_patient(commands.AdmitPatient(pid, "MED", "MED-1", "Long stay"),
+                           UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    for _ in range(100):
+        clinical.place_order(clinical.PlaceOrder(patient_id=pid, kind="lab", test_code="CRP"),
+                             UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    commands.discharge_patient(commands.DischargePatient(pid, "home"), UnitOfWork(his_store),
+                               actor=SYSTEM_ACTOR)
+    orders = his_store.query_all(keys.patient(pid), Query(where=(Cond("docType", "=", "Order"),)))
+    assert {o["docContents"]["status"] for o in orders} == {"cancelled"}
+    events = his_store.query_all(keys.patient(pid), Query(where=(Cond("docType", "=", "Event"),)))
+    types = [e["docContents"]["type"] for e in events]
+    assert types.count("OrderCancelled") == 100
+    assert types[-1] == "AdmissionEnded"
