@@ -1,0 +1,105 @@
+"""The client workload, identical for the product and the baseline (same paths, same bodies).
+
+A *client* is anything with ``call(method, path, body=None, token=None) -> (status, json)``:
+an HTTP session for the timed runs, Django's test client for the in-process cost counts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+API = "/api/v1"
+
+
+class Client(Protocol):
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None,
+             token: str | None = None) -> tuple[int, Any]: ...
+
+
+class Failed(RuntimeError):
+    pass
+
+
+@dataclass
+class Tokens:
+    admin: str  # superuser: every role (registration, orders, nursing)
+    nurse: str  # whose My Orders worklist is read
+
+
+@dataclass
+class Timings:
+    by_command: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, name: str, ms: float) -> None:
+        self.by_command.setdefault(name, []).append(ms)
+
+
+def _ok(status: int, body: Any, what: str) -> Any:
+    if status >= 300:
+        raise Failed(f"{what}: HTTP {status} {str(body)[:300]}")
+    return body
+
+
+def iteration(client: Client, tokens: Tokens, i: int, bed: tuple[str, str, str],
+              timings: Timings | None = None,
+              hook: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """One short stay, eight commands: register, admit, two orders, assign, ready,
+    administer, discharge. ``hook(name)`` runs after each command (cost counters)."""
+    dept, ward, bed_code = bed
+
+    def cmd(name: str, method: str, path: str, body: dict[str, Any]) -> Any:
+        start = time.perf_counter()
+        status, out = client.call(method, API + path, body, tokens.admin)
+        if timings is not None:
+            timings.add(name, (time.perf_counter() - start) * 1000)
+        if hook is not None:
+            hook(name)
+        return _ok(status, out, name)
+
+    patient = cmd("register", "POST", "/patients", {
+        "given_name": "Bench", "family_name": f"Driver{i:06d}", "birth_date": "1961-04-12",
+        "sex": "female"})
+    pid = patient["id"]
+    cmd("admit", "POST", f"/patients/{pid}/admissions", {
+        "department_id": dept, "ward_id": ward, "bed": bed_code, "reason": "Chest pain"})
+    med = cmd("place_order", "POST", f"/patients/{pid}/orders", {
+        "kind": "medication", "medication_code": "PARA", "dose": "1000", "unit": "mg",
+        "route": "PO", "frequency": "Q6H"})
+    cmd("place_order", "POST", f"/patients/{pid}/orders", {
+        "kind": "lab", "test_code": "TROP", "urgency": "stat"})
+    med_id = med["orderId"]
+    cmd("assign", "PUT", f"/patients/{pid}/orders/{med_id}/assignee", {"assignee": "nurse"})
+    cmd("progress", "POST", f"/patients/{pid}/orders/{med_id}/ready", {"reason": ""})
+    cmd("administer", "POST", f"/patients/{pid}/orders/{med_id}/administrations", {
+        "dose": "1000", "unit": "mg"})
+    cmd("discharge", "POST", f"/patients/{pid}/discharge", {"disposition": "home"})
+    return {"id": pid, "mrn": patient["mrn"], "department": dept, "ward": ward}
+
+
+def read_paths(departments: list[str], wards: dict[str, list[str]], prefixes: list[str]
+               ) -> dict[str, list[str]]:
+    """The worklist pages clinicians poll, by worklist (first 50-row page each)."""
+    out: dict[str, list[str]] = {"admitted": [], "admitted_ward": [], "active_orders": [],
+                                 "my_orders": [], "name_search": []}
+    for dept in departments:
+        out["admitted"].append(f"{API}/worklists/admitted?department={dept}&page_size=50")
+        for ward in wards[dept]:
+            out["admitted_ward"].append(
+                f"{API}/worklists/admitted?department={dept}&ward={ward}&page_size=50")
+        out["active_orders"].append(f"{API}/worklists/orders?department={dept}&page_size=50")
+    out["my_orders"].append(f"{API}/worklists/my-orders?page_size=50")
+    for prefix in prefixes:
+        out["name_search"].append(f"{API}/worklists/patients?q={prefix}&page_size=50")
+    return out
+
+
+def read_once(client: Client, tokens: Tokens, worklist: str, path: str) -> tuple[float, int]:
+    token = tokens.nurse if worklist == "my_orders" else tokens.admin
+    start = time.perf_counter()
+    status, body = client.call("GET", path, None, token)
+    ms = (time.perf_counter() - start) * 1000
+    _ok(status, body, worklist)
+    return ms, len(body.get("items", []))

@@ -1,0 +1,263 @@
+"""Prepare the product for a benchmark run (run in its own process, product settings).
+
+    python -m bench.product_side --var DIR --patients N --out prep.json
+
+Provisions a fresh var directory (migrate, cosmos_init, users and reference data, no demo
+patients), adds the bench wards, seeds N planned patients through the real use cases,
+builds the worklist views with the rebuild the operators use, moves the relay's checkpoints to
+the end of the feed (the views already hold everything), then counts store round trips,
+bytes and estimated RU per command for one driver iteration through the real API in-process —
+including the projection work the Celery worker does for the events those commands wrote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _setup(var: Path) -> None:
+    os.environ.update(DJANGO_SETTINGS_MODULE="hisadmin.settings", HIS_VAR_DIR=str(var),
+                      EMBEDDED_STORE_PATH=str(var / "store.sqlite3"), DEMO_DATA="0")
+    os.environ.pop("COSMOS_ENDPOINT", None)
+    import django
+
+    django.setup()
+
+
+def _add_wards(store: Any) -> None:
+    from cosmos_backend import keys
+    from cosmos_backend.envelope import wrap
+    from patients import reference
+
+    from .workload import hospital
+
+    for ward in hospital():
+        store.upsert(wrap(doc_id=ward.code, pk=keys.reference("Ward"), doc_type="Reference",
+                          sub_type="Ward", contents={
+                              "code": ward.code, "name": ward.name, "active": True,
+                              "departmentId": ward.department, "beds": list(ward.beds)}))
+    reference.invalidate()
+
+
+def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
+    from django.contrib.auth.models import User
+
+    from cosmos_backend.uow import UnitOfWork
+    from hisadmin.roles import actor_for
+    from patients import clinical, commands
+
+    clerk = actor_for(User.objects.get(username="clerk"))
+    doctor_user = User.objects.get(username="clinician")
+    doctor = actor_for(doctor_user)
+    nurse_user = User.objects.get(username="nurse")
+    nurse = actor_for(nurse_user)
+    started = time.perf_counter()
+
+    def uow() -> UnitOfWork:
+        return UnitOfWork(store)
+
+    for n, p in enumerate(patients, 1):
+        pid = commands.register_patient(commands.RegisterPatient(
+            given_name=p.given, family_name=p.family, birth_date=p.birth_date, sex=p.sex,
+            mrn=p.mrn), uow(), actor=clerk).patient_id
+        for substance, reaction, severity in p.allergies:
+            clinical.add_allergy(clinical.AddAllergy(patient_id=pid, substance=substance,
+                                                     reaction=reaction, severity=severity),
+                                 uow(), actor=doctor)
+        for stay in p.stays:
+            commands.admit_patient(commands.AdmitPatient(
+                patient_id=pid, department_id=stay.department, ward_id=stay.ward,
+                bed=stay.bed, reason=stay.reason, attending_id=str(doctor_user.pk),
+                attending_name=doctor.display_name), uow(), actor=clerk)
+            for o in stay.orders:
+                oid = clinical.place_order(clinical.PlaceOrder(
+                    patient_id=pid, kind=o.kind, urgency=o.urgency, **o.fields), uow(),
+                    actor=doctor).order_id
+                if o.assign_to_nurse:
+                    clinical.assign_order(clinical.AssignOrder(
+                        pid, oid, str(nurse_user.pk), nurse.display_name), uow(), actor=doctor)
+                for action in _actions(o):
+                    if action == "administer":
+                        clinical.administer(clinical.Administer(
+                            pid, oid, o.fields["dose"], o.fields["unit"]), uow(), actor=nurse)
+                    else:
+                        clinical.progress_order(clinical.ProgressOrder(
+                            pid, oid, action, "No longer indicated"), uow(), actor=nurse)
+            if not stay.current:
+                commands.discharge_patient(commands.DischargePatient(pid, "home"), uow(),
+                                           actor=clerk)
+        if progress and n % 1000 == 0:
+            rate = n / (time.perf_counter() - started)
+            print(f"  product: {n}/{len(patients)} patients ({rate:.0f}/s)", flush=True)
+
+
+def _actions(o: Any) -> list[str]:
+    if o.status == "created":
+        return []
+    if o.status == "cancelled":
+        return ["cancel"]
+    steps = ["ready"]
+    if o.status in ("in_progress", "completed"):
+        steps.append("administer" if o.administrations else "start")
+    if o.status == "completed":
+        steps.append("complete")
+    return steps
+
+
+def fast_forward_relay(store: Any) -> int:
+    """Checkpoint every feed range at its end: the rebuilt views already include it all."""
+    from cosmos_backend.leases import new_owner_id
+    from hisadmin.store import get_lease_store
+
+    leases = get_lease_store()
+    ranges = store.feed_ranges()
+    leases.ensure(ranges)
+    owner, docs = new_owner_id(), 0
+    for feed_range in ranges:
+        lease = leases.try_acquire(feed_range, owner, ttl=30)
+        assert lease is not None, "a relay is running on the bench store"
+        token, position = lease.continuation, lease.position
+        while True:
+            page = store.read_feed(feed_range, continuation=token, max_items=5000)
+            if not page.items:
+                break
+            docs += len(page.items)
+            position = max(position, max(int(d.get("_lsn", 0)) for d in page.items))
+            token = page.continuation
+        if token is not None:
+            lease = leases.checkpoint(lease, token, position, ttl=30)
+        leases.release(lease)
+    return docs
+
+
+class _TestClient:
+    """The driver's client protocol over Django's test client (in-process, real views)."""
+
+    def __init__(self) -> None:
+        from django.test import Client
+
+        self.client = Client()
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None,
+             token: str | None = None) -> tuple[int, Any]:
+        fn = getattr(self.client, method.lower())
+        kwargs: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+        if body is not None:
+            kwargs.update(data=json.dumps(body), content_type="application/json")
+        response = fn(path, **kwargs)
+        return response.status_code, json.loads(response.content or b"null")
+
+
+def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
+                  iterations: int) -> dict[str, Any]:
+    """Per command type: synchronous store calls (the request) and asynchronous ones (the
+    projections of the events it wrote, as the worker runs them), averaged."""
+    from cosmos_backend import keys
+    from hisadmin import store as handles
+    from worklists.projector import project_event
+
+    from .counting import CountingStore, Meter
+    from .driver import iteration
+
+    sync, meter = {}, Meter()
+    counting = CountingStore(store, meter)
+    # Every get_store() in this process now returns the metered store.
+    for key in list(handles._stores):
+        if key[0] == "data":
+            handles._stores[key] = counting
+    client = _TestClient()
+    pending: list[tuple[str, int]] = []
+    last_seq: dict[str, int] = {}
+    totals: dict[str, dict[str, float]] = {}
+
+    def add(name: str, part: str, snap: dict[str, Any]) -> None:
+        row = totals.setdefault(name, {"n": 0})
+        for k in ("round_trips", "bytes_written", "bytes_read", "ru_estimate"):
+            row[f"{part}_{k}"] = row.get(f"{part}_{k}", 0.0) + snap[k]
+
+    def hook(name: str) -> None:
+        snap = meter.snapshot()
+        meter.reset()
+        add(name, "sync", snap)
+        totals[name]["n"] += 1
+        sync[name] = snap
+        pending.append((name, 0))
+
+    for i in range(iterations):
+        pending.clear()
+        result = iteration(client, tokens, 900_000 + i, beds[i % len(beds)], hook=hook)
+        # Replay the worker: project every event of the patient's stream, command by command.
+        pk = keys.patient(result["id"])
+        stream = store.read(pk, "stream")["docContents"]["seq"]
+        seq = last_seq.get(pk, 0)
+        per_command = max(1, len(pending))
+        meter.reset()
+        for s in range(seq + 1, stream + 1):
+            project_event(counting, pk, s)
+        snap = meter.snapshot()
+        meter.reset()
+        last_seq[pk] = stream
+        for name, _ in pending:
+            add(name, "async", {k: (v / per_command if isinstance(v, int | float) else v)
+                                for k, v in snap.items()})
+    out = {}
+    for name, row in totals.items():
+        n = row.pop("n")
+        out[name] = {k: round(v / n, 2) for k, v in row.items()}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--var", type=Path, required=True)
+    parser.add_argument("--patients", type=int, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--cost-iterations", type=int, default=5)
+    args = parser.parse_args()
+    args.var.mkdir(parents=True, exist_ok=True)
+    _setup(args.var)
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    from hisadmin.models import ApiToken
+    from hisadmin.store import get_store
+    from worklists import maintenance
+
+    from . import workload
+    from .driver import Tokens
+
+    call_command("migrate", "--noinput", verbosity=0)
+    call_command("cosmos_init", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    call_command("setup_demo", "--no-patients", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    store = get_store()
+    _add_wards(store)
+    patients = workload.plan(args.patients)
+    t0 = time.perf_counter()
+    seed(store, patients)
+    seed_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ids = sorted(set(maintenance.patient_ids(store)))
+    maintenance.rebuild(store, ids)
+    rebuild_s = time.perf_counter() - t0
+    tokens = Tokens(admin=ApiToken.issue(User.objects.get(username="admin"), "bench")[1],
+                    nurse=ApiToken.issue(User.objects.get(username="nurse"), "bench")[1])
+    beds = workload.free_beds(patients)
+    costs = command_costs(store, tokens, beds[-args.cost_iterations:], args.cost_iterations)
+    moved = fast_forward_relay(store)
+    store_bytes = Path(store.path).stat().st_size if hasattr(store, "path") else None
+    prep = {"tokens": tokens.__dict__, "seed_s": round(seed_s, 1),
+            "rebuild_s": round(rebuild_s, 1), "rebuild_patients": len(ids),
+            "feed_docs": moved, "costs": costs, "store_bytes": store_bytes,
+            "documents": store.count() if hasattr(store, "count") else None}
+    args.out.write_text(json.dumps(prep, indent=2))
+    print(f"  product ready: seed {seed_s:.0f}s, rebuild {rebuild_s:.0f}s", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""The baseline's JSON API: the product's paths, bodies and response shapes (django-ninja,
+bearer tokens, role checks by group), worklists as JOIN/filter queries with offset paging."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI, Query, Schema
+from ninja.security import HttpBearer
+
+from . import services
+from .models import ACTIVE_ORDER, Admission, ApiToken, Order, Patient, fold
+
+
+class TokenAuth(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        record = ApiToken.objects.select_related("user").filter(key_hash=digest).first()
+        if record is None or not record.user.is_active:
+            return None
+        request.user = record.user
+        return record.user
+
+
+api = NinjaAPI(auth=TokenAuth(), urls_namespace="relational")
+
+
+def require(user: Any, *roles: str) -> None:
+    if user.is_superuser:
+        return
+    if not user.groups.filter(name__in=roles).exists():
+        raise PermissionDenied
+
+
+@api.exception_handler(services.DomainError)
+def _domain(request: HttpRequest, exc: services.DomainError) -> HttpResponse:
+    return api.create_response(request, {"title": str(exc), "status": exc.status},
+                               status=exc.status)
+
+
+@api.exception_handler(PermissionDenied)
+def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return api.create_response(request, {"title": "Forbidden", "status": 403}, status=403)
+
+
+class PatientIn(Schema):
+    given_name: str
+    family_name: str
+    birth_date: date
+    sex: str = "unknown"
+    mrn: str = ""
+
+
+class AdmitIn(Schema):
+    department_id: str
+    ward_id: str
+    bed: str = ""
+    reason: str
+    attending_name: str = ""
+
+
+class OrderIn(Schema):
+    kind: str
+    urgency: str = "routine"
+    medication_code: str = ""
+    dose: Decimal | None = None
+    unit: str = ""
+    route: str = ""
+    frequency: str = ""
+    modality: str = ""
+    body_part: str = ""
+    test_code: str = ""
+
+
+class ActionIn(Schema):
+    reason: str = ""
+
+
+class AssignIn(Schema):
+    assignee: str | None = None
+
+
+class AdministrationIn(Schema):
+    dose: Decimal
+    unit: str
+
+
+class DischargeIn(Schema):
+    disposition: str
+
+
+def patient_out(p: Patient) -> dict[str, Any]:
+    return {"id": str(p.id), "mrn": p.mrn, "given_name": p.given_name,
+            "family_name": p.family_name, "birth_date": p.birth_date.isoformat(),
+            "sex": p.sex, "version": p.version, "etag": str(p.version)}
+
+
+def admission_out(a: Admission) -> dict[str, Any]:
+    return {"id": str(a.id), "patient_id": str(a.patient_id), "status": a.status,
+            "department_id": a.department_id, "ward_id": a.ward_id,
+            "bed": a.bed.code if a.bed_id else None, "reason": a.reason,
+            "started_at": a.started_at.isoformat(), "etag": str(a.version)}
+
+
+def order_out(o: Order) -> dict[str, Any]:
+    return {"orderId": str(o.id), "patientId": str(o.patient_id), "kind": o.kind,
+            "status": o.status, "urgency": o.urgency, "description": o.description,
+            "assigneeName": o.assignee_name, "version": o.version, "etag": str(o.version)}
+
+
+def _actor(request: HttpRequest) -> str:
+    return request.user.get_username()
+
+
+@api.post("/patients")
+def register(request: HttpRequest, payload: PatientIn) -> Any:
+    require(request.user, "clerk")
+    p = services.register(actor=_actor(request), **payload.dict())
+    return api.create_response(request, patient_out(p), status=201)
+
+
+@api.post("/patients/{patient_id}/admissions")
+def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> Any:
+    require(request.user, "clerk")
+    a = services.admit(patient_id, department_id=payload.department_id,
+                       ward_id=payload.ward_id, bed=payload.bed, reason=payload.reason,
+                       attending_id=str(request.user.pk),
+                       attending_name=payload.attending_name or _actor(request),
+                       actor=_actor(request))
+    return api.create_response(request, admission_out(a), status=201)
+
+
+@api.post("/patients/{patient_id}/orders")
+def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> Any:
+    require(request.user, "clinician")
+    fields = {k: v for k, v in payload.dict().items()
+              if k not in ("kind", "urgency") and v not in ("", None)}
+    o = services.place_order(patient_id, kind=payload.kind, urgency=payload.urgency,
+                             fields=fields, actor=_actor(request))
+    return api.create_response(request, order_out(o), status=201)
+
+
+@api.put("/patients/{patient_id}/orders/{order_id}/assignee")
+def assign(request: HttpRequest, patient_id: str, order_id: str, payload: AssignIn) -> Any:
+    require(request.user, "clinician", "nurse")
+    user = None
+    if payload.assignee:
+        user = get_user_model().objects.filter(username=payload.assignee,
+                                               is_active=True).first()
+        if user is None:
+            raise services.DomainError("No such user.")
+    return order_out(services.assign(patient_id, order_id, user, _actor(request)))
+
+
+@api.post("/patients/{patient_id}/orders/{order_id}/administrations")
+def administer(request: HttpRequest, patient_id: str, order_id: str,
+               payload: AdministrationIn) -> Any:
+    require(request.user, "nurse")
+    o = services.administer(patient_id, order_id, payload.dose, payload.unit, _actor(request))
+    return api.create_response(request, order_out(o), status=201)
+
+
+@api.post("/patients/{patient_id}/orders/{order_id}/{action}")
+def progress(request: HttpRequest, patient_id: str, order_id: str, action: str,
+             payload: ActionIn) -> Any:
+    require(request.user, "clinician", "nurse")
+    if action not in services.TRANSITIONS:
+        raise services.NotFoundError("Unknown action.")
+    return order_out(services.progress(patient_id, order_id, action, payload.reason,
+                                       _actor(request)))
+
+
+@api.post("/patients/{patient_id}/discharge")
+def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn) -> Any:
+    require(request.user, "clerk")
+    return admission_out(services.discharge(patient_id, payload.disposition, _actor(request)))
+
+
+# ------------------------------------------------------------------ worklists
+def _page(qs: Any, page: str | None, size: int, row: Any) -> dict[str, Any]:
+    offset = int(page or 0)
+    items = list(qs[offset:offset + size + 1])
+    more = len(items) > size
+    return {"items": [row(x) for x in items[:size]],
+            "continuation": str(offset + size) if more else None}
+
+
+def _age(born: date, today: date) -> int:
+    return today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+
+
+def census_row(a: Admission) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    p = a.patient
+    return {"patient_id": str(p.id), "mrn": p.mrn, "given_name": p.given_name,
+            "family_name": p.family_name, "age": _age(p.birth_date, now.date()),
+            "sex": p.sex, "department_id": a.department_id, "ward_id": a.ward_id,
+            "bed": a.bed.code if a.bed_id else None, "admitted_at": a.started_at.isoformat(),
+            "attending_name": a.attending_name,
+            "length_of_stay": max(0, (now - a.started_at).days)}
+
+
+def order_row(o: Order) -> dict[str, Any]:
+    return {"order_id": str(o.id), "patient_id": str(o.patient_id), "mrn": o.patient.mrn,
+            "patient_name": f"{o.patient.family_name}, {o.patient.given_name}",
+            "kind": o.kind, "status": o.status, "urgency": o.urgency,
+            "description": o.description, "department_id": o.department_id,
+            "ward_id": o.ward_id, "assignee_name": o.assignee_name,
+            "placed_at": o.placed_at.isoformat()}
+
+
+@api.get("/worklists/admitted")
+def admitted(request: HttpRequest, department: str, ward: str = "", q: str = "",
+             page: str | None = None, page_size: int = Query(50, ge=1, le=200)) -> Any:
+    require(request.user, "clerk", "clinician", "nurse")
+    qs = (Admission.objects.filter(status="active", department_id=department)
+          .select_related("patient", "bed"))
+    if ward:
+        qs = qs.filter(ward_id=ward)
+    if q and any(c.isdigit() for c in q):
+        qs = qs.filter(patient__mrn=q.strip().upper())
+    elif q:
+        qs = qs.filter(patient__name_key__startswith=fold(q))
+    return _page(qs.order_by("ward_id", "bed__code", "id"), page, page_size, census_row)
+
+
+def _orders(qs: Any, kind: str, status: str, urgency: str) -> Any:
+    for field, value in (("kind", kind), ("status", status), ("urgency", urgency)):
+        if value:
+            qs = qs.filter(**{field: value})
+    return qs.select_related("patient").order_by("placed_at", "id")
+
+
+@api.get("/worklists/orders")
+def orders(request: HttpRequest, department: str, kind: str = "", status: str = "",
+           urgency: str = "", page: str | None = None,
+           page_size: int = Query(50, ge=1, le=200)) -> Any:
+    require(request.user, "clinician", "nurse")
+    qs = Order.objects.filter(ACTIVE_ORDER, department_id=department)
+    return _page(_orders(qs, kind, status, urgency), page, page_size, order_row)
+
+
+@api.get("/worklists/my-orders")
+def my_orders(request: HttpRequest, kind: str = "", status: str = "", urgency: str = "",
+              page: str | None = None, page_size: int = Query(50, ge=1, le=200)) -> Any:
+    require(request.user, "clinician", "nurse")
+    qs = Order.objects.filter(ACTIVE_ORDER, assignee=request.user)
+    return _page(_orders(qs, kind, status, urgency), page, page_size, order_row)
+
+
+@api.get("/worklists/patients")
+def patients(request: HttpRequest, q: str = "", mrn: str = "", page: str | None = None,
+             page_size: int = Query(50, ge=1, le=200)) -> Any:
+    require(request.user, "clerk", "clinician", "nurse")
+    if mrn:
+        qs = Patient.objects.filter(mrn=mrn.strip().upper())
+    else:
+        # A range on the folded key: index-friendly on SQLite and PostgreSQL alike (LIKE
+        # prefix searches only use a b-tree with special collations or operator classes).
+        key = fold(q)
+        qs = Patient.objects.filter(name_key__gte=key, name_key__lt=key + "\uffff")
+    return _page(qs.order_by("name_key", "id"), page, page_size, lambda p: {
+        "patient_id": str(p.id), "mrn": p.mrn, "given_name": p.given_name,
+        "family_name": p.family_name, "birth_date": p.birth_date.isoformat(), "sex": p.sex})

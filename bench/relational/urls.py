@@ -1,0 +1,7 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from .api import api
+
+urlpatterns = [path("api/v1/", api.urls)]
