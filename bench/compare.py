@@ -362,7 +362,10 @@ def reads(base: str, tokens: Tokens, patients: list[workload.PatientPlan], phase
 # ------------------------------------------------------------------ the systems
 def _run_quiet(cmd: list[str], env: dict[str, str], log: Path) -> None:
     with log.open("ab") as fh:
-        subprocess.run(cmd, env=env, cwd=ROOT, check=True, stdout=fh, stderr=fh)
+        done = subprocess.run(cmd, env=env, cwd=ROOT, check=False, stdout=fh, stderr=fh)
+    if done.returncode:
+        tail = log.read_text(errors="replace").splitlines()[-25:]
+        raise RuntimeError(f"{' '.join(cmd[1:4])} failed:\n" + "\n".join(tail))
 
 
 def run_product(tmp: Path, n: int, patients: list[Any], phases: Phases) -> dict[str, Any]:

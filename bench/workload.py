@@ -162,7 +162,7 @@ def plan(n: int, seed: int = 20261122) -> list[PatientPlan]:
     patients = []
     for i in range(n):
         age_years = rng.choice((rng.randint(0, 17), rng.randint(18, 64), rng.randint(65, 99)))
-        born = date(2026 - age_years, rng.randint(1, 12), rng.randint(1, 28))
+        born = date(2025 - age_years, rng.randint(1, 12), rng.randint(1, 28))  # all in the past
         allergies = []
         if rng.random() < ALLERGY_SHARE:
             allergies.append((rng.choice(SUBSTANCES), "rash", rng.choice(("mild", "moderate",
