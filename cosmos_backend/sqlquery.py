@@ -2,7 +2,8 @@
 
 Ordering follows Cosmos DB across types as far as the product needs it: missing values
 (NULL) sort first ascending, numbers before strings. Comparisons only match values of the
-compared value's type, as Cosmos does (``c.x > 5`` never matches a string).
+compared value's type, as Cosmos does (``c.x > 5`` never matches a string, ``c.x = 1`` never
+matches ``true``, ``c.x = null`` never matches a missing property).
 """
 
 from __future__ import annotations
@@ -41,43 +42,136 @@ def column_expr(path: str) -> str:
     return f"json_extract(doc, '$.{path}')"
 
 
-def _type_guard(expr: str, value: Any) -> str:
+_COLUMN_TYPES = {"id": str, "pk": str, "ts": int, "lsn": int}
+_JSON_TYPES = {str: "('text')", int: "('integer', 'real')"}
+
+
+def _json_path(expr: str) -> str:
+    """'json_extract(doc, '$.a.b')' → '$.a.b' (paths are validated by column_expr)."""
+    return expr[len("json_extract(doc, '"):-2]
+
+
+def _kind(value: Any) -> type:
     if isinstance(value, bool):
-        raise errors.InvalidRequest("booleans can only be compared with = and !=")
+        return bool
     if isinstance(value, (int, float)):
-        return f"typeof({expr}) IN ('integer', 'real')"
+        return int
     if isinstance(value, str):
-        return f"typeof({expr}) = 'text'"
+        return str
     raise errors.InvalidRequest(f"cannot compare with {type(value).__name__} values")
+
+
+def _same_type(expr: str, value: Any) -> str:
+    """SQL true only where ``expr`` holds a JSON value of ``value``'s type.
+
+    Cosmos DB compares values of different types as undefined (never a match), while
+    json_extract folds true/false into 1/0 and returns arrays and objects as text; the
+    JSON type of the stored value tells them apart.
+    """
+    kind = _kind(value)
+    if expr in _COLUMN_TYPES.values():
+        return "1" if _COLUMN_TYPES[expr] is kind else "0"
+    json_type = f"json_type(doc, '{_json_path(expr)}')"
+    if kind is bool:
+        return f"{json_type} = '{'true' if value else 'false'}'"
+    return f"{json_type} IN {_JSON_TYPES[kind]}"
+
+
+def _equal(expr: str, value: Any) -> tuple[str, list[Any]]:
+    if value is None:
+        if expr in _COLUMN_TYPES.values():
+            return "0", []
+        # JSON null only: a missing property is undefined in Cosmos DB, not null.
+        return f"json_type(doc, '{_json_path(expr)}') = 'null'", []
+    guard = _same_type(expr, value)
+    if guard == "0":
+        return "0", []
+    # The type test costs a JSON lookup per candidate row, so it is added only where the
+    # plain comparison can be fooled: 0/1 against booleans, '[...'/'{...' against arrays
+    # and objects, and booleans themselves.
+    if _ambiguous(value) and guard != "1":
+        return f"({expr} = ? AND {guard})", [value]
+    return f"{expr} = ?", [value]
+
+
+def _ambiguous(value: Any) -> bool:
+    if isinstance(value, bool) or value is None:
+        return True
+    if isinstance(value, (int, float)):
+        return value in (0, 1)
+    return isinstance(value, str) and value[:1] in ("[", "{")
+
+
+def _successor(prefix: str) -> str | None:
+    """The least string greater than every string starting with ``prefix`` (None: none)."""
+    chars = prefix.rstrip("\U0010ffff")
+    if not chars:
+        return None
+    last = ord(chars[-1]) + 1
+    if 0xD800 <= last <= 0xDFFF:  # surrogates cannot be stored; skip to the next scalar
+        last = 0xE000
+    return chars[:-1] + chr(last)
 
 
 def _cond(cond: Cond) -> tuple[str, list[Any]]:
     expr = column_expr(cond.path)
     op, value = cond.op, cond.value
-    if op in ("=", "!="):
+    if op == "=":
+        return _equal(expr, value)
+    if op == "!=":
         if value is None:
-            return (f"{expr} IS NULL" if op == "=" else f"{expr} IS NOT NULL"), []
-        return f"{expr} {op} ?", [value]
+            return "0", []  # null compared with anything but null is undefined in Cosmos DB
+        return f"({expr} != ? AND {_same_type(expr, value)})", [value]
     if op in ("<", "<=", ">", ">="):
-        guard = _type_guard(expr, value) if expr.startswith("json_extract") else "1"
-        return f"({expr} {op} ? AND {guard})", [value]
+        if isinstance(value, bool):
+            raise errors.InvalidRequest("booleans can only be compared with = and !=")
+        return f"({expr} {op} ? AND {_same_type(expr, value)})", [value]
     if op == "startswith":
         if not isinstance(value, str):
             raise errors.InvalidRequest("startswith needs a string")
-        if not value:
-            return f"typeof({expr}) = 'text'", []
+        upper = _successor(value)
         # A range, not LIKE/substr, so an index on the path can serve it.
-        return f"({expr} >= ? AND {expr} < ?)", [value, value + "\U0010ffff"]
+        terms, bounds = [f"{expr} >= ?"], [value]
+        if upper is not None:
+            terms.append(f"{expr} < ?")
+            bounds.append(upper)
+        if not value or value[0] in "[{":  # only then can array/object text fall in range
+            terms.append(_same_type(expr, value))
+        return "(" + " AND ".join(terms) + ")", bounds
     if op == "in":
         values = list(value)
         if not values:
             return "0", []
+        for v in values:
+            if v is not None:
+                _kind(v)  # rejects lists and objects before SQLite sees them
+        if expr in _COLUMN_TYPES.values():  # typed columns: drop values of another type
+            values = [v for v in values if v is not None and _same_type(expr, v) == "1"]
+            if not values:
+                return "0", []
+        elif any(_ambiguous(v) for v in values):
+            parts = [_equal(expr, v) for v in values]
+            return ("(" + " OR ".join(sql for sql, _ in parts) + ")",
+                    [a for _, part_args in parts for a in part_args])
         return f"{expr} IN ({', '.join('?' * len(values))})", values
     if op == "array_contains":
         if expr in _COLUMNS.values():
             raise errors.InvalidRequest("array_contains needs a document path")
-        return (f"EXISTS (SELECT 1 FROM json_each(doc, '$.{cond.path}') WHERE value = ?)",
-                [value])
+        path = _json_path(expr)
+        if value is None:
+            element = "type = 'null'"
+            args: list[Any] = []
+        else:
+            kind = _kind(value)
+            if kind is bool:
+                element = f"type = '{'true' if value else 'false'}'"
+                args = []
+            else:
+                element = f"value = ? AND type IN {_JSON_TYPES[kind]}"
+                args = [value]
+        # json_each walks objects and scalars too; ARRAY_CONTAINS is false for those.
+        return (f"(json_type(doc, '{path}') = 'array' AND EXISTS (SELECT 1 FROM "
+                f"json_each(doc, '{path}') WHERE {element}))", args)
     raise errors.InvalidRequest(f"unsupported operator {op!r}")
 
 
