@@ -26,7 +26,7 @@ from .paging import decode_token, encode_token
 from .sqlquery import (
     HASH_SPACE,
     column_expr,
-    compile_query,
+    compile_segments,
     has_query_fields,
     index_statements,
 )
@@ -312,10 +312,13 @@ class EmbeddedStore(DocumentStore):
         if page_size < 1:
             raise errors.InvalidRequest("page_size must be at least 1")
         after = decode_token(continuation) if continuation else None
-        sql, args, n_keys = compile_query(self.table, query, after)
-        rows = self._conn().execute(
-            sql, [pk, self.clock(), *args, page_size + 1]
-        ).fetchall()
+        segments, n_keys = compile_segments(self.table, query, after)
+        conn, now = self._conn(), self.clock()
+        rows: list[Any] = []
+        for sql, args in segments:
+            rows += conn.execute(sql, [pk, now, *args, page_size + 1 - len(rows)]).fetchall()
+            if len(rows) > page_size:
+                break
         more = len(rows) > page_size
         rows = rows[:page_size]
         items = [self._row_doc(row) for row in rows]

@@ -43,7 +43,7 @@ def column_expr(path: str) -> str:
 
 
 _COLUMN_TYPES = {"id": str, "pk": str, "ts": int, "lsn": int}
-_JSON_TYPES = {str: "('text')", int: "('integer', 'real')"}
+_JSON_TYPES = {str: "('text')", int: "('integer', 'real')", bool: "('true', 'false')"}
 
 
 def _json_path(expr: str) -> str:
@@ -69,17 +69,14 @@ def _same_type(expr: str, value: Any) -> str:
     JSON type of the stored value tells them apart.
     """
     kind = _kind(value)
-    if expr in _COLUMN_TYPES.values():
+    if expr in _COLUMN_TYPES:
         return "1" if _COLUMN_TYPES[expr] is kind else "0"
-    json_type = f"json_type(doc, '{_json_path(expr)}')"
-    if kind is bool:
-        return f"{json_type} = '{'true' if value else 'false'}'"
-    return f"{json_type} IN {_JSON_TYPES[kind]}"
+    return f"json_type(doc, '{_json_path(expr)}') IN {_JSON_TYPES[kind]}"
 
 
 def _equal(expr: str, value: Any) -> tuple[str, list[Any]]:
     if value is None:
-        if expr in _COLUMN_TYPES.values():
+        if expr in _COLUMN_TYPES:
             return "0", []
         # JSON null only: a missing property is undefined in Cosmos DB, not null.
         return f"json_type(doc, '{_json_path(expr)}') = 'null'", []
@@ -145,7 +142,7 @@ def _cond(cond: Cond) -> tuple[str, list[Any]]:
         for v in values:
             if v is not None:
                 _kind(v)  # rejects lists and objects before SQLite sees them
-        if expr in _COLUMN_TYPES.values():  # typed columns: drop values of another type
+        if expr in _COLUMN_TYPES:  # typed columns: drop values of another type
             values = [v for v in values if v is not None and _same_type(expr, v) == "1"]
             if not values:
                 return "0", []
@@ -175,8 +172,15 @@ def _cond(cond: Cond) -> tuple[str, list[Any]]:
     raise errors.InvalidRequest(f"unsupported operator {op!r}")
 
 
-def _after(keys: list[tuple[str, str]], values: list[Any]) -> tuple[str, list[Any]]:
-    """Rows strictly after ``values`` in the ordering ``keys`` (keyset paging)."""
+def _after(keys: list[tuple[str, str]], values: list[Any], *,
+           nulls: bool = True) -> tuple[str, list[Any]]:
+    """Rows strictly after ``values`` in the ordering ``keys`` (keyset paging).
+
+    With ``nulls=False`` (a descending leading key at a non-null value) the rows whose
+    leading key is NULL are left out: they come last and are read by a second statement,
+    because ``x <= ? OR x IS NULL`` is not an index range and SQLite would scan every row
+    before the continuation point instead of seeking to it.
+    """
     if len(values) != len(keys):
         raise errors.InvalidRequest("the continuation token does not fit this query")
     terms: list[str] = []
@@ -196,6 +200,9 @@ def _after(keys: list[tuple[str, str]], values: list[Any]) -> tuple[str, list[An
         else:
             if value is None:
                 parts.append("0")
+            elif i == 0 and not nulls:
+                parts.append(f"{expr} < ?")
+                args.append(value)
             else:
                 parts.append(f"({expr} < ? OR {expr} IS NULL)")
                 args.append(value)
@@ -208,15 +215,25 @@ def _after(keys: list[tuple[str, str]], values: list[Any]) -> tuple[str, list[An
     if lead is not None:
         if lead_dir == "ASC":
             bound.append(f"{lead_expr} >= ?")
-        else:
+        elif nulls:
             bound.append(f"({lead_expr} <= ? OR {lead_expr} IS NULL)")
+        else:
+            bound.append(f"{lead_expr} <= ?")
         bound_args.append(lead)
     sql = " AND ".join(bound + ["(" + " OR ".join(terms) + ")"])
     return sql, bound_args + args
 
 
-def compile_query(table: str, query: Query, after: list[Any] | None) -> tuple[str, list[Any], int]:
-    """SQL selecting doc, etag, ts, lsn and the sort keys; params: pk, now, *args, limit."""
+Segment = tuple[str, list[Any]]
+
+
+def compile_segments(table: str, query: Query,
+                     after: list[Any] | None) -> tuple[list[Segment], int]:
+    """Statements whose results, concatenated in order, are the page; and the key count.
+
+    Each selects doc, etag, ts, lsn and the sort keys; params: pk, now, *args, limit. There
+    are two only when resuming a descending sort: the rows before its NULL tail, then the tail.
+    """
     keys = [(column_expr(path), direction.upper()) for path, direction in query.ordering()]
     for _, direction in keys:
         if direction not in ("ASC", "DESC"):
@@ -227,18 +244,34 @@ def compile_query(table: str, query: Query, after: list[Any] | None) -> tuple[st
         sql, cond_args = _cond(cond)
         where.append(sql)
         args.extend(cond_args)
-    if after is not None:
-        sql, after_args = _after(keys, after)
-        where.append(sql)
-        args.extend(after_args)
     paths = [c.path for c in query.where] + [path for path, _ in query.ordering()]
     if any(_is_query_path(p) for p in paths):
         where.append("q = 1")  # literal, so SQLite may use the partial Query* indexes
     select_keys = ", ".join(expr for expr, _ in keys)
     order = ", ".join(f"{expr} {direction}" for expr, direction in keys)
-    sql = (f"SELECT doc, etag, ts, lsn, {select_keys} FROM {table} "
-           f"WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?")
-    return sql, args, len(keys)
+
+    def statement(extra: list[str], extra_args: list[Any]) -> Segment:
+        return (f"SELECT doc, etag, ts, lsn, {select_keys} FROM {table} "
+                f"WHERE {' AND '.join(where + extra)} ORDER BY {order} LIMIT ?",
+                args + extra_args)
+
+    if after is None:
+        return [statement([], [])], len(keys)
+    split = keys[0][1] == "DESC" and after[:1] != [None]
+    sql, after_args = _after(keys, after, nulls=not split)
+    segments = [statement([sql], after_args)]
+    if split:
+        # "OR 0" keeps SQLite on the composite index in key order; a bare IS NULL on an
+        # expression makes it scan the whole partition and sort (seen with SQLite 3.40).
+        segments.append(statement([f"({keys[0][0]} IS NULL OR 0)"], []))
+    return segments, len(keys)
+
+
+def compile_query(table: str, query: Query, after: list[Any] | None) -> tuple[str, list[Any], int]:
+    """The first (index-seeking) statement of :func:`compile_segments`, for plan checks."""
+    segments, n_keys = compile_segments(table, query, after)
+    sql, args = segments[0]
+    return sql, args, n_keys
 
 
 def _path_of(cosmos_path: str) -> str | None:
