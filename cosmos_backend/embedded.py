@@ -170,7 +170,7 @@ class EmbeddedStore(DocumentStore):
         ttl = doc.get("ttl", default)
         if ttl is None or ttl == -1:
             return None
-        if not isinstance(ttl, int) or ttl <= 0:
+        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0:  # JSON true is no ttl
             raise errors.InvalidRequest(f"ttl must be a positive integer or -1, got {ttl!r}")
         return now + ttl
 
