@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -45,6 +46,7 @@ from .store import (
 )
 
 _PURGE_EVERY = 500  # writes between sweeps of expired rows
+_USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
 
 
 class EmbeddedStore(DocumentStore):
@@ -64,6 +66,7 @@ class EmbeddedStore(DocumentStore):
         self.clock = clock
         self._local = threading.local()
         self._writes = 0
+        self._pinned: dict[str, str | None] = {}  # continuation SQL → index to run it on
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
         self.provisioned = self.provision()  # what opening did: cosmos_init reports it
@@ -316,7 +319,15 @@ class EmbeddedStore(DocumentStore):
         conn, now = self._conn(), self.clock()
         rows: list[Any] = []
         for sql, args in segments:
-            rows += conn.execute(sql, [pk, now, *args, page_size + 1 - len(rows)]).fetchall()
+            params = [pk, now, *args, page_size + 1 - len(rows)]
+            pinned = sql if after is None else self._on_first_page_index(conn, query, pk, now, sql)
+            try:
+                rows += conn.execute(pinned, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if pinned == sql or "index" not in str(exc):
+                    raise
+                self._pinned.clear()  # the policy changed under us: the index is gone
+                rows += conn.execute(sql, params).fetchall()
             if len(rows) > page_size:
                 break
         more = len(rows) > page_size
@@ -324,6 +335,38 @@ class EmbeddedStore(DocumentStore):
         items = [self._row_doc(row) for row in rows]
         token = encode_token(list(rows[-1][4 : 4 + n_keys])) if more and rows else None
         return Page(items=items, continuation=token)
+
+    def _on_first_page_index(self, conn: sqlite3.Connection, query: Query, pk: str,
+                             now: float, sql: str) -> str:
+        """``sql`` (a continuation) pinned to the index the query's first page is read from.
+
+        A continuation only narrows the first page's index range, so that index is right for
+        it; pinned, SQLite seeks in it even for ``IS NULL`` terms it would otherwise answer
+        by scanning the partition. The plan is looked up once per statement text.
+        """
+        cache = self._pinned
+        if sql not in cache:
+            [(first, args)], _ = compile_segments(self.table, query, None)
+            plan = conn.execute(f"EXPLAIN QUERY PLAN {first}", [pk, now, *args, 1]).fetchall()
+            found = _USING_INDEX.search(" ".join(str(row[-1]) for row in plan))
+            cache[sql] = None if found is None else found.group(1)
+        index = cache[sql]
+        if index is None:
+            return sql
+        return sql.replace(f" FROM {self.table} ", f" FROM {self.table} INDEXED BY {index} ", 1)
+
+    def explain_query(self, pk: str, query: Query, *,
+                      continuation: str | None = None) -> list[str]:
+        """The SQLite plan of each statement a page of ``query`` runs (tests, diagnosis)."""
+        after = decode_token(continuation) if continuation else None
+        segments, _ = compile_segments(self.table, query, after)
+        conn, now, out = self._conn(), self.clock(), []
+        for sql, args in segments:
+            if after is not None:
+                sql = self._on_first_page_index(conn, query, pk, now, sql)
+            plan = conn.execute(f"EXPLAIN QUERY PLAN {sql}", [pk, now, *args, 51]).fetchall()
+            out.append(" | ".join(str(row[-1]) for row in plan))
+        return out
 
     # ------------------------------------------------------------------ change feed
     def feed_ranges(self) -> list[str]:

@@ -231,8 +231,11 @@ def compile_segments(table: str, query: Query,
                      after: list[Any] | None) -> tuple[list[Segment], int]:
     """Statements whose results, concatenated in order, are the page; and the key count.
 
-    Each selects doc, etag, ts, lsn and the sort keys; params: pk, now, *args, limit. There
-    are two only when resuming a descending sort: the rows before its NULL tail, then the tail.
+    Each selects doc, etag, ts, lsn and the sort keys; params: pk, now, *args, limit. A
+    continuation may need two: NULLs of the leading key sort first ascending and last
+    descending, and ``x <= ? OR x IS NULL`` is no index range, so the NULL group is read by a
+    statement of its own. Run continuations on the index the first page uses (SQLite 3.40
+    drops an expression index from its plans when ``IS NULL`` tests that expression).
     """
     keys = [(column_expr(path), direction.upper()) for path, direction in query.ordering()]
     for _, direction in keys:
@@ -248,23 +251,38 @@ def compile_segments(table: str, query: Query,
     if any(_is_query_path(p) for p in paths):
         where.append("q = 1")  # literal, so SQLite may use the partial Query* indexes
     select_keys = ", ".join(expr for expr, _ in keys)
-    order = ", ".join(f"{expr} {direction}" for expr, direction in keys)
 
-    def statement(extra: list[str], extra_args: list[Any]) -> Segment:
+    def statement(extra: list[str], extra_args: list[Any], skip: int = 0) -> Segment:
+        # skip=1 where the leading key is fixed (IS NULL): ordering by it as well would
+        # make SQLite sort the group instead of reading it in index order.
+        order = ", ".join(f"{expr} {direction}" for expr, direction in keys[skip:])
         return (f"SELECT doc, etag, ts, lsn, {select_keys} FROM {table} "
-                f"WHERE {' AND '.join(where + extra)} ORDER BY {order} LIMIT ?",
-                args + extra_args)
+                f"WHERE {' AND '.join(where + extra)}"
+                f"{f' ORDER BY {order}' if order else ''} LIMIT ?", args + extra_args)
 
     if after is None:
         return [statement([], [])], len(keys)
-    split = keys[0][1] == "DESC" and after[:1] != [None]
-    sql, after_args = _after(keys, after, nulls=not split)
-    segments = [statement([sql], after_args)]
-    if split:
-        # "OR 0" keeps SQLite on the composite index in key order; a bare IS NULL on an
-        # expression makes it scan the whole partition and sort (seen with SQLite 3.40).
-        segments.append(statement([f"({keys[0][0]} IS NULL OR 0)"], []))
-    return segments, len(keys)
+    if len(after) != len(keys):
+        raise errors.InvalidRequest("the continuation token does not fit this query")
+    lead_expr, lead_dir = keys[0]
+    if after[0] is None:
+        # Inside the NULL group of the leading key: finish it, then (ascending only) go on
+        # to the non-null rows. Two plain statements, so each can seek in the index.
+        segments = []
+        if len(keys) > 1:
+            sql, rest_args = _after(keys[1:], after[1:])
+            segments.append(statement([f"{lead_expr} IS NULL", sql], rest_args, skip=1))
+        if lead_dir == "ASC":
+            segments.append(statement([f"{lead_expr} IS NOT NULL"], []))
+        return segments or [statement(["0"], [])], len(keys)
+    if lead_dir == "DESC":
+        sql, after_args = _after(keys, after, nulls=False)
+        if lead_expr in _COLUMNS.values():  # id, _ts, _lsn are never NULL: no tail
+            return [statement([sql], after_args)], len(keys)
+        tail = statement([f"{lead_expr} IS NULL"], [], skip=1)
+        return [statement([sql], after_args), tail], len(keys)
+    sql, after_args = _after(keys, after)
+    return [statement([sql], after_args)], len(keys)
 
 
 def compile_query(table: str, query: Query, after: list[Any] | None) -> tuple[str, list[Any], int]:

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from cosmos_backend.embedded import EmbeddedStore
-from cosmos_backend.paging import decode_token
-from cosmos_backend.sqlquery import compile_segments
+from cosmos_backend.paging import decode_token, encode_token
 from cosmos_backend.store import Cond, ContainerSpec, Query
 
 POLICY = {
@@ -38,12 +37,7 @@ def store(tmp_path: Path) -> EmbeddedStore:
 
 
 def plans(store: EmbeddedStore, query: Query, after: list[Any] | None = None) -> list[str]:
-    segments, _ = compile_segments(store.table, query, after)
-    out = []
-    for sql, args in segments:
-        rows = store._conn().execute(f"EXPLAIN QUERY PLAN {sql}", ["V_1", 0, *args, 51])
-        out.append(" | ".join(str(row[-1]) for row in rows))
-    return out
+    return store.explain_query("V_1", query, continuation=encode_token(after) if after else None)
 
 
 def second_page_key(store: EmbeddedStore, query: Query) -> list[Any]:
@@ -65,6 +59,18 @@ def test_it_seeks_to_the_continuation_instead_of_scanning_to_it(
         store: EmbeddedStore, query: Query) -> None:
     first = plans(store, query, second_page_key(store, query))[0]
     assert "<expr>>?" in first or "<expr><?" in first, first  # a range bound on the sort key
+
+
+@pytest.mark.parametrize("query", [WARD, LATEST], ids=["ascending", "descending"])
+def test_it_reads_null_groups_from_the_index_too(store: EmbeddedStore, query: Query) -> None:
+    # Continuations inside or next to the NULL group of the sort key run as extra statements;
+    # each must still seek in the composite index and never sort.
+    after_null = plans(store, query, [None, "r100"])
+    before_null = plans(store, query, ["2026-0100", "r100"])
+    assert len(after_null) + len(before_null) == 3  # the NULL group is a statement of its own
+    for plan in after_null + before_null:
+        assert "USING INDEX" in plan and "_ix_" in plan, plan
+        assert "TEMP B-TREE" not in plan, plan
 
 
 def test_it_uses_the_partial_index_only_for_documents_with_query_fields(
