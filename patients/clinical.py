@@ -29,11 +29,8 @@ from .documents import (
     order_to_doc,
     patient_to_doc,
 )
-from .domain import SEXES, clean_birth_date, clean_name
-from .errors import InvalidInput, NotAdmitted
+from .errors import InvalidInput, NotAdmitted, UnknownOrder
 from .orders import PLACED_EVENT, Order
-
-SEVERITIES = ("mild", "moderate", "severe")
 
 
 def _now() -> datetime:
@@ -60,25 +57,13 @@ def update_demographics(cmd: UpdateDemographics, uow: UnitOfWork, *, actor: Acto
     now = _now()
     patient, doc = load_patient(uow, cmd.patient_id)
     uow.expect_etag(doc, cmd.expected_etag)
-    if cmd.sex not in SEXES:
-        raise InvalidInput(f"Sex must be one of {', '.join(SEXES)}.", field="sex")
-    changes = {
-        "givenName": clean_name(cmd.given_name, "given_name"),
-        "familyName": clean_name(cmd.family_name, "family_name"),
-        "birthDate": clean_birth_date(cmd.birth_date, now.date()).isoformat(),
-        "sex": cmd.sex,
-    }
-    before = {k: doc["docContents"][k] for k in changes}
-    changed = {k: v for k, v in changes.items() if before[k] != v}
-    if not changed:
-        return
-    patient.given_name, patient.family_name = changes["givenName"], changes["familyName"]
-    patient.birth_date, patient.sex = cmd.birth_date, cmd.sex
-    patient.version += 1
-    patient.updated_at = now.isoformat()
+    changes = patient.correct(given_name=cmd.given_name, family_name=cmd.family_name,
+                              birth_date=cmd.birth_date, sex=cmd.sex, now=now)
+    if not changes:
+        return  # nothing changed: no write, no event
     uow.update(_keep_etag(patient_to_doc(patient), doc))
-    append_events(uow, keys.patient(cmd.patient_id), [("PatientDemographicsUpdated", {
-        **changed, "previous": {k: before[k] for k in changed}})], actor=actor, now=now)
+    append_events(uow, keys.patient(cmd.patient_id), [("PatientDemographicsUpdated", changes)],
+                  actor=actor, now=now)
     uow.commit()
 
 
@@ -95,16 +80,9 @@ def add_allergy(cmd: AddAllergy, uow: UnitOfWork, *, actor: Actor) -> str:
     now = _now()
     patient, doc = load_patient(uow, cmd.patient_id)
     uow.expect_etag(doc, cmd.expected_etag)
-    substance = clean_name(cmd.substance, "substance")
-    if cmd.severity not in SEVERITIES:
-        raise InvalidInput("Severity must be mild, moderate or severe.", field="severity")
-    if any(a["substance"].lower() == substance.lower() for a in patient.allergies):
-        raise InvalidInput(f"An allergy to {substance} is already recorded.", field="substance")
-    allergy = {"allergyId": str(uuid.uuid4()), "substance": substance,
-               "reaction": " ".join(cmd.reaction.split())[:200], "severity": cmd.severity,
-               "recordedAt": now.isoformat(), "recordedBy": actor.username}
-    patient.allergies.append(allergy)
-    patient.version += 1
+    allergy = patient.add_allergy(allergy_id=str(uuid.uuid4()), substance=cmd.substance,
+                                  reaction=cmd.reaction, severity=cmd.severity, now=now,
+                                  by=actor.username)
     uow.update(_keep_etag(patient_to_doc(patient), doc))
     append_events(uow, keys.patient(cmd.patient_id), [("AllergyAdded", allergy)],
                   actor=actor, now=now)
@@ -123,13 +101,7 @@ def remove_allergy(cmd: RemoveAllergy, uow: UnitOfWork, *, actor: Actor) -> None
     now = _now()
     patient, doc = load_patient(uow, cmd.patient_id)
     uow.expect_etag(doc, cmd.expected_etag)
-    kept = [a for a in patient.allergies if a["allergyId"] != cmd.allergy_id]
-    if len(kept) == len(patient.allergies):
-        raise InvalidInput("That allergy is not on the record (it may have been removed).",
-                           field="allergy_id")
-    removed = next(a for a in patient.allergies if a["allergyId"] == cmd.allergy_id)
-    patient.allergies = kept
-    patient.version += 1
+    removed = patient.remove_allergy(cmd.allergy_id, now=now)
     uow.update(_keep_etag(patient_to_doc(patient), doc))
     append_events(uow, keys.patient(cmd.patient_id), [("AllergyRemoved", {
         "allergyId": cmd.allergy_id, "substance": removed["substance"]})], actor=actor, now=now)
@@ -146,31 +118,27 @@ class TransferPatient:
 
 
 def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> None:
+    """Move the active admission; the new bed is reserved first and the old one freed last."""
     now = _now()
     store = uow.store
     ward = reference.get(store, "Ward", cmd.ward_id, field="ward_id")
     bed = cmd.bed.strip() or None
     if bed and bed not in ward.get("beds", []):
-        raise InvalidInput(f"Ward {cmd.ward_id} has no bed {bed}.", field="bed")
+        raise InvalidInput(f"Ward {cmd.ward_id} has no bed {bed}; choose one of its beds.",
+                           field="bed")
     load_patient(uow, cmd.patient_id)
     doc = active_admission_doc(uow, cmd.patient_id)
     if doc is None:
-        raise NotAdmitted("Only an admitted patient can be transferred.")
+        raise NotAdmitted("Only an admitted patient can be transferred; admit them first.")
     uow.expect_etag(doc, cmd.expected_etag)
     adm = admission_from_doc(doc)
-    if (adm.ward_id, adm.bed) == (cmd.ward_id, bed):
-        raise InvalidInput("The patient is already in that ward and bed.", field="ward_id")
+    old_ward, old_bed = adm.ward_id, adm.bed
+    move = adm.transfer(ward_id=cmd.ward_id, department_id=ward["departmentId"], bed=bed,
+                        now=now, by=actor.username)
     reservation = None
     if bed:
         reservation = beds.reserve(store, ward_id=cmd.ward_id, bed=bed,
                                    patient_id=cmd.patient_id, admission_id=adm.admission_id)
-    move = {"at": now.isoformat(), "fromWard": adm.ward_id, "fromBed": adm.bed,
-            "toWard": cmd.ward_id, "toBed": bed, "toDepartment": ward["departmentId"],
-            "by": actor.username}
-    old_ward, old_bed = adm.ward_id, adm.bed
-    adm.transfers.append(move)
-    adm.ward_id, adm.bed, adm.department_id = cmd.ward_id, bed, ward["departmentId"]
-    adm.version += 1
     try:
         uow.update(_keep_etag(admission_to_doc(adm), doc))
         append_events(uow, keys.patient(cmd.patient_id), [("PatientTransferred", {
@@ -261,9 +229,7 @@ def _load_order(uow: UnitOfWork, patient_id: str, order_id: str) -> tuple[Order,
     try:
         doc = uow.get(keys.patient(patient_id), order_doc_id(order_id))
     except (errors.NotFound, errors.InvalidRequest):
-        from .errors import UnknownPatient
-
-        raise UnknownPatient(f"No order {order_id} on this patient.") from None
+        raise UnknownOrder(f"No order {order_id} on this patient.") from None
     return order_from_doc(doc), doc
 
 
@@ -319,11 +285,13 @@ class Administer:
     dose: Decimal
     unit: str
     note: str = ""
+    expected_etag: str | None = None
 
 
 def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     now = _now()
     order, doc = _load_order(uow, cmd.patient_id, cmd.order_id)
+    uow.expect_etag(doc, cmd.expected_etag)
     reference.get(uow.store, "Unit", cmd.unit, field="unit")
     record = {"administrationId": str(uuid.uuid4()), "at": now.isoformat(),
               "dose": format(cmd.dose.normalize(), "f") if cmd.dose > 0 else "0",

@@ -6,8 +6,7 @@ from typing import Any
 
 from django import forms
 
-from .clinical import SEVERITIES
-from .domain import SEXES
+from .domain import SEVERITIES, SEXES
 
 
 class DemographicsForm(forms.Form):

@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime
 
 from cosmos_backend import errors, keys
 from cosmos_backend.outbox import Actor, append_events
-from cosmos_backend.store import Cond, Query
+from cosmos_backend.store import Cond, DocumentStore, Query
 from cosmos_backend.uow import UnitOfWork
 
 from . import beds, mrn, reference
@@ -25,7 +25,7 @@ from .documents import (
     patient_to_doc,
 )
 from .domain import Admission, Patient
-from .errors import InvalidInput, NotAdmitted, UnknownPatient
+from .errors import DuplicateMrn, InvalidInput, MrnBeingRegistered, NotAdmitted, UnknownPatient
 
 
 def _now() -> datetime:
@@ -76,6 +76,19 @@ def active_admission_doc(uow: UnitOfWork, patient_id: str) -> dict | None:
     return docs[0] if docs else None
 
 
+def _reserve_mrn(store: DocumentStore, wanted: str, patient_id: str) -> dict:
+    """Reserve the MRN asked for, or the next generated one that is still free."""
+    if wanted:
+        return mrn.reserve(store, wanted, patient_id)
+    for _ in range(20):
+        # A generated MRN can collide with one typed in by hand that matched the format.
+        try:
+            return mrn.reserve(store, mrn.next_mrn(store), patient_id)
+        except (DuplicateMrn, MrnBeingRegistered):
+            continue
+    raise errors.Unavailable("could not find a free MRN; retry")
+
+
 def register_patient(cmd: RegisterPatient, uow: UnitOfWork, *, actor: Actor) -> Patient:
     """Reserve the MRN (its own partition), then commit patient + event; release on failure."""
     now = _now()
@@ -86,8 +99,8 @@ def register_patient(cmd: RegisterPatient, uow: UnitOfWork, *, actor: Actor) -> 
                                given_name=cmd.given_name, family_name=cmd.family_name,
                                birth_date=cmd.birth_date, sex=cmd.sex, today=now.date(), now=now)
     store = uow.store
-    patient.mrn = wanted or mrn.next_mrn(store)
-    reservation = mrn.reserve(store, patient.mrn, patient_id)
+    reservation = _reserve_mrn(store, wanted, patient_id)
+    patient.mrn = reservation["docContents"]["mrn"]
     try:
         uow.add(patient_to_doc(patient))
         append_events(uow, keys.patient(patient_id), [("PatientRegistered", {

@@ -55,3 +55,19 @@ class BedOccupied(DomainError):
     http_status = 409
     title = "Bed occupied"
     field = "bed"
+
+
+class UnknownOrder(DomainError):
+    http_status = 404
+    title = "Unknown order"
+
+
+class UnknownAllergy(DomainError):
+    http_status = 404
+    title = "Unknown allergy"
+    field = "allergy_id"
+
+
+class InvalidTransition(DomainError):
+    http_status = 409
+    title = "Not possible in the current state"

@@ -5,12 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import DomainError, InvalidInput
+from .errors import InvalidInput, InvalidTransition
 
-
-class InvalidTransition(DomainError):
-    http_status = 409
-    title = "Not possible in the order's current state"
+__all__ = ["Order", "InvalidTransition", "KINDS", "PLACED_EVENT", "URGENCIES", "ACTIVE"]
 
 
 KINDS = {"medication": "MedicationPrescription", "imaging": "ImagingExam", "lab": "LabTest"}

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from patients.domain import Admission, Patient, fold
-from patients.errors import InvalidInput, NotAdmitted, PatientAlreadyAdmitted
+from patients.errors import InvalidInput, NotAdmitted, PatientAlreadyAdmitted, UnknownAllergy
 from patients.orders import InvalidTransition, Order
 
 NOW = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
@@ -98,3 +98,81 @@ def test_it_assigns_only_active_orders() -> None:
     assert o.assign(None, None) == "OrderUnassigned"
     with pytest.raises(InvalidTransition):
         order(status="completed").assign("7", "Nurse")
+
+
+def patient() -> Patient:
+    return Patient.register(patient_id="p", mrn="H0000001", given_name="Ana", family_name="Ruiz",
+                            birth_date=date(1980, 1, 1), sex="female", today=NOW.date(), now=NOW)
+
+
+def test_it_reports_only_the_demographics_that_changed() -> None:
+    p = patient()
+    changes = p.correct(given_name="Ana", family_name=" Ruiz  Gil ", birth_date=date(1980, 1, 1),
+                        sex="female", now=NOW)
+    assert changes == {"familyName": "Ruiz Gil", "previous": {"familyName": "Ruiz"}}
+    assert p.version == 2
+    assert p.correct(given_name="Ana", family_name="Ruiz Gil", birth_date=date(1980, 1, 1),
+                     sex="female", now=NOW) == {}
+    assert p.version == 2
+
+
+def test_it_refuses_a_future_birth_date_on_correction() -> None:
+    with pytest.raises(InvalidInput) as err:
+        patient().correct(given_name="A", family_name="B", birth_date=date(2999, 1, 1),
+                          sex="female", now=NOW)
+    assert err.value.field == "birth_date"
+
+
+def test_it_records_an_allergy_once_per_substance() -> None:
+    p = patient()
+    p.add_allergy(allergy_id="a1", substance="Penicillin", reaction="Rash", severity="severe",
+                  now=NOW, by="doc")
+    with pytest.raises(InvalidInput) as err:
+        p.add_allergy(allergy_id="a2", substance="PENICILLIN", reaction="", severity="mild",
+                      now=NOW, by="doc")
+    assert err.value.field == "substance"
+    with pytest.raises(InvalidInput) as err:
+        p.add_allergy(allergy_id="a3", substance="Latex", reaction="", severity="deadly",
+                      now=NOW, by="doc")
+    assert err.value.field == "severity"
+    assert [a["allergyId"] for a in p.allergies] == ["a1"]
+
+
+def test_it_removes_a_recorded_allergy_and_refuses_an_unknown_one() -> None:
+    p = patient()
+    p.add_allergy(allergy_id="a1", substance="Latex", reaction="", severity="mild", now=NOW,
+                  by="doc")
+    assert p.remove_allergy("a1", now=NOW)["substance"] == "Latex"
+    with pytest.raises(UnknownAllergy):
+        p.remove_allergy("a1", now=NOW)
+
+
+def admission() -> Admission:
+    return Admission.start(admission_id="a", patient_id="p", department_id="MED",
+                           ward_id="MED-1", bed="M101", attending_id="1", attending_name="Dr",
+                           reason="Pneumonia", now=NOW, active=None)
+
+
+def test_it_transfers_and_keeps_the_move_history() -> None:
+    a = admission()
+    move = a.transfer(ward_id="CARD-A", department_id="CARD", bed="A01", now=NOW, by="clerk")
+    assert (a.ward_id, a.bed, a.department_id) == ("CARD-A", "A01", "CARD")
+    assert move["fromWard"] == "MED-1" and move["fromBed"] == "M101"
+    assert a.transfers == [move]
+
+
+def test_it_refuses_a_transfer_to_the_same_place_or_after_discharge() -> None:
+    a = admission()
+    with pytest.raises(InvalidInput):
+        a.transfer(ward_id="MED-1", department_id="MED", bed="M101", now=NOW, by="clerk")
+    a.end(disposition="home", now=NOW)
+    with pytest.raises(NotAdmitted):
+        a.transfer(ward_id="MED-2", department_id="MED", bed=None, now=NOW, by="clerk")
+
+
+def test_it_needs_a_reason_to_admit() -> None:
+    with pytest.raises(InvalidInput) as err:
+        Admission.start(admission_id="a", patient_id="p", department_id="MED", ward_id="MED-1",
+                        bed=None, attending_id="1", attending_name="Dr", reason="  ", now=NOW,
+                        active=None)
+    assert err.value.field == "reason"
