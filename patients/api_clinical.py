@@ -21,7 +21,7 @@ from . import clinical, queries
 from .documents import PATIENT_ID, order_doc_id
 from .errors import InvalidInput, UnknownPatient
 from .policy import roles_for
-from .schemas import ERRORS_SCHEMA, AdmissionOut, patient_out
+from .schemas import ERRORS_SCHEMA, AdmissionOut, OrderOut, PatientOut, patient_out
 
 router = Router(tags=["clinical record"])
 
@@ -96,7 +96,8 @@ def _order(request: HttpRequest, patient_id: str, order_id: str, status: int = 2
     return _json(request, order_out(doc), status, doc["_etag"])
 
 
-@router.post("/patients/{patient_id}/allergies", response=ERRORS_SCHEMA)
+@router.post("/patients/{patient_id}/allergies", response={200: PatientOut, **ERRORS_SCHEMA},
+             summary="Record an allergy (If-Match: the patient's ETag)")
 def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
                 if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     require_role(request.user, *roles_for("add_allergy"))
@@ -106,7 +107,8 @@ def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
     return _patient(request, patient_id)
 
 
-@router.delete("/patients/{patient_id}/allergies/{allergy_id}", response=ERRORS_SCHEMA)
+@router.delete("/patients/{patient_id}/allergies/{allergy_id}",
+               response={200: PatientOut, **ERRORS_SCHEMA}, summary="Remove an allergy")
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str,
                    if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     require_role(request.user, *roles_for("remove_allergy"))
@@ -130,7 +132,7 @@ def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
     return admission_out(queries.admissions(get_store(), patient_id)[0])
 
 
-@router.post("/patients/{patient_id}/orders", response=ERRORS_SCHEMA,
+@router.post("/patients/{patient_id}/orders", response={201: OrderOut, **ERRORS_SCHEMA},
              summary="Place an order (prescription, imaging exam, lab test)")
 def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> HttpResponse:
     """Send an ``Idempotency-Key`` so a retried request never orders twice."""
@@ -146,7 +148,7 @@ def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> Http
 
 
 @router.get("/patients/{patient_id}/orders",
-            response={200: list[dict[str, Any]], **ERRORS_SCHEMA})
+            response={200: list[OrderOut], **ERRORS_SCHEMA}, summary="Orders, newest first")
 def list_orders(request: HttpRequest, patient_id: str, active: bool = False) -> list[dict]:
     require_role(request.user, *roles_for("read"))
     store = get_store()
@@ -154,7 +156,8 @@ def list_orders(request: HttpRequest, patient_id: str, active: bool = False) -> 
     return [order_out(d) for d in queries.orders(store, patient_id, active_only=active)]
 
 
-@router.get("/patients/{patient_id}/orders/{order_id}", response=ERRORS_SCHEMA)
+@router.get("/patients/{patient_id}/orders/{order_id}", response={200: OrderOut, **ERRORS_SCHEMA},
+            summary="One order, with its ETag")
 def read_order(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
     require_role(request.user, *roles_for("read"))
     queries.patient_doc(get_store(), patient_id)
@@ -162,21 +165,26 @@ def read_order(request: HttpRequest, patient_id: str, order_id: str) -> HttpResp
 
 
 @router.post("/patients/{patient_id}/orders/{order_id}/administrations",
-             response=ERRORS_SCHEMA, summary="Record a medication administration")
+             response={201: OrderOut, **ERRORS_SCHEMA},
+             summary="Record a medication administration")
 def administer(request: HttpRequest, patient_id: str, order_id: str,
-               payload: AdministrationIn) -> HttpResponse:
+               payload: AdministrationIn,
+               if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """Optional ``If-Match``: the order's ETag; send an ``Idempotency-Key`` so a retry never
+    records the same dose twice."""
     require_role(request.user, *roles_for("administer"))
 
     def produce() -> HttpResponse:
         clinical.administer(clinical.Administer(patient_id, order_id, payload.dose, payload.unit,
-                                                payload.note), new_uow(),
+                                                payload.note, if_match), new_uow(),
                             actor=actor_for(request.user))
         return _order(request, patient_id, order_id, 201)
 
     return with_idempotency(request, produce, problem)
 
 
-@router.put("/patients/{patient_id}/orders/{order_id}/assignee", response=ERRORS_SCHEMA,
+@router.put("/patients/{patient_id}/orders/{order_id}/assignee",
+            response={200: OrderOut, **ERRORS_SCHEMA},
             summary="Assign an order to a user (null unassigns)")
 def assign(request: HttpRequest, patient_id: str, order_id: str, payload: AssignIn,
            if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
@@ -194,7 +202,8 @@ def assign(request: HttpRequest, patient_id: str, order_id: str, payload: Assign
 
 
 # Last: its {action} segment would otherwise catch the fixed paths above.
-@router.post("/patients/{patient_id}/orders/{order_id}/{action}", response=ERRORS_SCHEMA,
+@router.post("/patients/{patient_id}/orders/{order_id}/{action}",
+             response={200: OrderOut, **ERRORS_SCHEMA},
              summary="Progress an order: ready, start, complete or cancel (with a reason)")
 def progress(request: HttpRequest, patient_id: str, order_id: str,
              action: Literal["ready", "start", "complete", "cancel"], payload: ActionIn,

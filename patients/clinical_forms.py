@@ -22,6 +22,7 @@ class AllergyForm(forms.Form):
     substance = forms.CharField(max_length=100)
     reaction = forms.CharField(max_length=200, required=False)
     severity = forms.ChoiceField(choices=[(s, s.capitalize()) for s in SEVERITIES])
+    etag = forms.CharField(widget=forms.HiddenInput)
 
 
 class TransferForm(forms.Form):
@@ -78,8 +79,9 @@ class LabForm(OrderForm):
 class AdministrationForm(forms.Form):
     dose = forms.DecimalField(min_value=0.001, max_digits=10, decimal_places=3,
                               error_messages={"min_value": "The dose given must be more than 0."})
-    unit = forms.CharField(max_length=20)
+    unit = forms.CharField(max_length=20, help_text="As prescribed, e.g. mg.")
     note = forms.CharField(max_length=300, required=False)
+    etag = forms.CharField(widget=forms.HiddenInput)
 
 
 ORDER_FORMS = {"medication": (PrescriptionForm, "Prescribe medication"),

@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
+from cosmos_backend import keys
 from cosmos_backend.uow import StaleWrite
 from hisadmin.roles import actor_for, role_required
 from hisadmin.store import get_store, new_uow
@@ -21,6 +22,7 @@ from .clinical_forms import (
     DemographicsForm,
     TransferForm,
 )
+from .documents import PATIENT_ID
 from .errors import DomainError, UnknownPatient
 from .policy import roles_for
 from .views import STALE_MESSAGE, _attach, _chart_context
@@ -33,19 +35,34 @@ def _form_page(request: HttpRequest, patient_id: str, form: Any, title: str,
 
 
 def _run(request: HttpRequest, form: Any, action: Callable[[], object], done: str,
-         stale_reset: Callable[[], None] | None = None) -> bool:
+         current_etag: Callable[[], str | None] | None = None) -> bool:
+    """Call the use case; domain errors land on their fields, a stale etag on the form.
+
+    On a stale etag the form is re-bound to the version stored now (``current_etag``), so the
+    page shows the current record and a resubmit is an informed decision, never a blind one.
+    """
     try:
         action()
     except StaleWrite:
         form.add_error(None, STALE_MESSAGE)
-        if stale_reset is not None:
-            stale_reset()
+        if current_etag is not None:
+            rebind_etag(form, current_etag())
         return False
     except DomainError as exc:
         _attach(form, exc)
         return False
     messages.success(request, done)
     return True
+
+
+def rebind_etag(form: Any, etag: str | None) -> None:
+    data = form.data.copy()
+    data["etag"] = etag or ""
+    form.data = data
+
+
+def _patient_etag(patient_id: str) -> Callable[[], str | None]:
+    return lambda: get_store().read(keys.patient(patient_id), PATIENT_ID)["_etag"]
 
 
 @role_required(*roles_for("update_demographics"))
@@ -62,9 +79,10 @@ def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
         data = dict(form.cleaned_data)
         etag = data.pop("etag")
 
-        def show_current() -> None:
-            # The form now shows what is stored, with the new etag, so a resubmit is informed.
-            form.data = {**current}
+        def show_current() -> str:
+            # The form shows what is stored now, so the resubmit is based on the current record.
+            form.data = {**current, "etag": current["etag"]}
+            return current["etag"]
 
         if _run(request, form, lambda: clinical.update_demographics(
                 clinical.UpdateDemographics(patient_id=patient_id, expected_etag=etag, **data),
@@ -75,12 +93,15 @@ def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
 
 @role_required(*roles_for("add_allergy"))
 def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
-    form = AllergyForm(request.POST or None)
-    if request.method == "POST" and form.is_valid() and _run(
-            request, form, lambda: clinical.add_allergy(clinical.AddAllergy(
-                patient_id=patient_id, **form.cleaned_data), new_uow(),
-                actor=actor_for(request.user)), "Allergy recorded."):
-        return redirect("admin:patient_chart", patient_id)
+    context = _chart_context(patient_id)
+    form = AllergyForm(request.POST or None, initial={"etag": context["patient"]["_etag"]})
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        etag = data.pop("etag")
+        if _run(request, form, lambda: clinical.add_allergy(clinical.AddAllergy(
+                patient_id=patient_id, expected_etag=etag, **data), new_uow(),
+                actor=actor_for(request.user)), "Allergy recorded.", _patient_etag(patient_id)):
+            return redirect("admin:patient_chart", patient_id)
     return _form_page(request, patient_id, form, "Record an allergy", "Record")
 
 
@@ -88,9 +109,12 @@ def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str) -> HttpResponse:
     if request.method == "POST":
         try:
-            clinical.remove_allergy(clinical.RemoveAllergy(patient_id, allergy_id), new_uow(),
-                                    actor=actor_for(request.user))
+            clinical.remove_allergy(clinical.RemoveAllergy(
+                patient_id, allergy_id, request.POST.get("etag") or None), new_uow(),
+                actor=actor_for(request.user))
             messages.success(request, "Allergy removed.")
+        except StaleWrite:
+            messages.error(request, STALE_MESSAGE)
         except DomainError as exc:
             messages.error(request, str(exc))
     return redirect("admin:patient_chart", patient_id)
@@ -112,7 +136,7 @@ def transfer(request: HttpRequest, patient_id: str) -> HttpResponse:
         d = form.cleaned_data
         if _run(request, form, lambda: clinical.transfer_patient(clinical.TransferPatient(
                 patient_id, d["ward_id"], d["bed"], d["etag"]), new_uow(),
-                actor=actor_for(request.user)), "Transferred."):
+                actor=actor_for(request.user)), "Transferred.", lambda: active["_etag"]):
             return redirect("admin:patient_chart", patient_id)
     return _form_page(request, patient_id, form, "Transfer", "Transfer")
 
@@ -165,10 +189,21 @@ def order_action(request: HttpRequest, patient_id: str, order_id: str) -> HttpRe
 
 @role_required(*roles_for("administer"))
 def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
-    form = AdministrationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid() and _run(
-            request, form, lambda: clinical.administer(clinical.Administer(
-                patient_id, order_id, **form.cleaned_data), new_uow(),
-                actor=actor_for(request.user)), "Administration recorded."):
-        return redirect("admin:patient_chart", patient_id)
-    return _form_page(request, patient_id, form, "Record an administration", "Record")
+    context = _chart_context(patient_id)
+    order = next((o for o in context["orders"] if o["docContents"]["orderId"] == order_id), None)
+    if order is None:
+        raise Http404("No such order on this patient.")
+    c = order["docContents"]
+    form = AdministrationForm(request.POST or None, initial={
+        "dose": c.get("dose"), "unit": c.get("unit"), "etag": order["_etag"]})
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        etag = data.pop("etag")
+        if _run(request, form, lambda: clinical.administer(clinical.Administer(
+                patient_id, order_id, expected_etag=etag, **data), new_uow(),
+                actor=actor_for(request.user)), "Administration recorded.",
+                lambda: order["_etag"]):
+            return redirect("admin:patient_chart", patient_id)
+    return admin.site.render(request, "patients/form.html", {
+        **context, "form": form, "submit": "Record", "order": order},
+        title=f"Record an administration: {c['description']}")

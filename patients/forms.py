@@ -40,4 +40,4 @@ class DischargeForm(forms.Form):
 
 
 class FindForm(forms.Form):
-    mrn = forms.CharField(max_length=20, label="MRN")
+    q = forms.CharField(max_length=100, label="MRN or family name")

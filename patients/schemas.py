@@ -26,7 +26,7 @@ class PatientOut(Schema):
     family_name: str
     birth_date: date
     sex: str
-    allergies: list[dict[str, Any]]
+    allergies: list[AllergyOut]
     version: int
     etag: str
 
@@ -72,12 +72,69 @@ class EventPage(Schema):
     continuation: str | None
 
 
+class AllergyOut(Schema):
+    allergyId: str  # noqa: N815 - order and allergy bodies mirror the documents (camelCase)
+    substance: str
+    reaction: str
+    severity: str
+    recordedAt: str  # noqa: N815
+    recordedBy: str  # noqa: N815
+
+
+class AdministrationOut(Schema):
+    administrationId: str  # noqa: N815
+    at: str
+    dose: str
+    unit: str
+    by: str
+    note: str = ""
+
+
+class OrderOut(Schema):
+    """An order as stored (see docs/data-model.md); kind-specific fields are null otherwise."""
+
+    orderId: str  # noqa: N815
+    patientId: str  # noqa: N815
+    admissionId: str  # noqa: N815
+    kind: Literal["medication", "imaging", "lab"]
+    status: Literal["created", "ready", "in_progress", "completed", "cancelled"]
+    urgency: Literal["routine", "stat"]
+    description: str
+    departmentId: str  # noqa: N815
+    wardId: str | None = None  # noqa: N815
+    assigneeId: str | None = None  # noqa: N815
+    assigneeName: str | None = None  # noqa: N815
+    placedAt: str  # noqa: N815
+    placedBy: str  # noqa: N815
+    cancelReason: str | None = None  # noqa: N815
+    administrations: list[AdministrationOut] = []
+    version: int
+    etag: str
+    medicationCode: str | None = None  # noqa: N815
+    medicationName: str | None = None  # noqa: N815
+    dose: str | None = None
+    unit: str | None = None
+    route: str | None = None
+    frequency: str | None = None
+    startAt: str | None = None  # noqa: N815
+    endAt: str | None = None  # noqa: N815
+    asNeeded: bool | None = None  # noqa: N815
+    modality: str | None = None
+    bodyPart: str | None = None  # noqa: N815
+    testCode: str | None = None  # noqa: N815
+    testName: str | None = None  # noqa: N815
+    note: str | None = None
+
+
 class Problem(Schema):
     type: str
     title: str
     status: int
     detail: str
-    errors: list[dict[str, str]] | None = None
+    code: str | None = Field(None, description="the domain error, e.g. BedOccupied")
+    errors: list[dict[str, str]] | None = Field(
+        None, description="field errors: [{field, message}]")
+    current_etag: str | None = Field(None, description="412 only: the version stored now")
 
 
 ERRORS_SCHEMA = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem,

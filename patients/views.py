@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 
+from cosmos_backend import errors as store_errors
 from cosmos_backend.uow import StaleWrite
 from hisadmin.roles import Role, actor_for, has_role, role_required
 from hisadmin.store import get_store, new_uow
 
-from . import commands, queries, reference
+from . import audit, commands, queries, reference
 from .errors import DomainError, UnknownPatient
 from .forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 
@@ -29,12 +32,17 @@ def _attach(form: forms.Form, exc: DomainError) -> None:
 
 @role_required(*READ_ROLES)
 def find_patient(request: HttpRequest) -> HttpResponse:
+    """An MRN opens the chart (a point read); a name goes to the name search worklist."""
     form = FindForm(request.GET or None)
     if form.is_valid():
-        doc = queries.by_mrn(get_store(), form.cleaned_data["mrn"])
+        q = form.cleaned_data["q"].strip()
+        if not any(ch.isdigit() for ch in q):
+            return redirect(reverse("admin:worklist_search") + "?" + urlencode({"q": q}))
+        doc = queries.by_mrn(get_store(), q)
         if doc is not None:
             return redirect("admin:patient_chart", doc["docContents"]["patientId"])
-        form.add_error("mrn", "No patient has this MRN. Check it, or register the patient.")
+        form.add_error("q", "No patient has this MRN. Check it, search by family name, or "
+                            "register the patient.")
     return admin.site.render(request, "patients/find.html", {"form": form},
                              title="Find a patient")
 
@@ -55,21 +63,30 @@ def register_patient(request: HttpRequest) -> HttpResponse:
                              {"form": form, "submit": "Register"}, title="Register a patient")
 
 
-def _chart_context(patient_id: str) -> dict[str, Any]:
+def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str, Any]:
     try:
         chart = queries.chart(get_store(), patient_id)
     except UnknownPatient as exc:
         raise Http404(str(exc)) from exc
-    events, token = queries.events(get_store(), patient_id, page_size=50)
+    try:
+        events, token = queries.events(get_store(), patient_id, page_size=50,
+                                       continuation=events_from)
+    except store_errors.InvalidRequest:  # a mangled "older" link: start from the newest
+        events, token = queries.events(get_store(), patient_id, page_size=50)
+    for event in events:
+        c = event["docContents"]
+        event["summary"] = audit.describe(c["type"], c.get("data") or {})
     orders = queries.orders(get_store(), patient_id)
     for doc in orders:
         doc["etag"] = doc["_etag"]  # templates cannot read underscore keys
-    return {**chart, "events": events, "events_more": token, "orders": orders}
+    return {**chart, "events": events, "events_more": token, "orders": orders,
+            "patient_etag": chart["patient"]["_etag"]}
 
 
 @role_required(*READ_ROLES)
 def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
-    context = _chart_context(patient_id)
+    context = _chart_context(patient_id, request.GET.get("events") or None)
+    context["events_page"] = bool(request.GET.get("events"))
     p = context["patient"]["docContents"]
     context["can_admit"] = has_role(request.user, Role.CLERK)
     context["can_order"] = has_role(request.user, Role.CLINICIAN)
