@@ -9,6 +9,8 @@ holder's admission ended and takes the bed over, so a bed never stays blocked.
 
 from __future__ import annotations
 
+import time
+
 from cosmos_backend import errors, keys
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Document, DocumentStore
@@ -23,14 +25,15 @@ def bed_pk(ward_id: str, bed: str) -> str:
     return keys.unique("BED", f"{ward_id}.{bed}")
 
 
+IN_FLIGHT_SECONDS = 60  # how long an uncommitted reservation is presumed still in flight
+
+
 def _holder_active(store: DocumentStore, doc: Document) -> bool:
     c = doc["docContents"]
     adm = store.try_read(keys.patient(c["patientId"]), admission_doc_id(c["admissionId"]))
     if adm is None:
-        # Not committed (yet): a reservation younger than a minute may still be in flight.
-        import time
-
-        return time.time() - doc["_ts"] < 60
+        # Not committed (yet): a young reservation may belong to an admission in flight.
+        return time.time() - doc["_ts"] < IN_FLIGHT_SECONDS
     return adm["docContents"]["status"] == "active" and adm["docContents"].get("bed") == c["bed"] \
         and adm["docContents"].get("wardId") == c["wardId"]
 
@@ -64,3 +67,8 @@ def free(store: DocumentStore, *, ward_id: str, bed: str, admission_id: str) -> 
     doc = store.try_read(bed_pk(ward_id, bed), DOC_ID)
     if doc is not None and doc["docContents"]["admissionId"] == admission_id:
         release(store, doc)
+
+
+def is_occupied(store: DocumentStore, *, ward_id: str, bed: str) -> bool:
+    doc = store.try_read(bed_pk(ward_id, bed), DOC_ID)
+    return doc is not None and _holder_active(store, doc)
