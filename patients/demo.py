@@ -14,7 +14,7 @@ from cosmos_backend.store import DocumentStore
 from hisadmin.roles import actor_for, ensure_groups
 from hisadmin.store import new_uow
 
-from . import clinical, commands, reference
+from . import clinical, commands, mrn, reference
 
 DEMO_USERS = (
     ("clinician", "clinician-demo-2026", "clinician", "Grace Hopper"),
@@ -66,17 +66,29 @@ def ensure_users() -> Iterator[str]:
         yield f"user {username} ({role}) {'created' if created else 'exists'}"
 
 
+def demo_mrn(n: int) -> str:
+    return f"DEMO-{n:02d}"
+
+
 def load_patients(store: DocumentStore) -> Iterator[str]:
+    """Register (and admit) the demo patients once; a re-run after a crash resumes.
+
+    Demo patients carry fixed MRNs, so a patient registered before an interruption is found
+    by a point read and skipped instead of registered twice.
+    """
     if store.try_read(MARKER_PK, "demo") is not None:
         yield "demo patients already loaded"
         return
     clerk = actor_for(User.objects.get(username="clerk"))
     clinician = User.objects.get(username="clinician")
     doctor = actor_for(clinician)
-    for given, family, born, sex, stay in DEMO_PATIENTS:
+    for n, (given, family, born, sex, stay) in enumerate(DEMO_PATIENTS, start=1):
+        if mrn.lookup(store, demo_mrn(n)) is not None:
+            yield f"patient {demo_mrn(n)} exists"
+            continue
         patient = commands.register_patient(commands.RegisterPatient(
-            given_name=given, family_name=family, birth_date=born, sex=sex), new_uow(),
-            actor=clerk)
+            given_name=given, family_name=family, birth_date=born, sex=sex, mrn=demo_mrn(n)),
+            new_uow(), actor=clerk)
         if stay is not None:
             department, ward, bed, reason = stay
             commands.admit_patient(commands.AdmitPatient(
@@ -86,7 +98,8 @@ def load_patients(store: DocumentStore) -> Iterator[str]:
             for order in DEMO_ORDERS.get(ward, ()):
                 clinical.place_order(clinical.PlaceOrder(patient_id=patient.patient_id,
                                                          **order), new_uow(), actor=doctor)
-        yield f"patient {patient.mrn} registered" + (" and admitted" if stay else "")
+        yield f"patient {patient.mrn} registered" + (f" and admitted to {stay[1]}" if stay
+                                                      else "")
     try:
         store.create(wrap(doc_id="demo", pk=MARKER_PK, doc_type="Marker", contents={}))
     except errors.Conflict:

@@ -1,0 +1,50 @@
+"""``manage.py setup_demo``: accounts, reference data and demo patients, idempotently."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from cosmos_backend import keys
+from patients import demo, mrn, queries
+
+pytestmark = pytest.mark.django_db
+
+
+def run() -> str:
+    out = StringIO()
+    call_command("setup_demo", stdout=out)
+    return out.getvalue()
+
+
+def test_it_sets_up_the_demo_once_and_says_what_it_did(his_store, settings) -> None:  # noqa: ANN001
+    settings.DEMO_DATA = True
+    first = run()
+    assert "user clinician (clinician) created" in first
+    assert "registered and admitted" in first
+    assert User.objects.get(username="admin").is_superuser
+    assert User.objects.get(username="nurse").check_password("nurse-demo-2026")
+    ids = [mrn.lookup(his_store, demo.demo_mrn(n)) for n in range(1, 13)]
+    assert all(ids)
+    admitted = [pid for pid in ids if queries.chart(his_store, pid)["active_admission"]]
+    wards = {queries.chart(his_store, pid)["active_admission"]["docContents"]["wardId"]
+             for pid in admitted}
+    assert len(admitted) >= 6 and len(wards) >= 4
+    assert any(queries.orders(his_store, pid, active_only=True) for pid in admitted)
+    count = his_store.count()
+    second = run()
+    assert "demo patients already loaded" in second and "exists" in second
+    assert his_store.count() == count
+
+
+def test_it_resumes_an_interrupted_demo_load_without_duplicates(his_store, settings) -> None:  # noqa: ANN001
+    settings.DEMO_DATA = True
+    run()
+    his_store.delete(demo.MARKER_PK, "demo")  # as if the first run died before its marker
+    patients_before = his_store.count(keys.patient(mrn.lookup(his_store, demo.demo_mrn(1))))
+    assert "patient DEMO-01 exists" in run()
+    assert his_store.count(keys.patient(mrn.lookup(his_store, demo.demo_mrn(1)))) == \
+        patients_before
