@@ -1,0 +1,163 @@
+"""Each command writes its aggregates, the stream and its events in ONE batch, or nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from cosmos_backend import keys
+from cosmos_backend.outbox import Actor
+from cosmos_backend.store import BatchOp, Query
+from cosmos_backend.uow import StaleWrite, UnitOfWork
+from patients import beds, clinical, commands, reference
+from patients import commands as c
+
+pytestmark = pytest.mark.django_db
+ACTOR = Actor(id="7", username="tester", display_name="Test User", roles=("clerk",))
+
+
+@pytest.fixture
+def record(his_store) -> dict[str, str]:  # noqa: ANN001
+    list(reference.load(his_store))
+
+    def uow() -> UnitOfWork:
+        return UnitOfWork(his_store)
+
+    a = c.register_patient(c.RegisterPatient("Ann", "Admitted", date(1970, 1, 1)), uow(),
+                           actor=ACTOR).patient_id
+    b = c.register_patient(c.RegisterPatient("Bo", "Waiting", date(1971, 1, 1)), uow(),
+                           actor=ACTOR).patient_id
+    c.admit_patient(c.AdmitPatient(a, "MED", "MED-1", "Pneumonia", bed="M101"), uow(),
+                    actor=ACTOR)
+    order = clinical.place_order(clinical.PlaceOrder(
+        patient_id=a, kind="medication", medication_code="PARA", dose=Decimal("1"), unit="g",
+        route="PO", frequency="Q8H"), uow(), actor=ACTOR)
+    ready = clinical.place_order(clinical.PlaceOrder(patient_id=a, kind="medication",
+                                                     medication_code="PARA", dose=Decimal("1"),
+                                                     unit="g", route="PO", frequency="Q8H"),
+                                 uow(), actor=ACTOR)
+    clinical.progress_order(clinical.ProgressOrder(a, ready.order_id, "ready"), uow(),
+                            actor=ACTOR)
+    allergy = clinical.add_allergy(clinical.AddAllergy(a, "Latex", "Hives", "mild"), uow(),
+                                   actor=ACTOR)
+    return {"a": a, "b": b, "order": order.order_id, "ready": ready.order_id,
+            "allergy": allergy}
+
+
+Command = Callable[[UnitOfWork, dict[str, str]], str]  # returns the patient it changed
+# name → (run it, the docTypes written besides Stream, the event types in sequence order)
+COMMANDS: dict[str, tuple[Command, list[str], list[str]]] = {
+    "update_demographics": (lambda u, r: clinical.update_demographics(
+        clinical.UpdateDemographics(r["a"], "Ann", "Admitted-Smith", date(1970, 1, 1),
+                                    "female"), u, actor=ACTOR) or r["a"],
+        ["Patient"], ["PatientDemographicsUpdated"]),
+    "add_allergy": (lambda u, r: clinical.add_allergy(
+        clinical.AddAllergy(r["a"], "Penicillin", "Rash", "severe"), u, actor=ACTOR) and r["a"],
+        ["Patient"], ["AllergyAdded"]),
+    "remove_allergy": (lambda u, r: clinical.remove_allergy(
+        clinical.RemoveAllergy(r["a"], r["allergy"]), u, actor=ACTOR) or r["a"],
+        ["Patient"], ["AllergyRemoved"]),
+    "admit": (lambda u, r: commands.admit_patient(
+        commands.AdmitPatient(r["b"], "CARD", "CARD-A", "Chest pain", bed="A01"), u,
+        actor=ACTOR) and r["b"], ["Admission"], ["AdmissionStarted"]),
+    "transfer": (lambda u, r: clinical.transfer_patient(
+        clinical.TransferPatient(r["a"], "MED-2", "M205"), u, actor=ACTOR) or r["a"],
+        ["Admission"], ["PatientTransferred"]),
+    "place_order": (lambda u, r: clinical.place_order(
+        clinical.PlaceOrder(patient_id=r["a"], kind="imaging", modality="CT",
+                            body_part="CHEST", urgency="stat"), u, actor=ACTOR) and r["a"],
+        ["Order"], ["ImagingExamRequested"]),
+    "progress_order": (lambda u, r: clinical.progress_order(
+        clinical.ProgressOrder(r["a"], r["order"], "start"), u, actor=ACTOR) and r["a"],
+        ["Order"], ["OrderStarted"]),
+    "assign_order": (lambda u, r: clinical.assign_order(
+        clinical.AssignOrder(r["a"], r["order"], "9", "Nina Nurse"), u, actor=ACTOR)
+        and r["a"], ["Order"], ["OrderAssigned"]),
+    "administer": (lambda u, r: clinical.administer(
+        clinical.Administer(r["a"], r["ready"], Decimal("1"), "g"), u, actor=ACTOR)
+        and r["a"], ["Order"], ["MedicationAdministered", "OrderStarted"]),
+    "discharge": (lambda u, r: commands.discharge_patient(
+        commands.DischargePatient(r["a"], "home"), u, actor=ACTOR) and r["a"],
+        ["Admission", "Order", "Order"], ["OrderCancelled", "OrderCancelled",
+                                          "AdmissionEnded"]),
+}
+
+
+def snapshot(store, pid: str) -> dict[str, str]:  # noqa: ANN001
+    return {d["id"]: d["_etag"] for d in store.query_all(keys.patient(pid), Query())}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store, record, name: str,  # noqa: ANN001
+                                                            monkeypatch) -> None:
+    run, aggregates, event_types = COMMANDS[name]
+    pid = record["b"] if name == "admit" else record["a"]
+    before = snapshot(his_store, pid)
+    batches: list[int] = []
+    real = his_store.execute_batch
+    monkeypatch.setattr(his_store, "execute_batch",
+                        lambda pk, ops: batches.append(len(ops)) or real(pk, ops))
+    run(UnitOfWork(his_store), record)
+    assert len(batches) == 1, "one command, one batch"
+    docs = his_store.query_all(keys.patient(pid), Query())
+    written = [d for d in docs if before.get(d["id"]) != d["_etag"]]
+    assert batches[0] == len(written)
+    assert sorted(d["docType"] for d in written if d["docType"] != "Event") == \
+        sorted([*aggregates, "Stream"])
+    events = sorted((d for d in written if d["docType"] == "Event"), key=lambda d: d["id"])
+    assert [e["docContents"]["type"] for e in events] == event_types
+    stream = next(d for d in docs if d["id"] == "stream")["docContents"]
+    assert [e["docContents"]["seq"] for e in events][-1] == stream["seq"]
+    for event in events:  # the audit trail: who and when, on every event
+        assert event["docContents"]["actor"]["username"] == "tester"
+        assert event["docContents"]["occurredAt"]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_it_writes_nothing_when_the_batch_fails(his_store, record, name: str,  # noqa: ANN001
+                                                monkeypatch) -> None:
+    run, _, _ = COMMANDS[name]
+    pid = record["b"] if name == "admit" else record["a"]
+    before = snapshot(his_store, pid)
+    real = his_store.execute_batch
+    # The last operation fails (the id does not exist): Cosmos then applies none of them.
+    monkeypatch.setattr(his_store, "execute_batch",
+                        lambda pk, ops: real(pk, [*ops[:-1], BatchOp.delete("no-such-doc")]))
+    with pytest.raises(StaleWrite):
+        run(UnitOfWork(his_store), record)
+    assert snapshot(his_store, pid) == before
+    # Compensation: a bed reserved for the failed command is free again.
+    for ward, bed in (("CARD-A", "A01"), ("MED-2", "M205")):
+        assert his_store.try_read(beds.bed_pk(ward, bed), beds.DOC_ID) is None
+    assert beds.is_occupied(his_store, ward_id="MED-1", bed="M101")  # untouched
+
+
+def test_it_refuses_a_second_patient_in_an_occupied_bed(his_store, record) -> None:  # noqa: ANN001
+    from patients.errors import BedOccupied
+
+    before = his_store.count()
+    with pytest.raises(BedOccupied):
+        commands.admit_patient(commands.AdmitPatient(record["b"], "MED", "MED-1", "x",
+                                                     bed="M101"), UnitOfWork(his_store),
+                               actor=ACTOR)
+    assert his_store.count() == before
+
+
+def test_it_frees_the_bed_on_discharge(his_store, record) -> None:  # noqa: ANN001
+    commands.discharge_patient(commands.DischargePatient(record["a"], "home"),
+                               UnitOfWork(his_store), actor=ACTOR)
+    assert not beds.is_occupied(his_store, ward_id="MED-1", bed="M101")
+    commands.admit_patient(commands.AdmitPatient(record["b"], "MED", "MED-1", "x", bed="M101"),
+                           UnitOfWork(his_store), actor=ACTOR)
+
+
+def test_it_lets_a_bed_whose_release_was_lost_be_taken(his_store, record, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(beds, "free", lambda *a, **k: None)  # crash after the discharge batch
+    commands.discharge_patient(commands.DischargePatient(record["a"], "home"),
+                               UnitOfWork(his_store), actor=ACTOR)
+    assert his_store.try_read(beds.bed_pk("MED-1", "M101"), beds.DOC_ID) is not None
+    commands.admit_patient(commands.AdmitPatient(record["b"], "MED", "MED-1", "x", bed="M101"),
+                           UnitOfWork(his_store), actor=ACTOR)  # the stale holder is replaced
