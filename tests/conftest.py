@@ -51,7 +51,7 @@ def wire_endpoint() -> Iterator[str]:
     if not (WIRE_DIR / "node_modules").exists():
         subprocess.run(["npm", "ci", "--silent", "--no-audit", "--no-fund"], cwd=WIRE_DIR,
                        check=True)
-    proc = subprocess.Popen(["node", "server.js", "0"], cwd=WIRE_DIR, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(["node", "server.js", "0", "--feed-ranges", "4"], cwd=WIRE_DIR, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
