@@ -11,7 +11,9 @@ from hisadmin.roles import ensure_groups
 
 
 @pytest.fixture
-def make_user(db: None) -> Callable[..., User]:
+def make_user(db: None, settings: object) -> Callable[..., User]:
+    # A fast hasher: test users need a password, not a strong one (PBKDF2 costs ~0.3 s each).
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
     ensure_groups()
 
     def make(username: str, *roles: str) -> User:
