@@ -97,7 +97,7 @@ def problem(request: HttpRequest, status: int, title: str, detail: str = "",
 def _validation(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
     fields = []
     for err in exc.errors:
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "payload", "query")]
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "payload", "query", "path", "header")]
         fields.append({"field": ".".join(loc), "message": err.get("msg", "invalid value")})
     return problem(request, 422, "Validation failed",
                    "; ".join(f"{f['field']}: {f['message']}" for f in fields), errors=fields)
