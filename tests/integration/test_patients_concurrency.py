@@ -41,6 +41,7 @@ def test_it_gives_the_second_of_two_writers_a_clear_conflict(his_store) -> None:
 def test_it_registers_one_mrn_exactly_once_under_20_parallel_attempts(his_store) -> None:  # noqa: ANN001
     outcomes: list[str] = []
     barrier = threading.Barrier(20)
+    before = his_store.count()
 
     def attempt(n: int) -> None:
         barrier.wait()
@@ -56,6 +57,9 @@ def test_it_registers_one_mrn_exactly_once_under_20_parallel_attempts(his_store)
     for t in threads:
         t.join()
     assert outcomes.count("created") == 1
+    # Exactly one patient: its patient, stream and event documents plus the one reservation;
+    # the 19 refused attempts left nothing behind.
+    assert his_store.count() == before + 4
     owner = mrn.lookup(his_store, "RACE001")
     assert owner is not None
     reservation = his_store.read(mrn.reservation_pk("RACE001"), mrn.RESERVATION_ID)

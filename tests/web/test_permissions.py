@@ -72,7 +72,7 @@ def test_it_enforces_the_role_table_in_the_api(api_client, record: dict[str, str
             assert response.status_code == 403, (command, role, response.status_code)
 
 
-PAGES = {
+PAGES = {  # command → the page that runs it (GET shows the form, POST submits it)
     "register": "/admin/patients/register/",
     "update_demographics": "/admin/patients/{pid}/demographics/",
     "admit": "/admin/patients/{pid}/admit/",
@@ -82,6 +82,10 @@ PAGES = {
     "administer": "/admin/patients/{pid}/orders/{oid}/administer/",
     "read": "/admin/patients/{pid}/",
 }
+POST_ONLY = {  # commands behind buttons on the chart
+    "discharge": "/admin/patients/{pid}/discharge/",
+    "remove_allergy": "/admin/patients/{pid}/allergies/{aid}/remove/",
+}
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -89,11 +93,20 @@ def test_it_enforces_the_role_table_in_the_pages(make_user, record: dict[str, st
                                                  role: str) -> None:
     client = Client()
     client.force_login(make_user(f"page-{role or 'none'}", *([role] if role else [])))
+    assert set(PAGES) | set(POST_ONLY) | {"progress_order", "cancel_order", "assign_order"} \
+        == set(COMMAND_ROLES)  # the matrix covers every command
     for command, url in PAGES.items():
-        response = client.get(url.format(**record))
+        allowed = role in {r.value for r in COMMAND_ROLES[command]}
+        for method in ("get", "post"):
+            response = getattr(client, method)(url.format(**record), {})
+            assert response.status_code < 500, (command, role, method)
+            assert (response.status_code == 403) is not allowed, \
+                (command, role, method, response.status_code)
+    for command, url in POST_ONLY.items():
+        response = client.post(url.format(**record), {})
         allowed = role in {r.value for r in COMMAND_ROLES[command]}
         assert response.status_code < 500, (command, role)
-        assert (response.status_code == 403) is not allowed, (command, role, response.status_code)
+        assert (response.status_code == 403) is not allowed, (command, role)
     for command, action in (("progress_order", "ready"), ("cancel_order", "cancel"),
                             ("assign_order", "assign")):
         response = client.post(f"/admin/patients/{record['pid']}/orders/{record['oid']}/action/",
