@@ -8,13 +8,14 @@ from ninja import Header, Router
 from cosmos_backend import keys
 from hisadmin.api import api, problem, register_domain_errors
 from hisadmin.idempotency import with_idempotency
-from hisadmin.roles import Role, actor_for, require_role
+from hisadmin.roles import actor_for, require_role
 from hisadmin.store import get_store, new_uow
 
 from . import clinical, commands, queries
 from .api_clinical import DemographicsIn
 from .documents import PATIENT_ID, admission_doc_id
 from .errors import DomainError
+from .policy import roles_for
 from .schemas import (
     AdmissionOut,
     AdmitIn,
@@ -32,7 +33,7 @@ router = Router(tags=["patients"])
 register_domain_errors(DomainError)
 ERRORS = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem, 412: Problem,
           422: Problem}
-READ_ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)
+READ_ROLES = roles_for("read")
 
 
 def _json(request: HttpRequest, body: dict, status: int = 200, etag: str | None = None,
@@ -48,7 +49,7 @@ def _json(request: HttpRequest, body: dict, status: int = 200, etag: str | None 
 @router.post("/patients", response={201: PatientOut, **ERRORS}, summary="Register a patient")
 def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
     """Creates a patient; send an ``Idempotency-Key`` header so a retry never creates twice."""
-    require_role(request.user, Role.CLERK)
+    require_role(request.user, *roles_for("register"))
 
     def produce() -> HttpResponse:
         patient = commands.register_patient(commands.RegisterPatient(
@@ -80,7 +81,8 @@ def read(request: HttpRequest, patient_id: str) -> HttpResponse:
 @router.post("/patients/{patient_id}/admissions", response={201: AdmissionOut, **ERRORS},
              summary="Admit a patient")
 def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpResponse:
-    require_role(request.user, Role.CLERK)
+    """Send an ``Idempotency-Key`` header so a retried request never admits twice."""
+    require_role(request.user, *roles_for("admit"))
 
     def produce() -> HttpResponse:
         admission = commands.admit_patient(commands.AdmitPatient(
@@ -107,7 +109,7 @@ def list_admissions(request: HttpRequest, patient_id: str) -> list[dict]:
 def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
               if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """``If-Match``: the admission's ETag you based this on (412 if it changed)."""
-    require_role(request.user, Role.CLERK)
+    require_role(request.user, *roles_for("discharge"))
     admission = commands.discharge_patient(commands.DischargePatient(
         patient_id=patient_id, disposition=payload.disposition, expected_etag=if_match,
     ), new_uow(), actor=actor_for(request.user))
@@ -129,7 +131,7 @@ def audit(request: HttpRequest, patient_id: str, continuation: str | None = None
 def update_demographics(request: HttpRequest, patient_id: str, payload: DemographicsIn,
                         if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """Send the patient's ETag in ``If-Match``; a stale one gets 412 and nothing changes."""
-    require_role(request.user, Role.CLERK)
+    require_role(request.user, *roles_for("update_demographics"))
     clinical.update_demographics(clinical.UpdateDemographics(
         patient_id=patient_id, expected_etag=if_match, **payload.dict()), new_uow(),
         actor=actor_for(request.user))

@@ -21,7 +21,7 @@ from . import clinical, queries
 from .documents import PATIENT_ID, order_doc_id
 from .errors import InvalidInput, UnknownPatient
 from .policy import roles_for
-from .schemas import ERRORS_SCHEMA, AdmissionOut, OrderOut, PatientOut, patient_out
+from .schemas import ERRORS_SCHEMA, AdmissionOut, OrderOut, PatientOut, admission_out, patient_out
 
 router = Router(tags=["clinical record"])
 
@@ -121,15 +121,14 @@ def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str,
              response={200: AdmissionOut, **ERRORS_SCHEMA},
              summary="Move an admitted patient to another ward or bed")
 def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
-             if_match: str | None = Header(None, alias="If-Match")) -> dict:
+             if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """``If-Match``: the active admission's ETag."""
     require_role(request.user, *roles_for("transfer"))
     clinical.transfer_patient(clinical.TransferPatient(patient_id, payload.ward_id, payload.bed,
                                                        if_match), new_uow(),
                               actor=actor_for(request.user))
-    from .schemas import admission_out
-
-    return admission_out(queries.admissions(get_store(), patient_id)[0])
+    doc = queries.admissions(get_store(), patient_id)[0]  # newest first: the one moved
+    return _json(request, admission_out(doc), etag=doc["_etag"])
 
 
 @router.post("/patients/{patient_id}/orders", response={201: OrderOut, **ERRORS_SCHEMA},
