@@ -1,4 +1,9 @@
-"""Translate :class:`~cosmos_backend.store.Query` into parameterised Cosmos SQL."""
+"""Translate :class:`~cosmos_backend.store.Query` into parameterised Cosmos SQL.
+
+Only the query's own terms go into the WHERE clause: the partition is chosen by the request's
+``partition_key``, as on Cosmos DB. Input the embedded engine refuses is refused here too,
+with the same exception, before anything is sent.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from . import errors
 from .store import Query
 
 _SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SYSTEM_PATHS = ("id", "partitionKey", "_ts", "_lsn")  # scalars: never arrays
 
 
 def _ref(path: str) -> str:
@@ -18,11 +24,14 @@ def _ref(path: str) -> str:
     return "c" + "".join(f'["{p}"]' for p in parts)
 
 
-def to_sql(query: Query, pk: str) -> tuple[str, list[dict[str, Any]]]:
-    # The partition key is in the WHERE clause as well as in the request: the query stays
-    # single-partition on every server, including ones that ignore the request header.
-    params: list[dict[str, Any]] = [{"name": "@pk", "value": pk}]
-    terms = ['c["partitionKey"] = @pk']
+def _scalar(value: Any) -> None:
+    if not isinstance(value, (bool, int, float, str)):
+        raise errors.InvalidRequest(f"cannot compare with {type(value).__name__} values")
+
+
+def to_sql(query: Query) -> tuple[str, list[dict[str, Any]]]:
+    params: list[dict[str, Any]] = []
+    terms: list[str] = []
 
     def param(value: Any) -> str:
         name = f"@p{len(params)}"
@@ -32,10 +41,13 @@ def to_sql(query: Query, pk: str) -> tuple[str, list[dict[str, Any]]]:
     for cond in query.where:
         ref, op, value = _ref(cond.path), cond.op, cond.value
         if op in ("=", "!="):
+            if value is not None:
+                _scalar(value)
             terms.append(f"{ref} {op} {param(value)}")
         elif op in ("<", "<=", ">", ">="):
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            if isinstance(value, bool):
                 raise errors.InvalidRequest("booleans can only be compared with = and !=")
+            _scalar(value)
             terms.append(f"{ref} {op} {param(value)}")
         elif op == "startswith":
             if not isinstance(value, str):
@@ -43,13 +55,22 @@ def to_sql(query: Query, pk: str) -> tuple[str, list[dict[str, Any]]]:
             terms.append(f"STARTSWITH({ref}, {param(value)})")
         elif op == "in":
             values = list(value)
-            if not values:
-                terms.append("false")
-            else:
-                terms.append(f"{ref} IN ({', '.join(param(v) for v in values)})")
+            for v in values:
+                if v is not None:
+                    _scalar(v)
+            terms.append(f"{ref} IN ({', '.join(param(v) for v in values)})" if values else "false")
         elif op == "array_contains":
+            if cond.path in _SYSTEM_PATHS:
+                raise errors.InvalidRequest("array_contains needs a document path")
+            if value is not None:
+                _scalar(value)
             terms.append(f"ARRAY_CONTAINS({ref}, {param(value)})")
         else:
             raise errors.InvalidRequest(f"unsupported operator {op!r}")
-    order = ", ".join(f"{_ref(path)} {direction.upper()}" for path, direction in query.ordering())
-    return f"SELECT * FROM c WHERE {' AND '.join(terms)} ORDER BY {order}", params
+    keys = []
+    for path, direction in query.ordering():
+        if direction.upper() not in ("ASC", "DESC"):
+            raise errors.InvalidRequest(f"unsupported sort direction {direction!r}")
+        keys.append(f"{_ref(path)} {direction.upper()}")
+    where = f" WHERE {' AND '.join(terms)}" if terms else ""
+    return f"SELECT * FROM c{where} ORDER BY {', '.join(keys)}", params
