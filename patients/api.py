@@ -11,7 +11,7 @@ from hisadmin.idempotency import with_idempotency
 from hisadmin.roles import actor_for, require_role
 from hisadmin.store import get_store, new_uow
 
-from . import clinical, commands, queries
+from . import clinical, commands, queries, staff
 from .api_clinical import DemographicsIn
 from .documents import PATIENT_ID, admission_doc_id
 from .errors import DomainError
@@ -84,11 +84,15 @@ def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpRespon
     """Send an ``Idempotency-Key`` header so a retried request never admits twice."""
     require_role(request.user, *roles_for("admit"))
 
+    attending_id, attending_name = "", payload.attending_name
+    if payload.attending:
+        attending_id, attending_name = staff.attending(payload.attending)
+
     def produce() -> HttpResponse:
         admission = commands.admit_patient(commands.AdmitPatient(
             patient_id=patient_id, department_id=payload.department_id,
             ward_id=payload.ward_id, bed=payload.bed, reason=payload.reason,
-            attending_name=payload.attending_name,
+            attending_id=attending_id, attending_name=attending_name,
         ), new_uow(), actor=actor_for(request.user))
         doc = get_store().read(keys.patient(patient_id), admission_doc_id(admission.admission_id))
         return _json(request, admission_out(doc), 201, doc["_etag"])

@@ -132,8 +132,11 @@ def admit_patient(cmd: AdmitPatient, uow: UnitOfWork, *, actor: Actor) -> Admiss
     admission = Admission.start(
         admission_id=str(uuid.uuid4()), patient_id=cmd.patient_id,
         department_id=cmd.department_id, ward_id=cmd.ward_id, bed=bed or None,
-        attending_id=cmd.attending_id or actor.id,
-        attending_name=cmd.attending_name or actor.display_name or actor.username,
+        # Only a clinician can be the attending: a clerk admitting is not one by default.
+        attending_id=cmd.attending_id or (actor.id if "clinician" in actor.roles and
+                                          not cmd.attending_name else ""),
+        attending_name=cmd.attending_name or (actor.display_name or actor.username
+                                              if "clinician" in actor.roles else ""),
         reason=cmd.reason, now=now, active=admission_from_doc(active) if active else None)
     reservation = None
     if admission.bed:

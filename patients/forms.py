@@ -23,14 +23,16 @@ class AdmitForm(forms.Form):
     department_id = forms.ChoiceField(label="Department")
     ward_id = forms.ChoiceField(label="Ward")
     bed = forms.CharField(max_length=20, required=False, help_text="Optional.")
-    attending_name = forms.CharField(max_length=100, required=False, label="Attending",
-                                     help_text="Defaults to you.")
+    attending = forms.ChoiceField(required=False, label="Attending clinician",
+                                  help_text="Can be left for later.")
     reason = forms.CharField(max_length=500, widget=forms.Textarea(attrs={"rows": 3}))
 
-    def __init__(self, *args: object, departments: list, wards: list, **kwargs: object) -> None:
+    def __init__(self, *args: object, departments: list, wards: list, clinicians: list,
+                 **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["department_id"].choices = departments
         self.fields["ward_id"].choices = wards
+        self.fields["attending"].choices = [("", "— later —"), *clinicians]
 
 
 class DischargeForm(forms.Form):

@@ -36,7 +36,10 @@ class AdmitIn(Schema):
     ward_id: str = Field(min_length=1, max_length=40)
     bed: str = Field("", max_length=20)
     reason: str = Field(min_length=1, max_length=500)
-    attending_name: str = Field("", max_length=100)
+    attending: str = Field("", max_length=150,
+                           description="username of the attending clinician (optional)")
+    attending_name: str = Field("", max_length=100,
+                                description="free-text attending, when not a user here")
 
 
 class AdmissionOut(Schema):

@@ -16,7 +16,7 @@ from cosmos_backend.uow import StaleWrite
 from hisadmin.roles import Role, actor_for, has_role, role_required
 from hisadmin.store import get_store, new_uow
 
-from . import audit, commands, queries, reference
+from . import audit, commands, queries, reference, staff
 from .errors import DomainError, UnknownPatient
 from .forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 
@@ -106,13 +106,17 @@ def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
     wards = [(code, f"{w['name']} ({w['departmentId']})")
              for code, w in sorted(reference.all_of(store, "Ward").items())]
+    doctors = staff.clinicians()
     form = AdmitForm(request.POST or None, departments=reference.choices(store, "Department"),
-                     wards=wards)
+                     wards=wards, clinicians=doctors)
     if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        attending_id = data.pop("attending")
         try:
-            commands.admit_patient(commands.AdmitPatient(patient_id=patient_id,
-                                                         **form.cleaned_data),
-                                   new_uow(), actor=actor_for(request.user))
+            commands.admit_patient(commands.AdmitPatient(
+                patient_id=patient_id, attending_id=attending_id,
+                attending_name=dict(doctors).get(attending_id, ""), **data),
+                new_uow(), actor=actor_for(request.user))
         except DomainError as exc:
             _attach(form, exc)
         else:

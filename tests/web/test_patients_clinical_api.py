@@ -149,3 +149,24 @@ def test_it_assigns_and_unassigns(team: dict[str, Client], admitted: str, make_u
     assert r.json()["assigneeName"] == "night-nurse"
     assert team["nurse"].put(url, {"assignee": "nobody"}, content_type=J).status_code == 422
     assert team["nurse"].put(url, {"assignee": None}, content_type=J).json()["assigneeId"] is None
+
+
+def test_it_names_a_clinician_as_attending_never_the_admitting_clerk(
+        team: dict[str, Client], make_user, client) -> None:  # noqa: ANN001
+    doctor = make_user("dr-house", "clinician")
+    doctor.first_name, doctor.last_name = "Greg", "House"
+    doctor.save()
+    pids = [team["clerk"].post("/api/v1/patients", {"given_name": "A", "family_name": n,
+                                                    "birth_date": "1990-01-01"},
+                               content_type=J).json()["id"] for n in ("One", "Two")]
+    named = team["clerk"].post(f"/api/v1/patients/{pids[0]}/admissions", {
+        "department_id": "MED", "ward_id": "MED-1", "reason": "x", "attending": "dr-house"},
+        content_type=J)
+    assert named.json()["attending_name"] == "Greg House"
+    later = team["clerk"].post(f"/api/v1/patients/{pids[1]}/admissions", {
+        "department_id": "MED", "ward_id": "MED-1", "reason": "x"}, content_type=J)
+    assert later.json()["attending_name"] == ""  # to be named later, not "api-clerk"
+    desk = make_user("desk-2", "clerk")
+    client.force_login(desk)
+    form = client.get(f"/admin/patients/{pids[1]}/admit/").context["form"]
+    assert (str(doctor.pk), "Greg House") in form.fields["attending"].choices

@@ -1,0 +1,31 @@
+"""Users as the clinical record names them: attendings and assignees (Django's auth users)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
+from hisadmin.roles import Role
+
+from .errors import InvalidInput
+
+
+def clinicians() -> list[tuple[str, str]]:
+    """(user id, display name) of active users who may be an admission's attending."""
+    users = get_user_model().objects.filter(is_active=True).filter(
+        Q(groups__name=Role.CLINICIAN.value) | Q(is_superuser=True)).distinct()
+    return sorted(((str(u.pk), u.get_full_name() or u.get_username()) for u in users),
+                  key=lambda c: c[1])
+
+
+def attending(username_or_id: str, *, field: str = "attending") -> tuple[str, str]:
+    """Resolve a clinician by username (API) or id (form) to (id, display name)."""
+    model = get_user_model()
+    lookup = Q(username=username_or_id)
+    if username_or_id.isdigit():
+        lookup |= Q(pk=int(username_or_id))
+    user = model.objects.filter(lookup, is_active=True).first()
+    if user is None or str(user.pk) not in dict(clinicians()):
+        raise InvalidInput(f"{username_or_id!r} is not an active clinician; choose one from "
+                           "the list.", field=field)
+    return str(user.pk), user.get_full_name() or user.get_username()
