@@ -48,3 +48,44 @@ def test_it_rejects_a_batch_spanning_partitions(store: DocumentStore) -> None:
     with pytest.raises(errors.CrossPartitionBatch):
         store.execute_batch("P_1", ops)
     _nothing_written(store)
+
+
+def test_it_rejects_an_id_over_255_characters(store: DocumentStore) -> None:
+    with pytest.raises(errors.InvalidId):
+        store.create({"id": "x" * 256, "partitionKey": "P_1"})
+    _nothing_written(store)
+
+
+@pytest.mark.parametrize("bad", [
+    {"id": "big", "partitionKey": "P_1", "blob": "x" * (2 * 1024 * 1024)},
+    {"id": "no-key"},
+    {"id": "a/b", "partitionKey": "P_1"},
+])
+def test_it_rejects_a_whole_batch_for_one_bad_document_in_the_middle(
+        store: DocumentStore, bad: dict) -> None:
+    ops = [BatchOp.create({"id": "ok1", "partitionKey": "P_1"}), BatchOp.create(bad),
+           BatchOp.create({"id": "ok2", "partitionKey": "P_1"})]
+    with pytest.raises(errors.InvalidRequest):
+        store.execute_batch("P_1", ops)
+    _nothing_written(store)
+
+
+@pytest.mark.parametrize("write", ["replace", "upsert"])
+def test_it_rejects_bad_documents_on_every_write(store: DocumentStore, write: str) -> None:
+    store.create({"id": "a", "partitionKey": "P_1", "v": 1})
+    with pytest.raises(errors.DocumentTooLarge):
+        getattr(store, write)({"id": "a", "partitionKey": "P_1", "blob": "x" * (2 << 20)})
+    with pytest.raises(errors.MissingPartitionKey):
+        getattr(store, write)({"id": "a", "v": 2})
+    assert store.read("P_1", "a")["v"] == 1
+
+
+def test_it_rejects_an_empty_batch_and_bad_keys_on_reads(store: DocumentStore) -> None:
+    with pytest.raises(errors.InvalidRequest):
+        store.execute_batch("P_1", [])
+    with pytest.raises(errors.MissingPartitionKey):
+        store.read("", "a")
+    with pytest.raises(errors.InvalidId):
+        store.read("P_1", "a#b")
+    with pytest.raises(errors.InvalidId):
+        store.delete("P_1", "a?b")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from cosmos_backend import errors
@@ -56,3 +58,71 @@ def test_it_deletes_in_a_batch_under_an_etag(store: DocumentStore) -> None:
     store.execute_batch("P_1", [BatchOp.delete("x", if_match=x["_etag"]), BatchOp.create(d("y"))])
     assert store.try_read("P_1", "x") is None
     assert store.try_read("P_1", "y") is not None
+
+
+def test_it_rolls_back_earlier_replaces_and_deletes_when_a_later_operation_fails(
+        store: DocumentStore) -> None:
+    x = store.create(d("x", v=1))
+    y = store.create(d("y", v=1))
+    store.create(d("taken"))
+    with pytest.raises(errors.BatchFailed) as failure:
+        store.execute_batch("P_1", [
+            BatchOp.replace(d("x", v=2), if_match=x["_etag"]),
+            BatchOp.delete("y", if_match=y["_etag"]),
+            BatchOp.upsert(d("z")),
+            BatchOp.create(d("taken")),
+        ])
+    assert (failure.value.index, type(failure.value.cause)) == (3, errors.Conflict)
+    after_x, after_y = store.read("P_1", "x"), store.read("P_1", "y")
+    assert (after_x["v"], after_x["_etag"]) == (1, x["_etag"])
+    assert (after_y["v"], after_y["_etag"]) == (1, y["_etag"])
+    assert store.try_read("P_1", "z") is None
+
+
+def test_it_fails_a_batch_on_a_missing_document_and_a_stale_upsert(store: DocumentStore) -> None:
+    x = store.create(d("x", v=1))
+    store.replace(d("x", v=2))
+    with pytest.raises(errors.BatchFailed) as missing:
+        store.execute_batch("P_1", [BatchOp.create(d("a")), BatchOp.replace(d("nope"))])
+    assert (missing.value.index, missing.value.status_code) == (1, 404)
+    with pytest.raises(errors.BatchFailed) as stale:
+        store.execute_batch("P_1", [BatchOp.upsert(d("x", v=3), if_match=x["_etag"])])
+    assert (stale.value.index, stale.value.status_code) == (0, 412)
+    assert store.try_read("P_1", "a") is None
+    assert store.read("P_1", "x")["v"] == 2
+
+
+def test_it_lets_one_of_two_concurrent_batches_on_one_etag_win(store_factory) -> None:  # noqa: ANN001
+    base = store_factory().create(d("x", v=0))
+    outcomes: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def writer(n: int) -> None:
+        handle = store_factory()
+        barrier.wait()
+        try:
+            handle.execute_batch("P_1", [BatchOp.replace(d("x", v=n), if_match=base["_etag"]),
+                                         BatchOp.create(d(f"event-{n}"))])
+            outcomes.append(f"won-{n}")
+        except errors.BatchFailed as exc:
+            assert exc.index == 0 and isinstance(exc.cause, errors.PreconditionFailed)
+            outcomes.append("lost")
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [o for o in outcomes if o.startswith("won")]
+    assert len(winners) == 1 and outcomes.count("lost") == 1
+    n = int(winners[0].split("-")[1])
+    store = store_factory()
+    assert store.read("P_1", "x")["v"] == n
+    assert store.try_read("P_1", f"event-{3 - n}") is None  # the loser's event never landed
+
+
+def test_it_returns_nothing_for_deletes_and_documents_for_writes(store: DocumentStore) -> None:
+    store.create(d("x"))
+    results = store.execute_batch("P_1", [BatchOp.delete("x"), BatchOp.create(d("y", v=1))])
+    assert results[0] is None
+    assert results[1] is not None and results[1]["v"] == 1 and results[1]["_etag"]
