@@ -35,6 +35,7 @@ test: test-deps
 bench: install
 	$(BIN)/python -m bench.store_bench
 	$(BIN)/python -m bench.worklists_bench --quick
+	$(BIN)/python -m bench.compare --sizes 1000,10000
 
 lint: install
 	$(BIN)/ruff check .
