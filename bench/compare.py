@@ -505,6 +505,13 @@ def main(argv: list[str] | None = None) -> Path:
                     entry[system] = run_relational(tmp, n, patients, phases, system)
                 entry[system]["wall_s"] = round(time.perf_counter() - started, 1)
             report["sizes"][str(n)] = entry
+    except BaseException:
+        # Keep the servers' logs of a failed run; the stores themselves can be gigabytes.
+        keep = Path(tempfile.mkdtemp(prefix="his-bench-logs-"))
+        for log in base_tmp.rglob("*.log"):
+            shutil.copy(log, keep / f"{log.parent.name}-{log.name}")
+        print(f"logs of the failed run: {keep}", file=sys.stderr, flush=True)
+        raise
     finally:
         shutil.rmtree(base_tmp, ignore_errors=True)
     args.out.mkdir(parents=True, exist_ok=True)
