@@ -409,6 +409,7 @@ def write(results: Path, docs: Path) -> Path:
     if not runs:
         raise SystemExit("no bench/results/suite-*.json yet: run python -m bench.compare")
     image_dir = "benchmarks"
+    docs.mkdir(parents=True, exist_ok=True)  # plots (optional) are not what creates it
     images = plots(runs[-1], docs / image_dir)
     path = docs / "BENCHMARKS.md"
     path.write_text(render(runs, images, image_dir))
