@@ -6,6 +6,7 @@ next page; ``lag`` tells how far the views are behind the store.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Literal
 
@@ -38,8 +39,13 @@ class WorklistPage(Schema):
     lag: dict[str, Any] | None = None
 
 
+@functools.lru_cache(maxsize=1024)
+def _snake_key(key: str) -> str:
+    return _CAMEL.sub("_", key).lower()
+
+
 def _snake(row: dict[str, Any]) -> dict[str, Any]:
-    return {_CAMEL.sub("_", k).lower(): v for k, v in row.items()}
+    return {_snake_key(k): v for k, v in row.items()}
 
 
 def _lag() -> dict[str, Any] | None:
