@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Max
 
 from .models import (
@@ -49,15 +49,22 @@ def _locked_patient(patient_id: str) -> Patient:
         raise NotFoundError("No such patient.") from None
 
 
+def _next_mrn_number() -> int:
+    """A sequence on PostgreSQL; on SQLite, max + 1 (writers are serialised: IMMEDIATE)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT nextval('relational_mrn_seq')")
+            return int(cursor.fetchone()[0])
+    last = Patient.objects.filter(mrn__startswith="H").aggregate(m=Max("mrn"))["m"]
+    return int(last[1:]) + 1 if last else 1
+
+
 @transaction.atomic
 def register(*, given_name: str, family_name: str, birth_date: Any, sex: str, mrn: str,
              actor: str) -> Patient:
     now = _now()
     if not mrn:
-        # A real team would use a sequence; the max+1 inside the transaction is the same
-        # cost on SQLite (writers are serialised) and one index probe on PostgreSQL.
-        last = Patient.objects.filter(mrn__startswith="H").aggregate(m=Max("mrn"))["m"]
-        mrn = f"H{int(last[1:]) + 1 if last else 1:07d}"
+        mrn = f"H{_next_mrn_number():07d}"
     patient = Patient.objects.create(
         mrn=mrn, given_name=given_name, family_name=family_name,
         name_key=fold(f"{family_name} {given_name}"), birth_date=birth_date, sex=sex,
