@@ -322,7 +322,23 @@ def index_statements(table: str, policy: Mapping[str, Any]) -> Iterator[tuple[st
         path = _path_of(included["path"])
         if path is not None and path not in _COLUMNS:
             column_sets.append(([column_expr(path)], _is_query_path(path)))
+    # An index whose columns begin another index's (same partial predicate) adds nothing
+    # here: every query is within one partition and always ends its ordering with ``id``,
+    # so SQLite can seek and sort on the longer one. Skipping it saves a B-tree update on
+    # every write (Cosmos keeps its own per-path range indexes; this is SQLite's view).
+    def bare(cols: list[str]) -> tuple[str, ...]:
+        return tuple(c.removesuffix(" DESC") for c in cols)
+
+    kept: list[tuple[list[str], bool]] = []
     for cols, partial in column_sets:
+        key = bare(cols)
+        if any(len(other) > len(key) and bare(other)[:len(key)] == key and other_partial == partial
+               for other, other_partial in column_sets):
+            continue
+        if any(bare(c) == key and p == partial for c, p in kept):
+            continue
+        kept.append((cols, partial))
+    for cols, partial in kept:
         cols = ["pk", *cols]
         where = " WHERE q = 1" if partial else ""
         name = f"{table}_ix_" + hashlib.sha1(("|".join(cols) + where).encode()).hexdigest()[:10]

@@ -49,9 +49,16 @@ class Query:
     order_by: tuple[tuple[str, Literal["ASC", "DESC"]], ...] = ()
 
     def ordering(self) -> tuple[tuple[str, str], ...]:
+        """``order_by`` plus ``id`` as the tie-break, in the direction of the last key.
+
+        Following the last key's direction lets one ascending composite index serve both
+        directions (Cosmos DB and SQLite both read an index backwards only when every key
+        is reversed), which halves the indexes a sortable view needs.
+        """
         keys = tuple(self.order_by)
         if not any(p == "id" for p, _ in keys):
-            keys = keys + (("id", "ASC"),)
+            last = str(keys[-1][1]).upper() if keys else "ASC"
+            keys = keys + (("id", last),)
         return keys
 
 

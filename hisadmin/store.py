@@ -26,11 +26,10 @@ def _asc(*paths: str) -> list[dict[str, str]]:
 # Composite indexes, one list per query shape (filter paths first, then sort paths, then id).
 COMPOSITE_INDEXES: list[list[dict[str, str]]] = [
     _asc("/docType", "/id"),  # audit trail (events by id = sequence), aggregates by type
-    [{"path": "/docType", "order": "ascending"},
-     {"path": "/docContents/startedAt", "order": "descending"},
-     {"path": "/id", "order": "ascending"}],  # admissions, newest first
-    [{"path": "/docContents/startedAt", "order": "descending"},
-     {"path": "/id", "order": "ascending"}],
+    # Admissions newest first: ORDER BY startedAt DESC, id DESC reads these backwards (the
+    # id tie-break follows the last key's direction, so one ascending index serves both).
+    _asc("/docType", "/docContents/startedAt", "/id"),
+    _asc("/docContents/startedAt", "/id"),
     _asc("/docType", "/docContents/status", "/id"),  # the active admission / active orders
 ]
 

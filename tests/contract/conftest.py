@@ -26,12 +26,12 @@ POLICY = {
         [{"path": "/grp", "order": "ascending"}, {"path": "/n", "order": "ascending"},
          {"path": "/id", "order": "ascending"}],
         [{"path": "/n", "order": "ascending"}, {"path": "/id", "order": "ascending"}],
-        [{"path": "/n", "order": "descending"}, {"path": "/id", "order": "ascending"}],
+        # (n DESC, id DESC) — the id tie-break follows the last key — reads (n, id) backwards.
         [{"path": "/name", "order": "ascending"}, {"path": "/id", "order": "ascending"}],
         [{"path": "/grp", "order": "ascending"}, {"path": "/n", "order": "descending"},
-         {"path": "/id", "order": "ascending"}],
+         {"path": "/id", "order": "descending"}],
         [{"path": "/docContents/ward", "order": "ascending"},
-         {"path": "/docContents/bed", "order": "descending"}, {"path": "/id", "order": "ascending"}],
+         {"path": "/docContents/bed", "order": "descending"}, {"path": "/id", "order": "descending"}],
     ],
 }
 BACKENDS = ["embedded", "cosmos-wire", "cosmos-live"]

@@ -45,13 +45,14 @@ def C(path: str, op: str, value: object) -> Cond:  # noqa: N802 - reads like a t
 @pytest.mark.parametrize(("query", "expected"), [
     (Query(), ["r1", "r2", "r3", "r4", "r5", "r6"]),
     (Query(order_by=(("n", "ASC"),)), ["r2", "r6", "r3", "r4", "r1", "r5"]),
-    (Query(order_by=(("n", "DESC"),)), ["r5", "r1", "r3", "r4", "r6", "r2"]),
+    # Ties (r3, r4 at n = 3) break on id in the last key's direction.
+    (Query(order_by=(("n", "DESC"),)), ["r5", "r1", "r4", "r3", "r6", "r2"]),
     (Query(where=(C("grp", "=", "A"),), order_by=(("n", "ASC"),)), ["r3", "r1", "r5"]),
     (Query(where=(C("grp", "=", "A"),), order_by=(("n", "DESC"),)), ["r5", "r1", "r3"]),
     (Query(order_by=(("grp", "ASC"), ("n", "ASC"))), ["r3", "r1", "r5", "r2", "r4", "r6"]),
     (Query(order_by=(("grp", "ASC"), ("n", "DESC"))), ["r5", "r1", "r3", "r4", "r2", "r6"]),
     (Query(order_by=(("docContents.ward", "ASC"), ("docContents.bed", "DESC"))),
-     ["r3", "r1", "r4", "r5", "r2", "r6"]),
+     ["r3", "r4", "r1", "r5", "r2", "r6"]),
     (Query(where=(C("grp", "!=", "A"),)), ["r2", "r4", "r6"]),
     (Query(where=(C("n", ">", 2),)), ["r1", "r3", "r4", "r5"]),
     (Query(where=(C("n", "<=", 2),)), ["r2", "r6"]),

@@ -170,7 +170,8 @@ def _rank(value: Any) -> tuple[int, Any]:
 
 
 def _brute_force(rows: list[dict[str, Any]], order: list[tuple[str, str]]) -> list[str]:
-    keys = order + ([] if any(p == "id" for p, _ in order) else [("id", "ASC")])
+    tie = order[-1][1] if order else "ASC"  # the id tie-break follows the last key
+    keys = order + ([] if any(p == "id" for p, _ in order) else [("id", tie)])
     out = list(rows)
     for path, direction in reversed(keys):  # stable sorts, least significant key first
         out.sort(key=lambda r, p=path: _rank(r.get(p)), reverse=direction == "DESC")

@@ -135,3 +135,18 @@ function epkOfDoc(items, doc) {
 }
 
 module.exports = { state, collectionOf, liveDocuments, purgeExpired, epkOfDoc };
+
+// ---------------------------------------------------------------- composite indexes
+// Cosmos DB serves ORDER BY from a composite index read either way: (a ASC, b ASC) serves
+// "ORDER BY a ASC, b ASC" and "ORDER BY a DESC, b DESC". The base query engine accepts only
+// the exact directions; give it every composite index reversed as well.
+const queryHelpers = require("@zeit/cosmosdb-query/lib/helpers");
+const baseSort = queryHelpers.sort;
+const flip = (order) => (order === "descending" ? "ascending" : "descending");
+queryHelpers.sort = (collection, getRid, compositeIndexes, ...orders) => {
+  const both = compositeIndexes
+    ? compositeIndexes.concat(compositeIndexes.map((index) =>
+        index.map((path) => ({ ...path, order: flip(path.order || "ascending") }))))
+    : compositeIndexes;
+  return baseSort(collection, getRid, both, ...orders);
+};
