@@ -15,11 +15,20 @@ from cosmos_backend import errors, keys
 from cosmos_backend.store import DocumentStore
 
 from . import generations
-from .projector import read_source, read_tracker, rebuild_patient, row_document
+from .projector import (
+    build_patients,
+    read_source,
+    read_tracker,
+    rebuild_patient,
+    row_document,
+)
 from .schema import tracker_id, tracker_pk, view_pk
 
 Progress = Callable[[int], None]
 _VOLATILE = ("seq", "projectedAt")
+# Patients per bulk build step: enough that a view partition's rows fill batches, small
+# enough that progress moves and memory stays flat.
+BUILD_CHUNK = 500
 
 
 def patient_ids(store: DocumentStore) -> Iterator[str]:
@@ -40,9 +49,10 @@ def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n:
     """Build a new generation beside the live one, switch to it; returns (new, retired)."""
     gen = generations.start_building(store)
     try:
-        for patient_id in ids:
-            rebuild_patient(store, gen, patient_id)
-            progress(1)
+        for start in range(0, len(ids), BUILD_CHUNK):
+            chunk = ids[start:start + BUILD_CHUNK]
+            build_patients(store, gen, chunk)
+            progress(len(chunk))
     except BaseException:
         generations.abandon(store, gen)
         raise

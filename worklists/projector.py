@@ -17,7 +17,7 @@ from typing import Any
 from cosmos_backend import errors, keys
 from cosmos_backend.envelope import wrap
 from cosmos_backend.outbox import STREAM_DOC_TYPE, event_id
-from cosmos_backend.store import Cond, Document, DocumentStore, Query
+from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, Cond, Document, DocumentStore, Query
 
 from . import failpoints
 from .generations import live_generations
@@ -123,12 +123,14 @@ def _move(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
 
 # ------------------------------------------------------------------------------ entry points
 def apply(store: DocumentStore, gen: int, patient_id: str, event: dict[str, Any] | None,
-          *, repair: bool = False) -> str:
+          *, repair: bool = False, touched: set[RowKey] | None = None) -> str:
     """Apply one event's contents in generation ``gen``: applied, duplicate or rebuilt.
 
-    ``event=None`` rebuilds from the source record; ``repair`` also rewrites unchanged rows.
+    ``event=None`` rebuilds from the source record; ``repair`` also rewrites unchanged rows;
+    ``touched``: rows that may have been written for this patient outside its tracker (they
+    are deleted unless the new state has them).
     """
-    touched: set[RowKey] = set()
+    touched = set(touched or ())
     from_source_now = event is None
     for _ in range(MAX_ATTEMPTS):
         state, owned, tracker = read_tracker(store, patient_id, gen)
@@ -151,9 +153,54 @@ def apply(store: DocumentStore, gen: int, patient_id: str, event: dict[str, Any]
 
 
 def rebuild_patient(store: DocumentStore, gen: int, patient_id: str, *,
-                    repair: bool = False) -> str:
+                    repair: bool = False, touched: set[RowKey] | None = None) -> str:
     """Bring the patient's rows in ``gen`` up to the source record (rebuilds, repairs)."""
-    return apply(store, gen, patient_id, None, repair=repair)
+    return apply(store, gen, patient_id, None, repair=repair, touched=touched)
+
+
+def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> list[str]:
+    """Write the rows of patients that have none yet in ``gen`` (a new generation), many
+    rows per transactional batch; returns the patients that need :func:`rebuild_patient`.
+
+    A view partition's rows of many patients go in batches of up to 100 creates, which
+    costs a fraction of one write per row (on SQLite every index is updated once per
+    transaction, not once per row; on Cosmos, one round trip). Each patient's tracker is
+    created last, as in :func:`apply`. Anything already there — a live event projected
+    into the building generation meanwhile — fails its batch or its tracker create, and
+    those patients go the careful way, which also deletes rows written here that their
+    newest state no longer has.
+    """
+    states = {pid: read_source(store, pid) for pid in patient_ids}
+    by_pk: dict[str, list[tuple[str, Document]]] = {}
+    keys_of: dict[str, set[RowKey]] = {}
+    for pid, state in states.items():
+        rows = rows_for(state)
+        keys_of[pid] = set(rows)
+        for row in rows.values():
+            doc = row_document(row, gen, state.seq)
+            by_pk.setdefault(doc["partitionKey"], []).append((pid, doc))
+    careful: set[str] = set()
+    for pk, items in by_pk.items():
+        for start in range(0, len(items), MAX_BATCH_OPERATIONS):
+            chunk = items[start:start + MAX_BATCH_OPERATIONS]
+            while chunk:
+                chunk = [(pid, doc) for pid, doc in chunk if pid not in careful]
+                try:
+                    if chunk:
+                        store.execute_batch(pk, [BatchOp.create(doc) for _, doc in chunk])
+                    break
+                except errors.BatchFailed as exc:  # that row exists: its patient goes careful
+                    careful.add(chunk[exc.index][0])
+    for pid, state in states.items():
+        if pid in careful:
+            continue
+        try:
+            _save_tracker(store, state, sorted(keys_of[pid]), gen, None)
+        except errors.Conflict:
+            careful.add(pid)
+    for pid in careful:
+        rebuild_patient(store, gen, pid, touched=keys_of[pid])
+    return sorted(careful)
 
 
 def project_event(store: DocumentStore, stream_pk: str, seq: int) -> dict[int, str]:

@@ -125,3 +125,21 @@ def test_it_switches_generations_without_readers_seeing_an_empty_view(hospital, 
     assert queries.run(his_store, queries.admitted("CARD")).rows  # still the old generation
     generations.abandon(his_store, gen)
     assert generations.pointer(his_store)[0]["building"] is None
+
+
+def test_a_bulk_build_hands_patients_already_projected_to_the_careful_path(hospital, his_store) -> None:  # noqa: ANN001
+    """A live event projected into the building generation first (its rows and tracker are
+    there): the bulk batch that collides is rolled back and its patients are rebuilt one by
+    one, so the new generation still equals the incrementally maintained one."""
+    from worklists.projector import build_patients, rebuild_patient
+
+    before = _snapshot(his_store, 1)
+    gen = generations.start_building(his_store)
+    early = hospital[2]  # admitted, with an order: rows in several views
+    rebuild_patient(his_store, gen, early)  # what a live event would have done
+    careful = build_patients(his_store, gen, hospital)
+    assert careful == [early]  # the batches it collided with went again without it
+    generations.switch(his_store, gen)
+    assert _snapshot(his_store, gen) == before
+    report = maintenance.check(his_store, hospital)
+    assert report.behind == [] and report.drifted == {}
