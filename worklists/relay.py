@@ -203,9 +203,21 @@ def _is_broker_error(exc: BaseException) -> bool:
     return isinstance(exc, (OperationalError, RedisConnectionError, ConnectionError, OSError))
 
 
+# Kombu retries a lost broker connection itself before a publish gives up (0 + 2 + 4 s by
+# default). The relay backs off on its own and keeps its checkpoint, so it wants the error
+# at once: one quick retry, then raise.
+FAIL_FAST_TRANSPORT = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
+                       "interval_max": 0.2, "socket_connect_timeout": 2, "socket_timeout": 5}
+
+
 def celery_publisher() -> Publish:
     """Publish each event as a projection task; raises when the broker does not accept it."""
+    from hisadmin.celery import app
+
     from .tasks import project_event
+
+    app.conf.broker_transport_options = {**(app.conf.broker_transport_options or {}),
+                                         **FAIL_FAST_TRANSPORT}
 
     def publish(doc: Document) -> None:
         # Ids only: the task re-reads the event, so no patient data sits in Redis or logs.
