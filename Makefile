@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test bench lint install test-deps clean-var
+.PHONY: run test bench bench-deps lint install test-deps clean-var
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null 2>&1 || { echo "python3.11 is required"; exit 1; }
@@ -32,10 +32,23 @@ test-deps: install
 test: test-deps
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
-bench: install
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP) requirements-bench.txt
+	$(BIN)/pip install --quiet -r requirements-bench.txt
+	touch $(BENCH_STAMP)
+
+# PostgreSQL (Debian) for the relational baseline, and the plotting/driver packages.
+bench-deps: $(BENCH_STAMP)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing postgresql (Debian) for the relational baseline"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >/dev/null; }
+
+# The report (docs/BENCHMARKS.md) comes from the last step; about 30 minutes on 2 cores.
+bench: bench-deps
 	$(BIN)/python -m bench.store_bench
 	$(BIN)/python -m bench.worklists_bench --quick
-	$(BIN)/python -m bench.compare --sizes 1000,10000
+	$(BIN)/python -m bench.compare --sizes 1000,10000,100000
 
 lint: install
 	$(BIN)/ruff check .

@@ -86,7 +86,12 @@ def free_port() -> int:
 
 # ------------------------------------------------------------------ processes and memory
 class MemorySampler:
-    """Peak RSS per process (by role) of everything a system runs, sampled every 250 ms."""
+    """Peak memory per process (by role) of everything a system runs, sampled every 250 ms.
+
+    PSS (proportional set size): a page shared by several processes — forked workers,
+    PostgreSQL's shared buffers, a supervisor's forked helpers — is split among them, so
+    the per-system total counts it once instead of once per process as RSS would.
+    """
 
     def __init__(self, find: Callable[[], list[psutil.Process]]) -> None:
         self.find = find
@@ -100,7 +105,7 @@ class MemorySampler:
             total = 0
             for proc in self.find():
                 try:
-                    rss = proc.memory_info().rss
+                    rss = proc.memory_full_info().pss
                     role = role_of(proc)
                 except psutil.Error:
                     continue
