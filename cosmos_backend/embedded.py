@@ -240,19 +240,28 @@ class EmbeddedStore(DocumentStore):
                 args += (op.if_match,)
             if conn.execute(sql, args).rowcount == 0:
                 if op.kind == "upsert":
-                    raise errors.PreconditionFailed(f"document {doc_id!r} is not at the etag given")
-                self._raise_missing_or_stale(conn, pk, doc_id, now)
+                    # As on Cosmos DB, If-Match applies to an upsert only when the document
+                    # exists: a missing (or expired) one is created.
+                    if self._live(conn, pk, doc_id, now):
+                        raise errors.PreconditionFailed(
+                            f"document {doc_id!r} is not at the etag given")
+                    conn.execute(f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET "
+                                 f"{sets}", values)
+                else:
+                    self._raise_missing_or_stale(conn, pk, doc_id, now)
         out = dict(doc)
         out["_etag"], out["_ts"], out["_lsn"] = etag, ts, lsn
         return out
 
-    def _raise_missing_or_stale(self, conn: sqlite3.Connection, pk: str, doc_id: str,
-                                now: float) -> None:
-        row = conn.execute(
+    def _live(self, conn: sqlite3.Connection, pk: str, doc_id: str, now: float) -> bool:
+        return conn.execute(
             f"SELECT 1 FROM {self.table} WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)",
             (pk, doc_id, now),
-        ).fetchone()
-        if row is None:
+        ).fetchone() is not None
+
+    def _raise_missing_or_stale(self, conn: sqlite3.Connection, pk: str, doc_id: str,
+                                now: float) -> None:
+        if not self._live(conn, pk, doc_id, now):
             raise errors.NotFound(f"document {doc_id!r} not found in {pk!r}")
         raise errors.PreconditionFailed(f"document {doc_id!r} in {pk!r} was changed meanwhile")
 

@@ -121,13 +121,12 @@ def test_it_returns_system_properties_on_every_write_and_read(store: DocumentSto
 
 
 def test_it_creates_on_an_upsert_with_an_etag_when_the_document_is_gone(
-        store: DocumentStore, backend: str) -> None:
+        store: DocumentStore) -> None:
     # Cosmos DB evaluates If-Match on upsert only against an existing document; a missing one
     # is created (azure-cosmos-dotnet-v3#1698 documents this as the service's behaviour).
-    if backend == "embedded":
-        pytest.xfail("embedded raises PreconditionFailed for an upsert with an etag on a "
-                     "missing document; Cosmos DB creates it")
     first = store.create(doc(v=1))
     store.delete("P_1", "a")
     store.upsert(doc(v=2), if_match=first["_etag"])
     assert store.read("P_1", "a")["v"] == 2
+    with pytest.raises(errors.PreconditionFailed):  # present again: the etag counts
+        store.upsert(doc(v=3), if_match=first["_etag"])
