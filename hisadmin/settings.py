@@ -128,6 +128,7 @@ CELERY_TASK_ALWAYS_EAGER = False
 
 # --------------------------------------------------------------------------- product
 MRN_FORMAT = envstr("MRN_FORMAT", "H{n:07d}")
+IDEMPOTENCY_KEY_HOURS = envint("IDEMPOTENCY_KEY_HOURS", 24)  # how long a key replays
 DEMO_DATA = envbool("DEMO_DATA", True)
 
 LOGGING = {

@@ -113,3 +113,25 @@ def test_it_refuses_a_stale_discharge_with_412(clerk: Client) -> None:
                     content_type="application/json", HTTP_IF_MATCH=adm["etag"])
     assert ok.status_code == 200
     assert ok.json()["status"] == "ended"
+
+
+def test_it_forgets_an_idempotency_key_after_its_retention(clerk: Client, his_store) -> None:  # noqa: ANN001
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    from hisadmin.models import IdempotencyRecord
+
+    first = clerk.post("/api/v1/patients", ANA, content_type="application/json",
+                       HTTP_IDEMPOTENCY_KEY="k-old")
+    assert first.status_code == 201
+    IdempotencyRecord.objects.filter(key="k-old").update(
+        created=timezone.now() - timedelta(hours=25))
+    again = clerk.post("/api/v1/patients", ANA, content_type="application/json",
+                       HTTP_IDEMPOTENCY_KEY="k-old")
+    assert again.status_code == 201 and "Idempotent-Replayed" not in again
+    assert again.json()["id"] != first.json()["id"]  # ran as a new request
+    IdempotencyRecord.objects.all().update(created=timezone.now() - timedelta(hours=25))
+    call_command("purge_idempotency_keys")
+    assert not IdempotencyRecord.objects.exists()
