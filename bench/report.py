@@ -27,6 +27,9 @@ CAVEATS = [
     "- The baseline's worklists build model instances (`select_related`), as typical Django "
     "API views do; hand-tuned `.values()` queries would narrow the read gap somewhat. The "
     "product returns view rows stored ready to show, which is the point of its design.",
+    "- Both APIs run the same request plumbing: django-ninja with an orjson renderer, and a "
+    "bearer-token lookup (with the user's groups) remembered for 5 s per process, so the "
+    "read numbers compare data access, not framework settings.",
     "- Only first pages are timed. The baseline pages with OFFSET (deep pages get slower); "
     "the product pages with continuation tokens.",
     "- The baseline's freshness is zero by construction (it reads its own writes); its row in "
