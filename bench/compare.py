@@ -492,7 +492,8 @@ def main(argv: list[str] | None = None) -> Path:
         "when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(),
         "command": "python -m bench.compare " + " ".join(argv if argv is not None
                                                           else sys.argv[1:]),
-        "quick": args.quick, "phases": phases.__dict__, "systems": systems, "sizes": {}}
+        "quick": args.quick, "phases": phases.__dict__, "systems": systems,
+        "memory_metric": "pss", "sizes": {}}
     base_tmp = Path(tempfile.mkdtemp(prefix="his-bench-"))
     os.chmod(base_tmp, 0o755)  # the postgres user reaches its cluster directory through it
     try:
