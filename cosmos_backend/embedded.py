@@ -49,6 +49,20 @@ _PURGE_EVERY = 500  # writes between sweeps of expired rows
 _USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
 
 
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL. Switching needs the file to itself and SQLite answers "locked" at once,
+    without its busy handler, while another connection opens the same new file; retry."""
+    deadline = time.monotonic() + 30.0
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 class EmbeddedStore(DocumentStore):
     def __init__(
         self,
@@ -79,7 +93,7 @@ class EmbeddedStore(DocumentStore):
         if getattr(local, "pid", None) != os.getpid():
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0,
                                    check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
+            _set_wal(conn)
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA cache_size=-65536")

@@ -91,7 +91,7 @@ def test_it_lets_exactly_one_of_two_concurrent_writers_win(store_factory) -> Non
 
 def test_it_lets_exactly_one_of_two_concurrent_creators_win(store_factory) -> None:  # noqa: ANN001
     outcomes: list[str] = []
-    barrier = threading.Barrier(2)
+    barrier = threading.Barrier(2, timeout=60)  # a creator that fails must not hang the other
 
     def creator(value: int) -> None:
         handle = store_factory()
