@@ -373,6 +373,10 @@ def _run_quiet(cmd: list[str], env: dict[str, str], log: Path) -> None:
         raise RuntimeError(f"{' '.join(cmd[1:4])} failed:\n" + "\n".join(tail))
 
 
+# Set by --cosmos: the endpoint whose measured request charges the cost table adds.
+COSMOS: dict[str, str] = {}
+
+
 def run_product(tmp: Path, n: int, patients: list[Any], phases: Phases) -> dict[str, Any]:
     var = tmp / "product"
     var.mkdir(parents=True)
@@ -382,8 +386,12 @@ def run_product(tmp: Path, n: int, patients: list[Any], phases: Phases) -> dict[
     for key in ("COSMOS_ENDPOINT", "REDIS_URL", "DATABASE_URL"):
         env.pop(key, None)
     log = tmp / "product.log"
+    cosmos = ["--cosmos"] if COSMOS.get("endpoint") else []
+    if cosmos:
+        env.update(BENCH_COSMOS_ENDPOINT=COSMOS["endpoint"], BENCH_COSMOS_KEY=COSMOS["key"],
+                   BENCH_COSMOS_VERIFY_TLS=COSMOS["verify"])
     _run_quiet([PY, "-m", "bench.product_side", "--var", str(var), "--patients", str(n),
-                "--out", str(var / "prep.json")], env, log)
+                "--out", str(var / "prep.json"), *cosmos], env, log)
     prep = json.loads((var / "prep.json").read_text())
     tokens = Tokens(**prep.pop("tokens"))
     port = free_port()
@@ -474,7 +482,17 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite the docs")
     parser.add_argument("--docs", type=Path, default=ROOT / "docs")
     parser.add_argument("--install-postgres", action="store_true")
+    parser.add_argument("--cosmos", action="store_true",
+                        help="also measure per-command request charges on the Cosmos DB "
+                             "account in COSMOS_ENDPOINT / COSMOS_KEY (COSMOS_VERIFY_TLS); a "
+                             "throw-away database is created and deleted")
     args = parser.parse_args(argv)
+    if args.cosmos:
+        endpoint, key = os.environ.get("COSMOS_ENDPOINT", ""), os.environ.get("COSMOS_KEY", "")
+        if not endpoint or not key:
+            parser.error("--cosmos needs COSMOS_ENDPOINT and COSMOS_KEY in the environment")
+        COSMOS.update(endpoint=endpoint, key=key,
+                      verify=os.environ.get("COSMOS_VERIFY_TLS", "true"))
     sizes = [int(s) for s in args.sizes.split(",") if s] or ([1000] if args.quick
                                                              else [1000, 10000])
     phases = SMOKE if args.smoke else QUICK if args.quick else FULL

@@ -176,13 +176,24 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
     last_seq: dict[str, int] = {}
     totals: dict[str, dict[str, float]] = {}
 
+    measured = hasattr(store, "request_charge_total")  # a Cosmos endpoint: real charges
+    charged = [store.request_charge_total if measured else 0.0]
+
+    def charges_since() -> float:
+        now = store.request_charge_total
+        spent, charged[0] = now - charged[0], now
+        return spent
+
     def add(name: str, part: str, snap: dict[str, Any]) -> None:
         row = totals.setdefault(name, {"n": 0})
-        for k in ("round_trips", "bytes_written", "bytes_read", "ru_estimate"):
-            row[f"{part}_{k}"] = row.get(f"{part}_{k}", 0.0) + snap[k]
+        for k in ("round_trips", "bytes_written", "bytes_read", "ru_estimate", "ru_measured"):
+            if k in snap:
+                row[f"{part}_{k}"] = row.get(f"{part}_{k}", 0.0) + snap[k]
 
     def hook(name: str) -> None:
         snap = meter.snapshot()
+        if measured:
+            snap["ru_measured"] = charges_since()
         meter.reset()
         add(name, "sync", snap)
         totals[name]["n"] += 1
@@ -198,9 +209,13 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
         seq = last_seq.get(pk, 0)
         per_command = max(1, len(pending))
         meter.reset()
+        if measured:
+            charges_since()  # the stream read above is the harness's, not a command's
         for s in range(seq + 1, stream + 1):
             project_event(counting, pk, s)
         snap = meter.snapshot()
+        if measured:
+            snap["ru_measured"] = charges_since()
         meter.reset()
         last_seq[pk] = stream
         for name, _ in pending:
@@ -213,13 +228,47 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
     return out
 
 
+def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
+                 beds: list[tuple[str, str, str]], iterations: int) -> dict[str, Any]:
+    """The same per-command counts against a Cosmos DB endpoint, with the request charges
+    the service reports (``x-ms-request-charge``), in a database made for this and deleted
+    after."""
+    import uuid
+
+    from cosmos_backend.azure import connect, provision
+    from cosmos_backend.azure_client import build_client
+    from hisadmin import store as handles
+    from patients import reference
+
+    database = f"his-bench-{uuid.uuid4().hex[:8]}"
+    spec = handles.container_spec()
+    provision(endpoint, key, database, spec, connection_verify=verify)
+    try:
+        remote = connect(endpoint, key, database, spec, connection_verify=verify)
+        list(reference.load(remote))
+        _add_wards(remote)
+        return command_costs(remote, tokens, beds, iterations)
+    finally:
+        reference.invalidate()
+        with build_client(endpoint, key, connection_verify=verify) as client:
+            client.delete_database(database)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--var", type=Path, required=True)
     parser.add_argument("--patients", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--cost-iterations", type=int, default=5)
+    parser.add_argument("--cosmos", action="store_true",
+                        help="also count per-command request charges on the Cosmos endpoint "
+                             "in BENCH_COSMOS_ENDPOINT / BENCH_COSMOS_KEY (env, not argv: "
+                             "the key stays out of process listings)")
     args = parser.parse_args()
+    cosmos_endpoint = os.environ.get("BENCH_COSMOS_ENDPOINT", "") if args.cosmos else ""
+    cosmos_key = os.environ.get("BENCH_COSMOS_KEY", "")
+    cosmos_verify = os.environ.get("BENCH_COSMOS_VERIFY_TLS", "true").lower() not in (
+        "0", "false", "no")
     args.var.mkdir(parents=True, exist_ok=True)
     _setup(args.var)
     from django.contrib.auth.models import User
@@ -249,11 +298,17 @@ def main() -> None:
                     nurse=ApiToken.issue(User.objects.get(username="nurse"), "bench")[1])
     beds = workload.free_beds(patients)
     costs = command_costs(store, tokens, beds[-args.cost_iterations:], args.cost_iterations)
+    measured = None
+    if cosmos_endpoint:
+        measured = {"endpoint": cosmos_endpoint.split("//")[-1].split("/")[0],
+                    "costs": cosmos_costs(cosmos_endpoint, cosmos_key, cosmos_verify, tokens,
+                                          beds[-args.cost_iterations:], args.cost_iterations)}
     moved = fast_forward_relay(store)
     store_bytes = Path(store.path).stat().st_size if hasattr(store, "path") else None
     prep = {"tokens": tokens.__dict__, "seed_s": round(seed_s, 1),
             "rebuild_s": round(rebuild_s, 1), "rebuild_patients": len(ids),
-            "feed_docs": moved, "costs": costs, "store_bytes": store_bytes,
+            "feed_docs": moved, "costs": costs, "cosmos_measured": measured,
+            "store_bytes": store_bytes,
             "documents": store.count() if hasattr(store, "count") else None}
     args.out.write_text(json.dumps(prep, indent=2))
     print(f"  product ready: seed {seed_s:.0f}s, rebuild {rebuild_s:.0f}s", flush=True)

@@ -39,8 +39,9 @@ CAVEATS = [
     "`synchronous=NORMAL`, the PostgreSQL cluster `synchronous_commit=off`.",
     "- Both stacks run one after the other on the same machine, which other work shares; "
     "compare ratios within a run, not absolute numbers between runs.",
-    "- RU per command is an estimate from the model above; measured request charges need a "
-    "run against a Cosmos DB endpoint (not done here).",
+    "- RU per command is an estimate from the model above unless a *Measured* table follows "
+    "it: `python -m bench.compare --cosmos` with `COSMOS_ENDPOINT` and `COSMOS_KEY` set runs "
+    "the same commands on that account and records the service's request charges.",
 ]
 
 
@@ -232,6 +233,21 @@ def cost_table(run: dict[str, Any], size: str) -> list[str]:
             f"{_f(c.get('async_round_trips'))} | {_f(c.get('async_ru_estimate'))} | "
             f"{_f(total)} | " + " | ".join(_f(b.get(name, {}).get("sync_round_trips"))
                                            for b in base.values()) + " |")
+    measured = entry.get("product", {}).get("prep", {}).get("cosmos_measured")
+    if measured:
+        lines += ["", f"**Measured** request charges on `{measured['endpoint']}` (the "
+                  "service's `x-ms-request-charge`, the same commands in a throw-away "
+                  "database):", "",
+                  "| command | store calls (request) | RU (request) | store calls (projection) "
+                  "| RU (projection) | RU total | estimate ÷ measured |",
+                  "|---|---|---|---|---|---|---|"]
+        for name, c in measured["costs"].items():
+            ru = c.get("sync_ru_measured", 0) + c.get("async_ru_measured", 0)
+            est = c.get("sync_ru_estimate", 0) + c.get("async_ru_estimate", 0)
+            lines.append(f"| {name} | {_f(c['sync_round_trips'])} | "
+                         f"{_f(c.get('sync_ru_measured'))} | {_f(c.get('async_round_trips'))} | "
+                         f"{_f(c.get('async_ru_measured'))} | {_f(ru)} | "
+                         f"{_ratio(est, ru) if ru else '–'} |")
     return lines
 
 
