@@ -55,14 +55,24 @@ def with_idempotency(request: HttpRequest, produce: Callable[[], HttpResponse],
     digest = hashlib.sha256(request.body).hexdigest()
     where = f"{request.method} {request.path}"
     _purge_now_and_then()
-    # An expired record of this key is forgotten: the request runs as a new one.
-    IdempotencyRecord.objects.filter(user=request.user, key=key, created__lt=cutoff()).delete()
-    try:
-        with transaction.atomic():
-            record = IdempotencyRecord.objects.create(
-                user=request.user, key=key, method_path=where, request_hash=digest,
-                status=IN_PROGRESS, body="")
-    except IntegrityError:
+
+    def claim() -> IdempotencyRecord | None:
+        try:
+            with transaction.atomic():
+                return IdempotencyRecord.objects.create(
+                    user=request.user, key=key, method_path=where, request_hash=digest,
+                    status=IN_PROGRESS, body="")
+        except IntegrityError:
+            return None
+
+    claimed = claim()
+    if claimed is None:
+        # The key is taken. An expired record is forgotten: the request runs as a new one.
+        expired = IdempotencyRecord.objects.filter(user=request.user, key=key,
+                                                   created__lt=cutoff())
+        if expired.delete()[0]:
+            claimed = claim()
+    if claimed is None:
         record = IdempotencyRecord.objects.filter(user=request.user, key=key).first()
         if record is None:  # freed meanwhile by a request that failed
             return problem(request, 409, "Request in progress",
@@ -82,6 +92,7 @@ def with_idempotency(request: HttpRequest, produce: Callable[[], HttpResponse],
             response[name] = value
         response["Idempotent-Replayed"] = "true"
         return response
+    record = claimed
     try:
         response = produce()
     except BaseException:
