@@ -373,11 +373,10 @@ def _run_quiet(cmd: list[str], env: dict[str, str], log: Path) -> None:
         raise RuntimeError(f"{' '.join(cmd[1:4])} failed:\n" + "\n".join(tail))
 
 
-# Set by --cosmos: the endpoint whose measured request charges the cost table adds.
-COSMOS: dict[str, str] = {}
-
-
-def run_product(tmp: Path, n: int, patients: list[Any], phases: Phases) -> dict[str, Any]:
+def run_product(tmp: Path, n: int, patients: list[Any], phases: Phases,
+                cosmos: bool = False) -> dict[str, Any]:
+    """``cosmos``: also measure request charges on the account in COSMOS_ENDPOINT/KEY (the
+    product itself always runs on the embedded store here)."""
     var = tmp / "product"
     var.mkdir(parents=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT), DJANGO_SETTINGS_MODULE="hisadmin.settings",
@@ -386,12 +385,12 @@ def run_product(tmp: Path, n: int, patients: list[Any], phases: Phases) -> dict[
     for key in ("COSMOS_ENDPOINT", "REDIS_URL", "DATABASE_URL"):
         env.pop(key, None)
     log = tmp / "product.log"
-    cosmos = ["--cosmos"] if COSMOS.get("endpoint") else []
     if cosmos:
-        env.update(BENCH_COSMOS_ENDPOINT=COSMOS["endpoint"], BENCH_COSMOS_KEY=COSMOS["key"],
-                   BENCH_COSMOS_VERIFY_TLS=COSMOS["verify"])
+        env.update(BENCH_COSMOS_ENDPOINT=os.environ["COSMOS_ENDPOINT"],
+                   BENCH_COSMOS_KEY=os.environ["COSMOS_KEY"],
+                   BENCH_COSMOS_VERIFY_TLS=os.environ.get("COSMOS_VERIFY_TLS", "true"))
     _run_quiet([PY, "-m", "bench.product_side", "--var", str(var), "--patients", str(n),
-                "--out", str(var / "prep.json"), *cosmos], env, log)
+                "--out", str(var / "prep.json"), *(["--cosmos"] if cosmos else [])], env, log)
     prep = json.loads((var / "prep.json").read_text())
     tokens = Tokens(**prep.pop("tokens"))
     port = free_port()
@@ -487,12 +486,8 @@ def main(argv: list[str] | None = None) -> Path:
                              "account in COSMOS_ENDPOINT / COSMOS_KEY (COSMOS_VERIFY_TLS); a "
                              "throw-away database is created and deleted")
     args = parser.parse_args(argv)
-    if args.cosmos:
-        endpoint, key = os.environ.get("COSMOS_ENDPOINT", ""), os.environ.get("COSMOS_KEY", "")
-        if not endpoint or not key:
-            parser.error("--cosmos needs COSMOS_ENDPOINT and COSMOS_KEY in the environment")
-        COSMOS.update(endpoint=endpoint, key=key,
-                      verify=os.environ.get("COSMOS_VERIFY_TLS", "true"))
+    if args.cosmos and not (os.environ.get("COSMOS_ENDPOINT") and os.environ.get("COSMOS_KEY")):
+        parser.error("--cosmos needs COSMOS_ENDPOINT and COSMOS_KEY in the environment")
     sizes = [int(s) for s in args.sizes.split(",") if s] or ([1000] if args.quick
                                                              else [1000, 10000])
     phases = SMOKE if args.smoke else QUICK if args.quick else FULL
@@ -524,7 +519,7 @@ def main(argv: list[str] | None = None) -> Path:
                 tmp.mkdir(exist_ok=True)
                 started = time.perf_counter()
                 if system == "product":
-                    entry[system] = run_product(tmp, n, patients, phases)
+                    entry[system] = run_product(tmp, n, patients, phases, args.cosmos)
                 else:
                     entry[system] = run_relational(tmp, n, patients, phases, system)
                 entry[system]["wall_s"] = round(time.perf_counter() - started, 1)
