@@ -85,41 +85,39 @@ def plots(run: dict[str, Any], out: Path) -> list[str]:
     except ImportError:
         return []
     out.mkdir(parents=True, exist_ok=True)
-    names = []
+    names: list[str] = []
     sizes = list(run["sizes"])
     systems = run["systems"]
     largest = run["sizes"][sizes[-1]]
 
-    fig, ax = plt.subplots(figsize=(8, 4))
-    width = 0.8 / len(systems)
-    for i, system in enumerate(systems):
-        ys = [largest[system]["reads"][w]["p50_ms"] for w in WORKLISTS]
-        ax.bar([x + i * width for x in range(len(WORKLISTS))], ys, width, label=LABEL[system])
-    ax.set_xticks([x + width * (len(systems) - 1) / 2 for x in range(len(WORKLISTS))],
-                  [w.replace("_", " ") for w in WORKLISTS])
-    ax.set_ylabel("ms (p50, over HTTP)")
-    ax.set_title(f"Worklist page, 50 rows, {int(sizes[-1]):,} patients")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "worklist-reads.png", dpi=100)
-    plt.close(fig)
-    names.append("worklist-reads.png")
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=100)
+        plt.close(fig)
+        names.append(name)
 
-    commands = list(largest[systems[0]]["commands"]["by_command"])
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for i, system in enumerate(systems):
-        by = largest[system]["commands"]["by_command"]
-        ax.bar([x + i * width for x in range(len(commands))],
-               [by[c]["p50_ms"] for c in commands], width, label=LABEL[system])
-    ax.set_xticks([x + width * (len(systems) - 1) / 2 for x in range(len(commands))],
-                  [c.replace("_", " ") for c in commands])
-    ax.set_ylabel("ms (p50, one client)")
-    ax.set_title(f"Command latency, {int(sizes[-1]):,} patients")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "command-latency.png", dpi=100)
-    plt.close(fig)
-    names.append("command-latency.png")
+    def grouped_bars(groups: list[str], value: Any, ylabel: str, title: str,
+                     name: str) -> None:
+        """One bar per system in each group; ``value(system, group)`` is its height."""
+        fig, ax = plt.subplots(figsize=(8, 4))
+        width = 0.8 / len(systems)
+        for i, system in enumerate(systems):
+            ax.bar([x + i * width for x in range(len(groups))],
+                   [value(system, g) for g in groups], width, label=LABEL[system])
+        ax.set_xticks([x + width * (len(systems) - 1) / 2 for x in range(len(groups))],
+                      [g.replace("_", " ") for g in groups])
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend()
+        save(fig, name)
+
+    grouped_bars(list(WORKLISTS), lambda s, w: largest[s]["reads"][w]["p50_ms"],
+                 "ms (p50, over HTTP)", f"Worklist page, 50 rows, {int(sizes[-1]):,} patients",
+                 "worklist-reads.png")
+    grouped_bars(list(largest[systems[0]]["commands"]["by_command"]),
+                 lambda s, c: largest[s]["commands"]["by_command"][c]["p50_ms"],
+                 "ms (p50, one client)", f"Command latency, {int(sizes[-1]):,} patients",
+                 "command-latency.png")
 
     if len(sizes) > 1:
         fig, ax = plt.subplots(figsize=(8, 4))
@@ -133,23 +131,16 @@ def plots(run: dict[str, Any], out: Path) -> list[str]:
         ax.set_ylabel("ms (p99)")
         ax.set_title("Worklist page p99 by data size")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / "reads-by-size.png", dpi=100)
-        plt.close(fig)
-        names.append("reads-by-size.png")
+        save(fig, "reads-by-size.png")
 
     fig, ax = plt.subplots(figsize=(8, 3.5))
     ax.bar([LABEL[s] for s in systems], [largest[s]["memory"]["peak_total_mb"] for s in systems])
     ax.set_ylabel("MB (peak PSS, all processes)")
     ax.set_title("Memory")
-    fig.tight_layout()
-    fig.savefig(out / "memory.png", dpi=100)
-    plt.close(fig)
-    names.append("memory.png")
+    save(fig, "memory.png")
     return names
 
 
-# ------------------------------------------------------------------ tables
 def command_table(run: dict[str, Any]) -> list[str]:
     systems = run["systems"]
     lines = ["| patients | metric | " + " | ".join(LABEL[s] for s in systems)
