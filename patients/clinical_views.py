@@ -25,7 +25,7 @@ from .clinical_forms import (
 from .documents import PATIENT_ID
 from .errors import DomainError, UnknownPatient
 from .policy import roles_for
-from .views import STALE_MESSAGE, _attach, _chart_context
+from .views import STALE_MESSAGE, _attach, _chart_context, _report
 
 
 def _form_page(request: HttpRequest, patient_id: str, form: Any, title: str,
@@ -108,15 +108,9 @@ def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
 @role_required(*roles_for("remove_allergy"))
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str) -> HttpResponse:
     if request.method == "POST":
-        try:
-            clinical.remove_allergy(clinical.RemoveAllergy(
-                patient_id, allergy_id, request.POST.get("etag") or None), new_uow(),
-                actor=actor_for(request.user))
-            messages.success(request, "Allergy removed.")
-        except StaleWrite:
-            messages.error(request, STALE_MESSAGE)
-        except DomainError as exc:
-            messages.error(request, str(exc))
+        _report(request, lambda: clinical.remove_allergy(clinical.RemoveAllergy(
+            patient_id, allergy_id, request.POST.get("etag") or None), new_uow(),
+            actor=actor_for(request.user)), "Allergy removed.")
     return redirect("admin:patient_chart", patient_id)
 
 
@@ -165,25 +159,20 @@ def order_action(request: HttpRequest, patient_id: str, order_id: str) -> HttpRe
         return redirect("admin:patient_chart", patient_id)
     action = request.POST.get("action", "")
     actor = actor_for(request.user)
-    try:
-        if action in ("assign", "unassign"):
-            require_role(request.user, *roles_for("assign_order"))
-            me = action == "assign"
-            clinical.assign_order(clinical.AssignOrder(
-                patient_id, order_id, actor.id if me else None,
-                actor.display_name if me else None, request.POST.get("etag") or None),
-                new_uow(), actor=actor)
-        else:
-            require_role(request.user, *roles_for("cancel_order" if action == "cancel"
-                                                  else "progress_order"))
-            clinical.progress_order(clinical.ProgressOrder(
-                patient_id, order_id, action, request.POST.get("reason", ""),
-                request.POST.get("etag") or None), new_uow(), actor=actor)
-        messages.success(request, "Order updated.")
-    except StaleWrite:
-        messages.error(request, STALE_MESSAGE)
-    except DomainError as exc:
-        messages.error(request, str(exc))
+    etag = request.POST.get("etag") or None
+    if action in ("assign", "unassign"):
+        require_role(request.user, *roles_for("assign_order"))
+        me = action == "assign"
+        _report(request, lambda: clinical.assign_order(clinical.AssignOrder(
+            patient_id, order_id, actor.id if me else None,
+            actor.display_name if me else None, etag), new_uow(), actor=actor),
+            "Order updated.")
+    else:
+        require_role(request.user, *roles_for("cancel_order" if action == "cancel"
+                                              else "progress_order"))
+        _report(request, lambda: clinical.progress_order(clinical.ProgressOrder(
+            patient_id, order_id, action, request.POST.get("reason", ""), etag), new_uow(),
+            actor=actor), "Order updated.")
     return redirect("admin:patient_chart", patient_id)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,6 +24,18 @@ from .forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 READ_ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)
 STALE_MESSAGE = ("This record was changed by someone else meanwhile. The page now shows the "
                  "current values; review them and submit again.")
+
+
+def _report(request: HttpRequest, command: Callable[[], object], success: str) -> None:
+    """Run a chart button's command; its outcome is a message on the page it returns to."""
+    try:
+        command()
+    except StaleWrite:
+        messages.error(request, STALE_MESSAGE)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, success)
 
 
 def _attach(form: forms.Form, exc: DomainError) -> None:
@@ -132,17 +145,10 @@ def discharge_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
         return redirect("admin:patient_chart", patient_id)
     form = DischargeForm(request.POST)
     if form.is_valid():
-        try:
-            commands.discharge_patient(commands.DischargePatient(
-                patient_id=patient_id, disposition=form.cleaned_data["disposition"],
-                expected_etag=form.cleaned_data["etag"]), new_uow(),
-                actor=actor_for(request.user))
-        except StaleWrite:
-            messages.error(request, STALE_MESSAGE)
-        except DomainError as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, "Discharged.")
+        _report(request, lambda: commands.discharge_patient(commands.DischargePatient(
+            patient_id=patient_id, disposition=form.cleaned_data["disposition"],
+            expected_etag=form.cleaned_data["etag"]), new_uow(),
+            actor=actor_for(request.user)), "Discharged.")
     else:
         messages.error(request, "Choose a disposition.")
     return redirect("admin:patient_chart", patient_id)
