@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.http import HttpRequest, HttpResponse
@@ -76,7 +77,8 @@ class TokenAuth(HttpBearer):
 post_save.connect(TokenAuth.forget, sender=ApiToken, dispatch_uid="his-token-save")
 post_delete.connect(TokenAuth.forget, sender=ApiToken, dispatch_uid="his-token-delete")
 post_save.connect(TokenAuth.forget, sender=settings.AUTH_USER_MODEL, dispatch_uid="his-user-save")
-m2m_changed.connect(TokenAuth.forget, dispatch_uid="his-groups-changed")
+m2m_changed.connect(TokenAuth.forget, sender=get_user_model().groups.through,
+                    dispatch_uid="his-groups-changed")  # roles are cached with the user
 
 
 class SessionAuth(APIKeyCookie):

@@ -135,3 +135,22 @@ def test_it_forgets_an_idempotency_key_after_its_retention(clerk: Client, his_st
     IdempotencyRecord.objects.all().update(created=timezone.now() - timedelta(hours=25))
     call_command("purge_idempotency_keys")
     assert not IdempotencyRecord.objects.exists()
+
+
+def test_a_cached_token_sees_revocation_and_role_changes_at_once(
+        api_client, reference_data) -> None:  # noqa: ANN001
+    """The 5 s token cache is dropped in this process when a token, a user or a user's
+    groups change, so the next request is judged on the new facts."""
+    from django.contrib.auth.models import User
+
+    from hisadmin.models import ApiToken
+
+    clerk = api_client("clerk")
+    assert clerk.post("/api/v1/patients", ANA, content_type="application/json").status_code == 201
+    user = User.objects.get(username="api-clerk")
+    user.groups.clear()
+    assert clerk.post("/api/v1/patients", ANA, content_type="application/json").status_code == 403
+    ApiToken.objects.filter(user=user).update(revoked=True)  # a queryset update: no signal
+    token = ApiToken.objects.get(user=user)
+    token.save()  # the admin saves the instance: the signal fires
+    assert clerk.get("/api/v1/worklists/admitted?department=CARD").status_code == 401
