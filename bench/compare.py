@@ -37,8 +37,8 @@ from typing import Any
 import psutil
 import requests
 
-from . import driver, workload
-from .driver import Timings, Tokens
+from bench import driver, workload
+from bench.driver import Timings, Tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -427,7 +427,7 @@ def run_relational(tmp: Path, n: int, patients: list[Any], phases: Phases,
     cluster = None
     extra: Callable[[], list[psutil.Process]] = list
     if engine == "postgresql":
-        from . import pg
+        from bench import pg
 
         cluster = pg.Cluster(var / "pg")
         env["RELATIONAL_DATABASE_URL"] = cluster.start()
@@ -492,7 +492,7 @@ def main(argv: list[str] | None = None) -> Path:
                                                              else [1000, 10000])
     phases = SMOKE if args.smoke else QUICK if args.quick else FULL
     systems = [s for s in args.systems.split(",") if s]
-    from . import pg
+    from bench import pg
 
     if "postgresql" in systems:
         if args.install_postgres:
@@ -538,7 +538,7 @@ def main(argv: list[str] | None = None) -> Path:
     path.write_text(json.dumps(report, indent=2))
     print(f"results: {path.name}", flush=True)
     if not args.no_docs:
-        from . import report as render
+        from bench import report as render
 
         render.write(args.out, args.docs)
     return path

@@ -31,11 +31,10 @@ def _setup(var: Path) -> None:
 
 
 def _add_wards(store: Any) -> None:
+    from bench.workload import hospital
     from cosmos_backend import keys
     from cosmos_backend.envelope import wrap
-    from patients import reference
-
-    from .workload import hospital
+    from patients.persistence import reference
 
     for ward in hospital():
         store.upsert(wrap(doc_id=ward.code, pk=keys.reference("Ward"), doc_type="Reference",
@@ -49,8 +48,9 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
     from django.contrib.auth.models import User
 
     from cosmos_backend.uow import UnitOfWork
-    from hisadmin.roles import actor_for
-    from patients import clinical, commands
+    from hisadmin.core.roles import actor_for
+    from patients.use_cases import admissions as commands
+    from patients.use_cases import clinical
 
     clerk = actor_for(User.objects.get(username="clerk"))
     doctor_user = User.objects.get(username="clinician")
@@ -113,7 +113,7 @@ def _actions(o: Any) -> list[str]:
 def fast_forward_relay(store: Any) -> int:
     """Checkpoint every feed range at its end: the rebuilt views already include it all."""
     from cosmos_backend.leases import new_owner_id
-    from hisadmin.store import get_lease_store
+    from hisadmin.core.store import get_lease_store
 
     leases = get_lease_store()
     ranges = store.feed_ranges()
@@ -158,12 +158,11 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
                   iterations: int) -> dict[str, Any]:
     """Per command type: synchronous store calls (the request) and asynchronous ones (the
     projections of the events it wrote, as the worker runs them), averaged."""
+    from bench.counting import CountingStore, Meter
+    from bench.driver import iteration
     from cosmos_backend import keys
-    from hisadmin import store as handles
-    from worklists.projector import project_event
-
-    from .counting import CountingStore, Meter
-    from .driver import iteration
+    from hisadmin.core import store as handles
+    from worklists.delivery.projector import project_event
 
     sync, meter = {}, Meter()
     counting = CountingStore(store, meter)
@@ -235,10 +234,10 @@ def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
     after."""
     import uuid
 
-    from cosmos_backend.azure import connect, provision
-    from cosmos_backend.azure_client import build_client
-    from hisadmin import store as handles
-    from patients import reference
+    from cosmos_backend.azure.client import build_client
+    from cosmos_backend.azure.store import connect, provision
+    from hisadmin.core import store as handles
+    from patients.persistence import reference
 
     database = f"his-bench-{uuid.uuid4().hex[:8]}"
     spec = handles.container_spec()
@@ -274,12 +273,11 @@ def main() -> None:
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    from bench import workload
+    from bench.driver import Tokens
+    from hisadmin.core.store import get_store
     from hisadmin.models import ApiToken
-    from hisadmin.store import get_store
-    from worklists import maintenance
-
-    from . import workload
-    from .driver import Tokens
+    from worklists.ops import maintenance
 
     call_command("migrate", "--noinput", verbosity=0)
     call_command("cosmos_init", stdout=open(os.devnull, "w"))  # noqa: SIM115

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .counting import COST_MODEL
+from bench.counting import COST_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
 LABEL = {"product": "product", "sqlite": "ORM + SQLite", "postgresql": "ORM + PostgreSQL"}

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cosmos_backend.embedded import EmbeddedStore
+from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.envelope import wrap
 from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
 from cosmos_backend.store import BatchOp, Cond, ContainerSpec, Query

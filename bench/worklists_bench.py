@@ -26,11 +26,12 @@ import django  # noqa: E402
 
 django.setup()
 
-from cosmos_backend.embedded import EmbeddedStore  # noqa: E402
+from cosmos_backend.embedded.store import EmbeddedStore  # noqa: E402
 from cosmos_backend.envelope import wrap  # noqa: E402
 from cosmos_backend.store import BatchOp  # noqa: E402
-from hisadmin.store import container_spec  # noqa: E402
-from worklists import maintenance, queries  # noqa: E402
+from hisadmin.core.store import container_spec  # noqa: E402
+from worklists.ops import maintenance  # noqa: E402
+from worklists.read import queries  # noqa: E402
 
 DEPTS = ["CARD", "MED", "SURG", "PAED"]
 T0 = "2026-01-05T08:00:00+00:00"

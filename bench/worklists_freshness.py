@@ -45,11 +45,12 @@ def main() -> None:
     django.setup()
     from cosmos_backend.outbox import SYSTEM_ACTOR
     from cosmos_backend.uow import UnitOfWork
-    from hisadmin.store import get_store
-    from patients import commands, reference
-    from worklists.generations import active_generation
-    from worklists.rows import ADMITTED
-    from worklists.schema import view_pk
+    from hisadmin.core.store import get_store
+    from patients.persistence import reference
+    from patients.use_cases import admissions as commands
+    from worklists.projection.rows import ADMITTED
+    from worklists.projection.schema import view_pk
+    from worklists.read.generations import active_generation
 
     store = get_store()
     list(reference.load(store))
@@ -77,7 +78,7 @@ def main() -> None:
         # so the measurement is of a steady state, not of a backlog.
         import redis as redis_client
 
-        from worklists.lag import relay_lag
+        from worklists.read.lag import relay_lag
 
         broker = redis_client.Redis(unix_socket_path=redis.socket)
         deadline = time.monotonic() + 120

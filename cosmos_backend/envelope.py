@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .store import Document
+from cosmos_backend.store import Document
 
 ENVELOPE_KEYS = ("id", "partitionKey", "docType", "docSubType", "schemaVersion", "docContents")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .store import ContainerSpec, DocumentStore
+from cosmos_backend.store import ContainerSpec, DocumentStore
 
 
 @dataclass(frozen=True)
@@ -22,12 +22,12 @@ class StoreConfig:
 
 def open_store(config: StoreConfig, spec: ContainerSpec) -> DocumentStore:
     if config.backend == "embedded":
-        from .embedded import EmbeddedStore
+        from cosmos_backend.embedded.store import EmbeddedStore
 
         return EmbeddedStore(config.path, spec, feed_range_count=config.feed_range_count,
                              synchronous=config.synchronous)
     if config.backend == "azure":
-        from .azure import connect
+        from cosmos_backend.azure.store import connect
 
         return connect(config.endpoint, config.key, config.database, spec,
                        profile=config.profile, connection_verify=config.connection_verify)

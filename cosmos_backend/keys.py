@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from .store import validate_id
+from cosmos_backend.store import validate_id
 
 PATIENT = "P_"
 USER = "U_"

@@ -16,8 +16,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import errors
-from .store import Document, DocumentStore
+from cosmos_backend import errors
+from cosmos_backend.store import Document, DocumentStore
 
 LEASE_PK = "leases"
 
@@ -94,7 +94,7 @@ class LeaseStore:
                 pass
 
     def all(self) -> list[Lease]:
-        from .store import Cond, Query
+        from cosmos_backend.store import Cond, Query
 
         docs = self.store.query_all(LEASE_PK, Query(where=(Cond("group", "=", self.group),)))
         return [Lease.from_doc(d) for d in docs]

@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from .envelope import wrap
-from .store import Document
-from .uow import UnitOfWork
+from cosmos_backend.envelope import wrap
+from cosmos_backend.store import Document
+from cosmos_backend.uow import UnitOfWork
 
 STREAM_ID = "stream"
 EVENT_DOC_TYPE = "Event"

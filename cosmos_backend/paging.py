@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from . import errors
+from cosmos_backend import errors
 
 
 def encode_token(values: list[Any]) -> str:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from .embedded import EmbeddedStore
-from .store import ContainerSpec, Document, DocumentStore
-from .uow import UnitOfWork
+from cosmos_backend.embedded.store import EmbeddedStore
+from cosmos_backend.store import ContainerSpec, Document, DocumentStore
+from cosmos_backend.uow import UnitOfWork
 
 
 class FeedDrainer:

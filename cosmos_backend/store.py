@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from . import errors
+from cosmos_backend import errors
 
 Document = dict[str, Any]
 

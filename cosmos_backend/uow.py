@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from . import errors
-from .store import BatchOp, Document, DocumentStore, Page, Query
+from cosmos_backend import errors
+from cosmos_backend.store import BatchOp, Document, DocumentStore, Page, Query
 
 
 class StaleWrite(errors.PreconditionFailed):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .models import ApiToken
+from hisadmin.models import ApiToken
 
 
 @admin.register(ApiToken)

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
-from .roles import Role, has_role
+from hisadmin.core.roles import Role, has_role
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,9 @@ from ninja.security import APIKeyCookie, HttpBearer
 
 from cosmos_backend import errors as store_errors
 from cosmos_backend.uow import StaleWrite
-
-from .models import ApiToken, hash_token
-from .renderers import ORJSONRenderer
-from .roles import roles_of
+from hisadmin.core.renderers import ORJSONRenderer
+from hisadmin.core.roles import roles_of
+from hisadmin.models import ApiToken, hash_token
 
 
 class TokenAuth(HttpBearer):
@@ -160,7 +159,7 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 
 @api.exception_handler(StaleWrite)
 def _stale(request: HttpRequest, exc: StaleWrite) -> HttpResponse:
-    from .store import get_store
+    from hisadmin.core.store import get_store
 
     current = get_store().try_read(exc.pk, exc.doc_id)
     response = problem(request, 412, "Changed by someone else meanwhile",
@@ -209,8 +208,8 @@ def register_domain_errors(base: type[Exception]) -> None:
 
 
 def _mount() -> None:
-    from patients.api import router as patients_router
-    from patients.api_clinical import router as clinical_router
+    from patients.api.clinical import router as clinical_router
+    from patients.api.records import router as patients_router
     from worklists.api import router as worklists_router
 
     api.add_router("/", patients_router)

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 
-from .store import get_lease_store, get_store
+from hisadmin.core.store import get_lease_store, get_store
 
 RELAY_STALE_AFTER = 30.0  # seconds without a lease renewal before the relay counts as dead
 
@@ -52,7 +52,7 @@ def check_relay() -> dict[str, Any]:
         "owners": sorted({lease.owner for lease in owned if lease.owner}),
     }
     try:
-        from worklists.lag import relay_lag
+        from worklists.read.lag import relay_lag
 
         result["lag"] = relay_lag()
     except Exception as exc:  # noqa: BLE001 - lag is informative, never fatal

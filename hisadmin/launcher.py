@@ -28,7 +28,7 @@ def main() -> int:
     var_dir = Path(env.get("HIS_VAR_DIR", ROOT / "var"))
     redis = None
     if not env.get("REDIS_URL"):
-        from .embedded_redis import EmbeddedRedis
+        from hisadmin.embedded_redis import EmbeddedRedis
 
         redis = EmbeddedRedis(var_dir / "redis")
         env["REDIS_URL"] = redis.celery_url

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from .env import envbool, envint, envlist, envstr
+from hisadmin.core.env import envbool, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("HIS_VAR_DIR", str(BASE_DIR / "var")))

@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.urls import path
 from django.views.generic import RedirectView
 
-from .api import api
-from .health import healthz
+from hisadmin.api import api
+from hisadmin.health import healthz
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),

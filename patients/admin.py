@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from . import clinical_views as cv
-from . import views
+from patients.pages import clinical as cv
+from patients.pages import records as views
 
 _site = admin.site
 _site.register_page(section="Patients", label="Find a patient", route="patients/find/",
@@ -36,7 +36,7 @@ for _label, _route, _view, _name in (
     _site.register_page(section="Patients", label=_label, route=_route, view=_view,
                         name=_name, in_menu=False)
 
-from . import reference_views as rv  # noqa: E402
+from patients.pages import reference as rv  # noqa: E402
 
 _site.register_page(section="Administration", label="Reference data", route="reference/",
                     view=rv.reference_index, name="reference_index", roles=(views.Role.ADMIN,),

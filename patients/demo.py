@@ -11,10 +11,11 @@ from django.contrib.auth.models import Group, User
 from cosmos_backend import errors, keys
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import DocumentStore
-from hisadmin.roles import actor_for, ensure_groups
-from hisadmin.store import new_uow
-
-from . import clinical, commands, mrn, reference
+from hisadmin.core.roles import actor_for, ensure_groups
+from hisadmin.core.store import new_uow
+from patients.persistence import mrn, reference
+from patients.use_cases import admissions as commands
+from patients.use_cases import clinical
 
 DEMO_USERS = (
     ("clinician", "clinician-demo-2026", "clinician", "Grace Hopper"),

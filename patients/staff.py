@@ -5,9 +5,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
-from hisadmin.roles import Role
-
-from .errors import InvalidInput
+from hisadmin.core.roles import Role
+from patients.domain.errors import InvalidInput
 
 
 def clinicians() -> list[tuple[str, str]]:

@@ -19,7 +19,7 @@ WIRE_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZn
 @pytest.fixture
 def his_store_path(tmp_path: Path, settings: object) -> Iterator[Path]:
     """Point the project's store handles at a fresh embedded store for this test."""
-    from hisadmin import store as handles
+    from hisadmin.core import store as handles
 
     path = tmp_path / "his-store.sqlite3"
     cfg = dict(settings.DOCUMENT_STORE)  # type: ignore[attr-defined]
@@ -32,14 +32,14 @@ def his_store_path(tmp_path: Path, settings: object) -> Iterator[Path]:
 
 @pytest.fixture
 def his_store(his_store_path: Path):  # noqa: ANN201 - DocumentStore
-    from hisadmin import store as handles
+    from hisadmin.core import store as handles
 
     return handles.get_store()
 
 
 @pytest.fixture
 def cosmos_container_spec() -> ContainerSpec:
-    from hisadmin import store as handles
+    from hisadmin.core import store as handles
 
     return handles.container_spec()
 
@@ -69,7 +69,7 @@ def drain_worklists(his_store):  # noqa: ANN001, ANN201 - () -> int
     through the real projection code (no broker, no Celery eager mode); returns the count."""
     from cosmos_backend.outbox import is_event
     from cosmos_backend.pytest_plugin import FeedDrainer
-    from worklists.projector import project_event
+    from worklists.delivery.projector import project_event
 
     drainer = FeedDrainer(his_store)
 

@@ -14,7 +14,7 @@ from cosmos_backend.envelope import wrap
 from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
-from patients import commands
+from patients.use_cases import admissions as commands
 
 
 def register(store: DocumentStore, family: str, given: str = "Ann",

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from hisadmin.roles import Role
-
-from . import deadletter_views, views
+from hisadmin.core.roles import Role
+from worklists.pages import deadletters as deadletter_views
+from worklists.pages import worklists as views
 
 _PAGES = [
     ("Admitted patients", "worklists/admitted/", views.admitted_patients, "worklist_admitted",

@@ -14,12 +14,11 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from ninja.errors import HttpError
 
-from hisadmin.roles import Role, require_role
-from hisadmin.store import get_store
-
-from . import queries
-from .lag import relay_lag
-from .schema import ADMITTED_SORTS, ORDER_SORTS, SEARCH_SORTS
+from hisadmin.core.roles import Role, require_role
+from hisadmin.core.store import get_store
+from worklists.projection.schema import ADMITTED_SORTS, ORDER_SORTS, SEARCH_SORTS
+from worklists.read import queries
+from worklists.read.lag import relay_lag
 
 router = Router(tags=["worklists"])
 ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)

@@ -19,8 +19,8 @@ from ninja.renderers import BaseRenderer
 from ninja.responses import NinjaJSONEncoder
 from ninja.security import HttpBearer
 
-from . import services
-from .models import ACTIVE_ORDER, Admission, ApiToken, Order, Patient, fold
+from bench.relational import services
+from bench.relational.models import ACTIVE_ORDER, Admission, ApiToken, Order, Patient, fold
 
 
 class TokenAuth(HttpBearer):

@@ -40,7 +40,7 @@ def _users() -> dict[str, Any]:
 
 
 def _token(user: Any) -> str:
-    from .models import ApiToken
+    from bench.relational.models import ApiToken
 
     raw = "rel_" + secrets.token_urlsafe(32)
     ApiToken.objects.create(user=user, key_hash=hashlib.sha256(raw.encode()).hexdigest())
@@ -48,9 +48,8 @@ def _token(user: Any) -> str:
 
 
 def _hospital() -> None:
+    from bench.relational.models import Bed, Department, Ward
     from bench.workload import hospital
-
-    from .models import Bed, Department, Ward
 
     for d in json.loads((REFERENCE / "Department.json").read_text()):
         Department.objects.update_or_create(code=d["code"], defaults={"name": d["name"]})
@@ -64,7 +63,7 @@ def _hospital() -> None:
 
 
 def seed(patients: list[Any], users: dict[str, Any]) -> None:
-    from .models import (
+    from bench.relational.models import (
         Administration,
         Admission,
         Allergy,

@@ -11,7 +11,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import F, Max
 
-from .models import (
+from bench.relational.models import (
     ACTIVE_ORDER,
     Administration,
     Admission,

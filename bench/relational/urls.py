@@ -2,6 +2,6 @@ from __future__ import annotations
 
 from django.urls import path
 
-from .api import api
+from bench.relational.api import api
 
 urlpatterns = [path("api/v1/", api.urls)]

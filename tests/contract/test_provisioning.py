@@ -10,12 +10,11 @@ import pytest
 from django.core.management import call_command
 
 from cosmos_backend import errors
-from cosmos_backend.azure import connect, provision
+from cosmos_backend.azure.store import connect, provision
 from cosmos_backend.store import ContainerSpec
-from hisadmin import store as handles
+from hisadmin.core import store as handles
 from tests.conftest import WIRE_KEY
-
-from .conftest import POLICY
+from tests.contract.conftest import POLICY
 
 pytestmark = pytest.mark.contract
 

@@ -8,8 +8,7 @@ import pytest
 
 from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore, Query
-
-from .conftest import Backend, spec
+from tests.contract.conftest import Backend, spec
 
 pytestmark = pytest.mark.contract
 

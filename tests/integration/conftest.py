@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from hisadmin.embedded_redis import EmbeddedRedis
-
-from .processes import stack_env, start_relay, start_worker, stop
+from tests.integration.processes import stack_env, start_relay, start_worker, stop
 
 
 @dataclass
@@ -44,7 +43,7 @@ def running_stack(stack: Stack) -> Iterator[Stack]:
 @pytest.fixture
 def stack_settings(stack: Stack, settings: object) -> Stack:
     """Point this process's store handles and broker at the stack's."""
-    from hisadmin import store as handles
+    from hisadmin.core import store as handles
 
     cfg = dict(settings.DOCUMENT_STORE)  # type: ignore[attr-defined]
     cfg.update(backend="embedded", path=str(stack.store_path))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from cosmos_backend import errors
-from cosmos_backend.embedded import EmbeddedStore
+from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.store import BatchOp, ContainerSpec
 
 pytestmark = pytest.mark.integration

@@ -18,12 +18,12 @@ from cosmos_backend.envelope import wrap
 from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
 from cosmos_backend.uow import UnitOfWork
 from tests import worklist_data as data
-from worklists import deadletters, generations
-from worklists.maintenance import check_patient
-from worklists.projector import read_tracker
-
-from .processes import wait_for
-from .worklist_stack import WorklistStack, kill, worklist_stack  # noqa: F401 - fixture
+from tests.integration.processes import wait_for
+from tests.integration.worklist_stack import WorklistStack, kill, worklist_stack  # noqa: F401 - fixture
+from worklists.delivery import deadletters
+from worklists.delivery.projector import read_tracker
+from worklists.ops.maintenance import check_patient
+from worklists.read import generations
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.django_db]
 
@@ -107,9 +107,9 @@ def _holdings(log: str) -> list[tuple[float, str, str]]:
     """(time, event, range) of one relay's lease log lines."""
     out = []
     for line in log.splitlines():
-        m = re.match(r"(\S+ \S+) INFO worklists.relay (acquired|released) range=(\S+)", line)
+        m = re.match(r"(\S+ \S+) INFO worklists.delivery.relay (acquired|released) range=(\S+)", line)
         if m is None:
-            m = re.match(r"(\S+ \S+) WARNING worklists.relay (lost) range=(\S+)", line)
+            m = re.match(r"(\S+ \S+) WARNING worklists.delivery.relay (lost) range=(\S+)", line)
         if m:
             stamp = time.mktime(time.strptime(m.group(1)[:19], "%Y-%m-%d %H:%M:%S"))
             out.append((stamp + int(m.group(1)[20:23]) / 1000, m.group(2), m.group(3)))

@@ -15,14 +15,13 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.test import Client
 
-from hisadmin import store as handles
+from hisadmin.core import store as handles
+from hisadmin.core.roles import ensure_groups
 from hisadmin.embedded_redis import EmbeddedRedis
 from hisadmin.models import ApiToken
-from hisadmin.roles import ensure_groups
-from patients import reference
+from patients.persistence import reference
 from tests.conftest import WIRE_KEY
-
-from .processes import stack_env, start_relay, start_worker, stop, wait_for
+from tests.integration.processes import stack_env, start_relay, start_worker, stop, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

@@ -12,8 +12,10 @@ from cosmos_backend import keys
 from cosmos_backend.outbox import Actor
 from cosmos_backend.store import BatchOp, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
-from patients import beds, clinical, commands, reference
-from patients import commands as c
+from patients.persistence import beds, reference
+from patients.use_cases import admissions as c
+from patients.use_cases import admissions as commands
+from patients.use_cases import clinical
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor(id="7", username="tester", display_name="Test User", roles=("clerk",))
@@ -136,7 +138,7 @@ def test_it_writes_nothing_when_the_batch_fails(his_store, record, name: str,  #
 
 
 def test_it_refuses_a_second_patient_in_an_occupied_bed(his_store, record) -> None:  # noqa: ANN001
-    from patients.errors import BedOccupied
+    from patients.domain.errors import BedOccupied
 
     before = his_store.count()
     with pytest.raises(BedOccupied):

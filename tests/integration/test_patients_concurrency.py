@@ -12,8 +12,10 @@ from cosmos_backend import keys
 from cosmos_backend.outbox import SYSTEM_ACTOR
 from cosmos_backend.store import Cond, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
-from patients import clinical, commands, mrn
-from patients.errors import DuplicateMrn, MrnBeingRegistered
+from patients.domain.errors import DuplicateMrn, MrnBeingRegistered
+from patients.persistence import mrn
+from patients.use_cases import admissions as commands
+from patients.use_cases import clinical
 
 pytestmark = pytest.mark.django_db
 
@@ -102,7 +104,7 @@ def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store) -> None: 
 
 def test_it_discharges_a_stay_with_more_orders_than_one_batch_holds(his_store) -> None:  # noqa: ANN001
     from cosmos_backend.store import Cond, Query
-    from patients import reference
+    from patients.persistence import reference
 
     list(reference.load(his_store))
     pid = register(his_store).patient_id

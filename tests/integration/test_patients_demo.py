@@ -9,7 +9,8 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from cosmos_backend import keys
-from patients import demo, mrn, queries
+from patients import demo
+from patients.persistence import mrn, queries
 
 pytestmark = pytest.mark.django_db
 

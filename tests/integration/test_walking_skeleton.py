@@ -8,18 +8,17 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
-from hisadmin.roles import ensure_groups
-from patients import reference
-
-from .processes import wait_for
+from patients.persistence import reference
+from tests.integration.processes import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
 @pytest.fixture
 def clerk_api(running_stack, stack_settings) -> Client:  # noqa: ANN001
-    from hisadmin.store import get_store
+    from hisadmin.core.store import get_store
 
     list(reference.load(get_store()))
     ensure_groups()

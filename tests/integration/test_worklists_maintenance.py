@@ -8,16 +8,18 @@ from django.core.management import CommandError, call_command
 from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
 from cosmos_backend.uow import UnitOfWork
 from tests import worklist_data as data
-from worklists import deadletters, generations, maintenance, queries
-from worklists.projector import project_event
-from worklists.schema import view_pk
+from worklists.delivery import deadletters
+from worklists.delivery.projector import project_event
+from worklists.ops import maintenance
+from worklists.projection.schema import view_pk
+from worklists.read import generations, queries
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
 @pytest.fixture
 def hospital(his_store, drain_worklists):  # noqa: ANN001, ANN201
-    from patients import reference
+    from patients.persistence import reference
 
     list(reference.load(his_store))
     ids = []
@@ -103,8 +105,8 @@ def test_it_dead_letters_a_poison_event_and_replays_it_once_fixed(hospital, his_
     queries.my_orders("9", sort="bed"), queries.by_name("fam"),
 ], ids=lambda w: f"{w.view}-{w.sort}")
 def test_it_serves_every_worklist_query_from_an_index(his_store, worklist) -> None:  # noqa: ANN001
+    from cosmos_backend.embedded.sqlquery import compile_query
     from cosmos_backend.paging import encode_token
-    from cosmos_backend.sqlquery import compile_query
 
     query = worklist.query()
     for after in (None, encode_token(["x"] * len(query.ordering()))):
@@ -131,7 +133,7 @@ def test_a_bulk_build_hands_patients_already_projected_to_the_careful_path(hospi
     """A live event projected into the building generation first (its rows and tracker are
     there): the bulk batch that collides is rolled back and its patients are rebuilt one by
     one, so the new generation still equals the incrementally maintained one."""
-    from worklists.projector import build_patients, rebuild_patient
+    from worklists.delivery.projector import build_patients, rebuild_patient
 
     before = _snapshot(his_store, 1)
     gen = generations.start_building(his_store)

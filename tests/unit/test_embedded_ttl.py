@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cosmos_backend import errors
-from cosmos_backend.embedded import EmbeddedStore
+from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.store import BatchOp, ContainerSpec, Query
 
 

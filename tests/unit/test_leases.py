@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cosmos_backend import errors
-from cosmos_backend.embedded import EmbeddedStore
+from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.leases import Lease, LeaseLost, LeaseStore
 from cosmos_backend.store import ContainerSpec
 

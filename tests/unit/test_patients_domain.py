@@ -6,9 +6,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from patients.domain import Admission, Patient, fold
-from patients.errors import InvalidInput, NotAdmitted, PatientAlreadyAdmitted, UnknownAllergy
-from patients.orders import InvalidTransition, Order
+from patients.domain.errors import InvalidInput, NotAdmitted, PatientAlreadyAdmitted, UnknownAllergy
+from patients.domain.orders import InvalidTransition, Order
+from patients.domain.records import Admission, Patient, fold
 
 NOW = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 

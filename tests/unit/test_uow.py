@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cosmos_backend import errors
-from cosmos_backend.embedded import EmbeddedStore
+from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.store import Cond, Document, Query
 from cosmos_backend.uow import MultiPartitionCommit, StaleWrite, UnitOfWork
 

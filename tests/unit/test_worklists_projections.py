@@ -7,11 +7,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worklists.projections import PatientState, fold, from_source, rows_for, step
-from worklists.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS, name_bucket
-from worklists.rows import fold as fold_text
-
-from .worklist_events import History, source_docs
+from tests.unit.worklist_events import History, source_docs
+from worklists.projection.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS, name_bucket
+from worklists.projection.rows import fold as fold_text
+from worklists.projection.rules import PatientState, fold, from_source, rows_for, step
 
 
 def fold_all(events: list[dict]) -> PatientState:

@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from cosmos_backend.envelope import wrap
-from worklists.projections import PatientState
+from worklists.projection.rules import PatientState
 
 T0 = "2026-01-05T08:00:00+00:00"
 

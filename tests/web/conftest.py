@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
-from hisadmin.roles import ensure_groups
 
 
 @pytest.fixture
@@ -39,6 +39,6 @@ def api_client(make_user: Callable[..., User]) -> Callable[..., Client]:
 
 @pytest.fixture
 def reference_data(his_store: object) -> None:
-    from patients import reference
+    from patients.persistence import reference
 
     list(reference.load(his_store))  # type: ignore[arg-type]

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from hisadmin.core.roles import Role, ensure_groups, has_role
 from hisadmin.models import ApiToken, hash_token
-from hisadmin.roles import Role, ensure_groups, has_role
 
 pytestmark = pytest.mark.django_db
 

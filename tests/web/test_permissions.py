@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from django.test import Client
 
-from patients.policy import COMMAND_ROLES
+from hisadmin.core.policy import COMMAND_ROLES
 
 pytestmark = pytest.mark.django_db
 J = "application/json"

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from hisadmin import store as handles
+from hisadmin.core import store as handles
 
 
 class Command(BaseCommand):
@@ -18,12 +18,12 @@ class Command(BaseCommand):
         self.stdout.write(f"backend: {cfg['backend']}")
         for spec in (handles.container_spec(), handles.lease_spec()):
             if cfg["backend"] == "azure":
-                from cosmos_backend.azure import provision
+                from cosmos_backend.azure.store import provision
 
                 lines = provision(cfg["endpoint"], cfg["key"], cfg["database"], spec,
                                   connection_verify=cfg["connection_verify"])
             else:
-                from cosmos_backend.embedded import EmbeddedStore
+                from cosmos_backend.embedded.store import EmbeddedStore
 
                 store = EmbeddedStore(cfg["path"], spec,
                                       feed_range_count=cfg["feed_range_count"])

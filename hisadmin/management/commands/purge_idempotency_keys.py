@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from hisadmin.idempotency import purge_expired
+from hisadmin.core.idempotency import purge_expired
 
 
 class Command(BaseCommand):

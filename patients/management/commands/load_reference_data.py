@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from hisadmin.store import get_store
-from patients import reference
+from hisadmin.core.store import get_store
+from patients.persistence import reference
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from hisadmin.store import get_store
+from hisadmin.core.store import get_store
 from patients import demo
 
 

@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.progress import Progress
 
-from hisadmin.store import get_store
-from worklists import maintenance
+from hisadmin.core.store import get_store
+from worklists.ops import maintenance
 
 
 class Command(BaseCommand):

@@ -8,8 +8,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from hisadmin.store import get_store
-from worklists import maintenance
+from hisadmin.core.store import get_store
+from worklists.ops import maintenance
 
 
 class Command(BaseCommand):

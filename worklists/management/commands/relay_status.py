@@ -9,9 +9,10 @@ from django.core.management.base import BaseCommand, CommandParser
 from rich.console import Console
 from rich.table import Table
 
-from hisadmin.store import get_lease_store, get_store
-from worklists import deadletters, generations
-from worklists.lag import measure
+from hisadmin.core.store import get_lease_store, get_store
+from worklists.delivery import deadletters
+from worklists.read import generations
+from worklists.read.lag import measure
 
 
 class Command(BaseCommand):

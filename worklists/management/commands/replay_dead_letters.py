@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from hisadmin.store import get_store
-from worklists import deadletters
+from hisadmin.core.store import get_store
+from worklists.delivery import deadletters
 
 
 class Command(BaseCommand):

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from hisadmin.store import get_lease_store, get_store
-from worklists.relay import Relay, celery_publisher
+from hisadmin.core.store import get_lease_store, get_store
+from worklists.delivery.relay import Relay, celery_publisher
 
 
 class Command(BaseCommand):

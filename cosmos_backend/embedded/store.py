@@ -1,0 +1,437 @@
+"""Embedded store: one SQLite file in WAL mode with Cosmos DB semantics.
+
+Safe for many processes: SQLite serialises writers (``BEGIN IMMEDIATE``), so the change-feed
+position (``lsn``) handed out inside a write transaction grows in commit order and a feed
+reader never sees a later change before an earlier one. Each container is one table; its
+indexing policy becomes SQLite expression indexes on ``json_extract`` so view queries are
+index range scans (see docs/data-model.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+
+from cosmos_backend import errors
+from cosmos_backend.embedded.sqlquery import (
+    HASH_SPACE,
+    column_expr,
+    compile_segments,
+    has_query_fields,
+    index_statements,
+)
+from cosmos_backend.paging import decode_token, encode_token
+from cosmos_backend.store import (
+    BatchOp,
+    ContainerSpec,
+    Document,
+    DocumentStore,
+    FeedPage,
+    Page,
+    Query,
+    clean_document,
+    validate_batch,
+    validate_id,
+    validate_partition_key,
+)
+
+_PURGE_EVERY = 500  # writes between sweeps of expired rows
+_USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL. Switching needs the file to itself and SQLite answers "locked" at once,
+    without its busy handler, while another connection opens the same new file; retry."""
+    deadline = time.monotonic() + 30.0
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+class EmbeddedStore(DocumentStore):
+    def __init__(
+        self,
+        path: str,
+        spec: ContainerSpec,
+        *,
+        feed_range_count: int = 4,
+        synchronous: str = "NORMAL",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.spec = spec
+        self.table = "c_" + hashlib.sha1(spec.name.encode()).hexdigest()[:12]
+        self.synchronous = synchronous
+        self.clock = clock
+        self._local = threading.local()
+        self._writes = 0
+        self._pinned: dict[str, str | None] = {}  # continuation SQL → index to run it on
+        if os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.provisioned = self.provision()  # what opening did: cosmos_init reports it
+        self._range_count = self._meta("feed_range_count", feed_range_count)
+        self._epoch = self._meta("epoch", int.from_bytes(os.urandom(4), "big"))
+
+    # ------------------------------------------------------------------ connections
+    def _conn(self) -> sqlite3.Connection:
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0,
+                                   check_same_thread=False)
+            _set_wal(conn)
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA cache_size=-65536")
+            conn.execute("PRAGMA mmap_size=268435456")
+            local.conn, local.pid = conn, os.getpid()
+        return local.conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        self._writes += 1
+        if self._writes % _PURGE_EVERY == 0:
+            self.purge_expired()
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            conn.close()
+        self._local = threading.local()
+
+    # ------------------------------------------------------------------ provisioning
+    def provision(self) -> list[str]:
+        """Create the table and indexes of the spec (idempotent); return what was done."""
+        done: list[str] = []
+        conn = self._conn()
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (self.table,)
+        ).fetchone()
+        conn.executescript(
+            f"""
+            CREATE TABLE IF NOT EXISTS {self.table} (
+                pk TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, etag TEXT NOT NULL,
+                ts INTEGER NOT NULL, lsn INTEGER NOT NULL, rng INTEGER NOT NULL, exp REAL,
+                q INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (pk, id)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS {self.table}_feed ON {self.table} (lsn);
+            CREATE INDEX IF NOT EXISTS {self.table}_exp ON {self.table} (exp) WHERE exp IS NOT NULL;
+            CREATE TABLE IF NOT EXISTS store_meta (
+                container TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+                PRIMARY KEY (container, key));
+            """
+        )
+        done.append(f"container {self.spec.name!r} " + ("exists" if exists else "created"))
+        columns = {row[1] for row in conn.execute(f"PRAGMA table_info({self.table})")}
+        if "q" not in columns:  # a store made before query-field indexes were partial
+            conn.execute(f"ALTER TABLE {self.table} ADD COLUMN q INTEGER NOT NULL DEFAULT 0")
+            conn.execute(f"UPDATE {self.table} SET q = 1 WHERE EXISTS (SELECT 1 FROM "
+                         "json_each(doc) WHERE key LIKE 'Query%')")
+            done.append("column q added and filled")
+        wanted = dict(index_statements(self.table, self.spec.indexing_policy))
+        present = {row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name=?", (self.table,))}
+        for name, sql in wanted.items():
+            if name not in present:
+                conn.execute(sql)
+                done.append(f"index {name} created")
+        for name in sorted(present):
+            if "_ix_" in name and name not in wanted:
+                conn.execute(f"DROP INDEX {name}")  # no longer in the indexing policy
+                done.append(f"index {name} dropped")
+        return done
+
+    def _meta(self, key: str, default: int) -> int:
+        conn = self._conn()
+        conn.execute(
+            "INSERT OR IGNORE INTO store_meta (container, key, value) VALUES (?, ?, ?)",
+            (self.spec.name, key, str(default)),
+        )
+        row = conn.execute(
+            "SELECT value FROM store_meta WHERE container=? AND key=?", (self.spec.name, key)
+        ).fetchone()
+        return int(row[0])
+
+    # ------------------------------------------------------------------ helpers
+    def _row_doc(self, row: Sequence[Any]) -> Document:
+        doc = orjson.loads(row[0])
+        doc["_etag"], doc["_ts"], doc["_lsn"] = row[1], row[2], row[3]
+        return doc
+
+    def _expiry(self, doc: Document, now: float) -> float | None:
+        default = self.spec.default_ttl
+        if default is None:
+            return None  # TTL off on the container: item ttl is ignored, as on Cosmos
+        ttl = doc.get("ttl", default)
+        if ttl is None or ttl == -1:
+            return None
+        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0:  # JSON true is no ttl
+            raise errors.InvalidRequest(f"ttl must be a positive integer or -1, got {ttl!r}")
+        return now + ttl
+
+    def _encode(self, doc: Document) -> tuple[Document, str]:
+        body = orjson.dumps({k: v for k, v in doc.items() if not k.startswith("_")})
+        return clean_document(doc, len(body)), body.decode()
+
+    def _next_lsn(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute(
+            "UPDATE store_meta SET value = CAST(value AS INTEGER) + 1 "
+            "WHERE container=? AND key='lsn' RETURNING value",
+            (self.spec.name,),
+        ).fetchone()
+        if row is None:
+            conn.execute(
+                "INSERT INTO store_meta (container, key, value) VALUES (?, 'lsn', '1')",
+                (self.spec.name,),
+            )
+            return 1
+        return int(row[0])
+
+    def _apply(self, conn: sqlite3.Connection, op: BatchOp, now: float) -> Document | None:
+        t = self.table
+        if op.kind == "delete":
+            pk_id = (op.doc_pk, op.doc_id)  # type: ignore[attr-defined]
+            sql = f"DELETE FROM {t} WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)"
+            args: tuple[Any, ...] = (*pk_id, now)
+            if op.if_match is not None:
+                sql += " AND etag=?"
+                args += (op.if_match,)
+            if conn.execute(sql, args).rowcount == 0:
+                self._raise_missing_or_stale(conn, *pk_id, now)
+            return None
+
+        assert op.doc is not None
+        doc, body = op.encoded  # type: ignore[attr-defined]
+        pk, doc_id = doc["partitionKey"], doc["id"]
+        lsn = self._next_lsn(conn)
+        etag = f'"{self._epoch:08x}-{lsn:x}"'
+        ts = int(now)
+        exp = self._expiry(doc, now)
+        rng = zlib.crc32(pk.encode()) % HASH_SPACE
+        q = has_query_fields(doc)
+        values = (pk, doc_id, body, etag, ts, lsn, rng, exp, q)
+        cols = "(pk, id, doc, etag, ts, lsn, rng, exp, q) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        sets = ("doc=excluded.doc, etag=excluded.etag, ts=excluded.ts, lsn=excluded.lsn, "
+                "exp=excluded.exp, q=excluded.q")
+        if op.kind == "create":
+            cur = conn.execute(
+                f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET {sets} "
+                f"WHERE {t}.exp IS NOT NULL AND {t}.exp <= ?",
+                (*values, now),
+            )
+            if cur.rowcount == 0:
+                raise errors.Conflict(f"document {doc_id!r} already exists in {pk!r}")
+        elif op.kind == "upsert" and op.if_match is None:
+            conn.execute(f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET {sets}", values)
+        else:  # replace, or upsert guarded by an etag
+            sql = (f"UPDATE {t} SET doc=?, etag=?, ts=?, lsn=?, exp=?, q=? "
+                   "WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)")
+            args = (body, etag, ts, lsn, exp, q, pk, doc_id, now)
+            if op.if_match is not None:
+                sql += " AND etag=?"
+                args += (op.if_match,)
+            if conn.execute(sql, args).rowcount == 0:
+                if op.kind == "upsert":
+                    # As on Cosmos DB, If-Match applies to an upsert only when the document
+                    # exists: a missing (or expired) one is created.
+                    if self._live(conn, pk, doc_id, now):
+                        raise errors.PreconditionFailed(
+                            f"document {doc_id!r} is not at the etag given")
+                    conn.execute(f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET "
+                                 f"{sets}", values)
+                else:
+                    self._raise_missing_or_stale(conn, pk, doc_id, now)
+        out = dict(doc)
+        out["_etag"], out["_ts"], out["_lsn"] = etag, ts, lsn
+        return out
+
+    def _live(self, conn: sqlite3.Connection, pk: str, doc_id: str, now: float) -> bool:
+        return conn.execute(
+            f"SELECT 1 FROM {self.table} WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)",
+            (pk, doc_id, now),
+        ).fetchone() is not None
+
+    def _raise_missing_or_stale(self, conn: sqlite3.Connection, pk: str, doc_id: str,
+                                now: float) -> None:
+        if not self._live(conn, pk, doc_id, now):
+            raise errors.NotFound(f"document {doc_id!r} not found in {pk!r}")
+        raise errors.PreconditionFailed(f"document {doc_id!r} in {pk!r} was changed meanwhile")
+
+    def _prepare(self, op: BatchOp, pk: str | None = None) -> BatchOp:
+        if op.doc is not None:
+            object.__setattr__(op, "encoded", self._encode(op.doc))
+        else:
+            object.__setattr__(op, "doc_pk", pk)
+        return op
+
+    # ------------------------------------------------------------------ single operations
+    def read(self, pk: str, doc_id: str) -> Document:
+        validate_partition_key(pk)
+        validate_id(doc_id)
+        row = self._conn().execute(
+            f"SELECT doc, etag, ts, lsn FROM {self.table} "
+            "WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)",
+            (pk, doc_id, self.clock()),
+        ).fetchone()
+        if row is None:
+            raise errors.NotFound(f"document {doc_id!r} not found in {pk!r}")
+        return self._row_doc(row)
+
+    def _single(self, op: BatchOp, pk: str | None = None) -> Document | None:
+        self._prepare(op, pk)
+        with self._write() as conn:
+            return self._apply(conn, op, self.clock())
+
+    def create(self, doc: Document) -> Document:
+        return self._single(BatchOp.create(doc))  # type: ignore[return-value]
+
+    def replace(self, doc: Document, *, if_match: str | None = None) -> Document:
+        return self._single(BatchOp.replace(doc, if_match))  # type: ignore[return-value]
+
+    def upsert(self, doc: Document, *, if_match: str | None = None) -> Document:
+        return self._single(BatchOp.upsert(doc, if_match))  # type: ignore[return-value]
+
+    def delete(self, pk: str, doc_id: str, *, if_match: str | None = None) -> None:
+        validate_partition_key(pk)
+        validate_id(doc_id)
+        self._single(BatchOp.delete(doc_id, if_match), pk)
+
+    def execute_batch(self, pk: str, ops: Sequence[BatchOp]) -> list[Document | None]:
+        validate_batch(pk, ops)
+        prepared = [self._prepare(BatchOp(op.kind, op.doc, op.id, op.if_match), pk) for op in ops]
+        results: list[Document | None] = []
+        now = self.clock()
+        with self._write() as conn:
+            for index, op in enumerate(prepared):
+                try:
+                    results.append(self._apply(conn, op, now))
+                except errors.StoreError as exc:
+                    raise errors.BatchFailed(index, exc) from exc
+        return results
+
+    # ------------------------------------------------------------------ queries
+    def query(self, pk: str, query: Query, *, page_size: int = 50,
+              continuation: str | None = None) -> Page:
+        validate_partition_key(pk)
+        if page_size < 1:
+            raise errors.InvalidRequest("page_size must be at least 1")
+        after = decode_token(continuation) if continuation else None
+        segments, n_keys = compile_segments(self.table, query, after)
+        conn, now = self._conn(), self.clock()
+        rows: list[Any] = []
+        for sql, args in segments:
+            params = [pk, now, *args, page_size + 1 - len(rows)]
+            pinned = sql if after is None else self._on_first_page_index(conn, query, pk, now, sql)
+            try:
+                rows += conn.execute(pinned, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if pinned == sql or "index" not in str(exc):
+                    raise
+                self._pinned.clear()  # the policy changed under us: the index is gone
+                rows += conn.execute(sql, params).fetchall()
+            if len(rows) > page_size:
+                break
+        more = len(rows) > page_size
+        rows = rows[:page_size]
+        items = [self._row_doc(row) for row in rows]
+        token = encode_token(list(rows[-1][4 : 4 + n_keys])) if more and rows else None
+        return Page(items=items, continuation=token)
+
+    def _on_first_page_index(self, conn: sqlite3.Connection, query: Query, pk: str,
+                             now: float, sql: str) -> str:
+        """``sql`` (a continuation) pinned to the index the query's first page is read from.
+
+        A continuation only narrows the first page's index range, so that index is right for
+        it; pinned, SQLite seeks in it even for ``IS NULL`` terms it would otherwise answer
+        by scanning the partition. The plan is looked up once per statement text.
+        """
+        cache = self._pinned
+        if sql not in cache:
+            [(first, args)], _ = compile_segments(self.table, query, None)
+            plan = conn.execute(f"EXPLAIN QUERY PLAN {first}", [pk, now, *args, 1]).fetchall()
+            found = _USING_INDEX.search(" ".join(str(row[-1]) for row in plan))
+            cache[sql] = None if found is None else found.group(1)
+        index = cache[sql]
+        if index is None:
+            return sql
+        return sql.replace(f" FROM {self.table} ", f" FROM {self.table} INDEXED BY {index} ", 1)
+
+    def explain_query(self, pk: str, query: Query, *,
+                      continuation: str | None = None) -> list[str]:
+        """The SQLite plan of each statement a page of ``query`` runs (tests, diagnosis)."""
+        after = decode_token(continuation) if continuation else None
+        segments, _ = compile_segments(self.table, query, after)
+        conn, now, out = self._conn(), self.clock(), []
+        for sql, args in segments:
+            if after is not None:
+                sql = self._on_first_page_index(conn, query, pk, now, sql)
+            plan = conn.execute(f"EXPLAIN QUERY PLAN {sql}", [pk, now, *args, 51]).fetchall()
+            out.append(" | ".join(str(row[-1]) for row in plan))
+        return out
+
+    # ------------------------------------------------------------------ change feed
+    def feed_ranges(self) -> list[str]:
+        n = self._range_count
+        bounds = [HASH_SPACE * i // n for i in range(n + 1)]
+        return [f"{bounds[i]:x}-{bounds[i + 1]:x}" for i in range(n)]
+
+    def read_feed(self, feed_range: str, *, continuation: str | None = None,
+                  max_items: int = 1000) -> FeedPage:
+        try:
+            lo, hi = (int(part, 16) for part in feed_range.split("-"))
+            start = int(continuation) if continuation else 0
+        except ValueError as exc:
+            raise errors.InvalidRequest(f"bad feed range or continuation: {exc}") from exc
+        rows = self._conn().execute(
+            f"SELECT doc, etag, ts, lsn FROM {self.table} INDEXED BY {self.table}_feed "
+            "WHERE lsn > ? AND rng >= ? AND rng < ? AND (exp IS NULL OR exp > ?) "
+            "ORDER BY lsn LIMIT ?",
+            (start, lo, hi, self.clock(), max_items),
+        ).fetchall()
+        items = [self._row_doc(row) for row in rows]
+        return FeedPage(items=items, continuation=str(rows[-1][3] if rows else start))
+
+    # ------------------------------------------------------------------ maintenance
+    def purge_expired(self) -> int:
+        conn = self._conn()
+        cur = conn.execute(
+            f"DELETE FROM {self.table} WHERE exp IS NOT NULL AND exp <= ?", (self.clock(),)
+        )
+        return cur.rowcount
+
+    def count(self, pk: str | None = None) -> int:
+        if pk is None:
+            return self._conn().execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
+        return self._conn().execute(
+            f"SELECT COUNT(*) FROM {self.table} WHERE pk=?", (pk,)
+        ).fetchone()[0]
+
+    def drop(self) -> None:
+        """Delete every document of this container (tests and rebuilds only)."""
+        with self._write() as conn:
+            conn.execute(f"DELETE FROM {self.table}")
+
+
+__all__ = ["EmbeddedStore", "column_expr"]

@@ -1,0 +1,109 @@
+"""Idempotency-Key for creating POSTs: a retried request replays the first response.
+
+The key is claimed first (a unique row), so two concurrent requests with one key cannot both
+create; the second is told to retry. A request that fails frees the key. A key is kept for
+``IDEMPOTENCY_KEY_HOURS`` (24 by default): older records are forgotten — a request with
+that key runs again — and deleted, by every web process about once an hour and by
+``manage.py purge_idempotency_keys`` (the stored responses hold patient data).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from hisadmin.models import IdempotencyRecord
+
+IN_PROGRESS = 0
+PURGE_EVERY_SECONDS = 3600
+_last_purge = 0.0
+
+
+def cutoff() -> datetime:
+    return timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_HOURS)
+
+
+def purge_expired() -> int:
+    """Delete the records older than the retention; returns how many."""
+    deleted, _ = IdempotencyRecord.objects.filter(created__lt=cutoff()).delete()
+    return deleted
+
+
+def _purge_now_and_then() -> None:
+    global _last_purge
+    now = time.monotonic()
+    if now - _last_purge >= PURGE_EVERY_SECONDS:
+        _last_purge = now
+        purge_expired()
+
+
+def with_idempotency(request: HttpRequest, produce: Callable[[], HttpResponse],
+                     problem: Callable[..., HttpResponse]) -> HttpResponse:
+    key = request.headers.get("Idempotency-Key", "").strip()
+    if not key:
+        return produce()
+    if len(key) > 200:
+        return problem(request, 422, "Invalid Idempotency-Key", "Use at most 200 characters.")
+    digest = hashlib.sha256(request.body).hexdigest()
+    where = f"{request.method} {request.path}"
+    _purge_now_and_then()
+
+    def claim() -> IdempotencyRecord | None:
+        try:
+            with transaction.atomic():
+                return IdempotencyRecord.objects.create(
+                    user=request.user, key=key, method_path=where, request_hash=digest,
+                    status=IN_PROGRESS, body="")
+        except IntegrityError:
+            return None
+
+    claimed = claim()
+    if claimed is None:
+        # The key is taken. An expired record is forgotten: the request runs as a new one.
+        expired = IdempotencyRecord.objects.filter(user=request.user, key=key,
+                                                   created__lt=cutoff())
+        if expired.delete()[0]:
+            claimed = claim()
+    if claimed is None:
+        record = IdempotencyRecord.objects.filter(user=request.user, key=key).first()
+        if record is None:  # freed meanwhile by a request that failed
+            return problem(request, 409, "Request in progress",
+                           "A request with this Idempotency-Key just finished without an "
+                           "answer to keep; retry.")
+        if record.method_path != where or record.request_hash != digest:
+            return problem(request, 422, "Idempotency-Key reused",
+                           "This Idempotency-Key was used for a different request; "
+                           "use a new key for a new request.")
+        if record.status == IN_PROGRESS:
+            return problem(request, 409, "Request in progress",
+                           "A request with this Idempotency-Key is still running; retry shortly.")
+        response = HttpResponse(record.body, status=record.status,
+                                content_type=record.headers.get("Content-Type",
+                                                                "application/json"))
+        for name, value in record.headers.items():
+            response[name] = value
+        response["Idempotent-Replayed"] = "true"
+        return response
+    record = claimed
+    try:
+        response = produce()
+    except BaseException:
+        record.delete()
+        raise
+    if response.status_code >= 500 or response.status_code in (409, 412, 429, 503):
+        record.delete()  # not a final answer: let a retry run the command again
+        return response
+    keep = {h: response[h] for h in ("Content-Type", "ETag", "Location") if response.has_header(h)}
+    record.status = response.status_code
+    record.body = response.content.decode()
+    record.headers = json.loads(json.dumps(keep))
+    record.save(update_fields=["status", "body", "headers"])
+    return response

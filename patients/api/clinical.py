@@ -1,0 +1,225 @@
+"""JSON API for demographics, allergies, transfers and orders (``/api/v1/patients/...``)."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Any, Literal
+
+from django.contrib.auth import get_user_model
+from django.http import HttpRequest, HttpResponse
+from ninja import Header, Router, Schema
+from pydantic import Field
+
+from cosmos_backend import keys
+from hisadmin.api import api, problem
+from hisadmin.core.idempotency import with_idempotency
+from hisadmin.core.policy import roles_for
+from hisadmin.core.roles import actor_for, require_role
+from hisadmin.core.store import get_store, new_uow
+from patients.api.schemas import (
+    ERRORS_SCHEMA,
+    AdmissionOut,
+    OrderOut,
+    PatientOut,
+    admission_out,
+    patient_out,
+)
+from patients.domain.errors import InvalidInput, UnknownPatient
+from patients.persistence import queries
+from patients.persistence.documents import PATIENT_ID, order_doc_id
+from patients.use_cases import clinical
+
+router = Router(tags=["clinical record"])
+
+
+class DemographicsIn(Schema):
+    given_name: str = Field(min_length=1, max_length=100)
+    family_name: str = Field(min_length=1, max_length=100)
+    birth_date: date
+    sex: Literal["female", "male", "other", "unknown"]
+
+
+class AllergyIn(Schema):
+    substance: str = Field(min_length=1, max_length=100)
+    reaction: str = Field("", max_length=200)
+    severity: Literal["mild", "moderate", "severe"]
+
+
+class TransferIn(Schema):
+    ward_id: str = Field(min_length=1, max_length=40)
+    bed: str = Field("", max_length=20)
+
+
+class OrderIn(Schema):
+    kind: Literal["medication", "imaging", "lab"]
+    urgency: Literal["routine", "stat"] = "routine"
+    medication_code: str = ""
+    dose: Decimal | None = Field(None, gt=0, max_digits=10, decimal_places=3)
+    unit: str = ""
+    route: str = ""
+    frequency: str = ""
+    start_at: str = ""
+    end_at: str = ""
+    as_needed: bool = False
+    modality: str = ""
+    body_part: str = ""
+    test_code: str = ""
+    note: str = Field("", max_length=500)
+
+
+class ActionIn(Schema):
+    reason: str = Field("", max_length=300)
+
+
+class AssignIn(Schema):
+    assignee: str | None = Field(None, description="username; null to unassign")
+
+
+class AdministrationIn(Schema):
+    dose: Decimal = Field(gt=0, max_digits=10, decimal_places=3)
+    unit: str = Field(min_length=1, max_length=20)
+    note: str = Field("", max_length=300)
+
+
+def _json(request: HttpRequest, body: Any, status: int = 200, etag: str | None = None) -> HttpResponse:
+    response = api.create_response(request, body, status=status)
+    if etag:
+        response["ETag"] = etag
+    return response
+
+
+def order_out(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc["docContents"], "etag": doc["_etag"]}
+
+
+def _patient(request: HttpRequest, patient_id: str) -> HttpResponse:
+    doc = get_store().read(keys.patient(patient_id), PATIENT_ID)
+    return _json(request, patient_out(doc), etag=doc["_etag"])
+
+
+def _order(request: HttpRequest, patient_id: str, order_id: str, status: int = 200) -> HttpResponse:
+    doc = get_store().read(keys.patient(patient_id), order_doc_id(order_id))
+    return _json(request, order_out(doc), status, doc["_etag"])
+
+
+@router.post("/patients/{patient_id}/allergies", response={200: PatientOut, **ERRORS_SCHEMA},
+             summary="Record an allergy (If-Match: the patient's ETag)")
+def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
+                if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    require_role(request.user, *roles_for("add_allergy"))
+    clinical.add_allergy(clinical.AddAllergy(patient_id=patient_id, expected_etag=if_match,
+                                             **payload.dict()), new_uow(),
+                         actor=actor_for(request.user))
+    return _patient(request, patient_id)
+
+
+@router.delete("/patients/{patient_id}/allergies/{allergy_id}",
+               response={200: PatientOut, **ERRORS_SCHEMA}, summary="Remove an allergy")
+def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str,
+                   if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    require_role(request.user, *roles_for("remove_allergy"))
+    clinical.remove_allergy(clinical.RemoveAllergy(patient_id, allergy_id, if_match),
+                            new_uow(), actor=actor_for(request.user))
+    return _patient(request, patient_id)
+
+
+@router.post("/patients/{patient_id}/transfer",
+             response={200: AdmissionOut, **ERRORS_SCHEMA},
+             summary="Move an admitted patient to another ward or bed")
+def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
+             if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """``If-Match``: the active admission's ETag."""
+    require_role(request.user, *roles_for("transfer"))
+    clinical.transfer_patient(clinical.TransferPatient(patient_id, payload.ward_id, payload.bed,
+                                                       if_match), new_uow(),
+                              actor=actor_for(request.user))
+    doc = queries.admissions(get_store(), patient_id)[0]  # newest first: the one moved
+    return _json(request, admission_out(doc), etag=doc["_etag"])
+
+
+@router.post("/patients/{patient_id}/orders", response={201: OrderOut, **ERRORS_SCHEMA},
+             summary="Place an order (prescription, imaging exam, lab test)")
+def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> HttpResponse:
+    """Send an ``Idempotency-Key`` so a retried request never orders twice."""
+    require_role(request.user, *roles_for("place_order"))
+
+    def produce() -> HttpResponse:
+        order = clinical.place_order(clinical.PlaceOrder(patient_id=patient_id,
+                                                         **payload.dict()), new_uow(),
+                                     actor=actor_for(request.user))
+        return _order(request, patient_id, order.order_id, 201)
+
+    return with_idempotency(request, produce, problem)
+
+
+@router.get("/patients/{patient_id}/orders",
+            response={200: list[OrderOut], **ERRORS_SCHEMA}, summary="Orders, newest first")
+def list_orders(request: HttpRequest, patient_id: str, active: bool = False) -> list[dict]:
+    require_role(request.user, *roles_for("read"))
+    store = get_store()
+    queries.patient_doc(store, patient_id)
+    return [order_out(d) for d in queries.orders(store, patient_id, active_only=active)]
+
+
+@router.get("/patients/{patient_id}/orders/{order_id}", response={200: OrderOut, **ERRORS_SCHEMA},
+            summary="One order, with its ETag")
+def read_order(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
+    require_role(request.user, *roles_for("read"))
+    queries.patient_doc(get_store(), patient_id)
+    return _order(request, patient_id, order_id)
+
+
+@router.post("/patients/{patient_id}/orders/{order_id}/administrations",
+             response={201: OrderOut, **ERRORS_SCHEMA},
+             summary="Record a medication administration")
+def administer(request: HttpRequest, patient_id: str, order_id: str,
+               payload: AdministrationIn,
+               if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """Optional ``If-Match``: the order's ETag; send an ``Idempotency-Key`` so a retry never
+    records the same dose twice."""
+    require_role(request.user, *roles_for("administer"))
+
+    def produce() -> HttpResponse:
+        clinical.administer(clinical.Administer(patient_id, order_id, payload.dose, payload.unit,
+                                                payload.note, if_match), new_uow(),
+                            actor=actor_for(request.user))
+        return _order(request, patient_id, order_id, 201)
+
+    return with_idempotency(request, produce, problem)
+
+
+@router.put("/patients/{patient_id}/orders/{order_id}/assignee",
+            response={200: OrderOut, **ERRORS_SCHEMA},
+            summary="Assign an order to a user (null unassigns)")
+def assign(request: HttpRequest, patient_id: str, order_id: str, payload: AssignIn,
+           if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    require_role(request.user, *roles_for("assign_order"))
+    assignee_id = assignee_name = None
+    if payload.assignee:
+        user = get_user_model().objects.filter(username=payload.assignee, is_active=True).first()
+        if user is None:
+            raise InvalidInput(f"No active user {payload.assignee!r}.", field="assignee")
+        assignee_id, assignee_name = str(user.pk), user.get_full_name() or user.get_username()
+    clinical.assign_order(clinical.AssignOrder(patient_id, order_id, assignee_id, assignee_name,
+                                               if_match), new_uow(),
+                          actor=actor_for(request.user))
+    return _order(request, patient_id, order_id)
+
+
+# Last: its {action} segment would otherwise catch the fixed paths above.
+@router.post("/patients/{patient_id}/orders/{order_id}/{action}",
+             response={200: OrderOut, **ERRORS_SCHEMA},
+             summary="Progress an order: ready, start, complete or cancel (with a reason)")
+def progress(request: HttpRequest, patient_id: str, order_id: str,
+             action: Literal["ready", "start", "complete", "cancel"], payload: ActionIn,
+             if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    require_role(request.user, *roles_for("cancel_order" if action == "cancel"
+                                          else "progress_order"))
+    clinical.progress_order(clinical.ProgressOrder(patient_id, order_id, action, payload.reason,
+                                                   if_match), new_uow(),
+                            actor=actor_for(request.user))
+    return _order(request, patient_id, order_id)
+
+
+__all__ = ["router", "UnknownPatient"]

@@ -1,0 +1,145 @@
+"""JSON API for the clinical record (``/api/v1/patients``). Thin: parse, check role, call."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Header, Router
+
+from cosmos_backend import keys
+from hisadmin.api import api, problem, register_domain_errors
+from hisadmin.core.idempotency import with_idempotency
+from hisadmin.core.policy import roles_for
+from hisadmin.core.roles import actor_for, require_role
+from hisadmin.core.store import get_store, new_uow
+from patients import staff
+from patients.api.clinical import DemographicsIn
+from patients.api.schemas import (
+    AdmissionOut,
+    AdmitIn,
+    DischargeIn,
+    EventPage,
+    PatientIn,
+    PatientOut,
+    Problem,
+    admission_out,
+    event_out,
+    patient_out,
+)
+from patients.domain.errors import DomainError
+from patients.persistence import queries
+from patients.persistence.documents import PATIENT_ID, admission_doc_id
+from patients.use_cases import admissions as commands
+from patients.use_cases import clinical
+
+router = Router(tags=["patients"])
+register_domain_errors(DomainError)
+ERRORS = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem, 412: Problem,
+          422: Problem}
+READ_ROLES = roles_for("read")
+
+
+def _json(request: HttpRequest, body: dict, status: int = 200, etag: str | None = None,
+          location: str | None = None) -> HttpResponse:
+    response = api.create_response(request, body, status=status)
+    if etag:
+        response["ETag"] = etag
+    if location:
+        response["Location"] = location
+    return response
+
+
+@router.post("/patients", response={201: PatientOut, **ERRORS}, summary="Register a patient")
+def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
+    """Creates a patient; send an ``Idempotency-Key`` header so a retry never creates twice."""
+    require_role(request.user, *roles_for("register"))
+
+    def produce() -> HttpResponse:
+        patient = commands.register_patient(commands.RegisterPatient(
+            given_name=payload.given_name, family_name=payload.family_name,
+            birth_date=payload.birth_date, sex=payload.sex, mrn=payload.mrn,
+        ), new_uow(), actor=actor_for(request.user))
+        doc = get_store().read(keys.patient(patient.patient_id), PATIENT_ID)
+        return _json(request, patient_out(doc), 201, doc["_etag"],
+                     f"/api/v1/patients/{patient.patient_id}")
+
+    return with_idempotency(request, produce, problem)
+
+
+@router.get("/patients", response={200: list[PatientOut], **ERRORS},
+            summary="Find a patient by MRN")
+def find(request: HttpRequest, mrn: str) -> list[dict]:
+    require_role(request.user, *READ_ROLES)
+    doc = queries.by_mrn(get_store(), mrn)
+    return [] if doc is None else [patient_out(doc)]
+
+
+@router.get("/patients/{patient_id}", response={200: PatientOut, **ERRORS})
+def read(request: HttpRequest, patient_id: str) -> HttpResponse:
+    require_role(request.user, *READ_ROLES)
+    doc = queries.patient_doc(get_store(), patient_id)
+    return _json(request, patient_out(doc), etag=doc["_etag"])
+
+
+@router.post("/patients/{patient_id}/admissions", response={201: AdmissionOut, **ERRORS},
+             summary="Admit a patient")
+def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpResponse:
+    """Send an ``Idempotency-Key`` header so a retried request never admits twice."""
+    require_role(request.user, *roles_for("admit"))
+
+    attending_id, attending_name = "", payload.attending_name
+    if payload.attending:
+        attending_id, attending_name = staff.attending(payload.attending)
+
+    def produce() -> HttpResponse:
+        admission = commands.admit_patient(commands.AdmitPatient(
+            patient_id=patient_id, department_id=payload.department_id,
+            ward_id=payload.ward_id, bed=payload.bed, reason=payload.reason,
+            attending_id=attending_id, attending_name=attending_name,
+        ), new_uow(), actor=actor_for(request.user))
+        doc = get_store().read(keys.patient(patient_id), admission_doc_id(admission.admission_id))
+        return _json(request, admission_out(doc), 201, doc["_etag"])
+
+    return with_idempotency(request, produce, problem)
+
+
+@router.get("/patients/{patient_id}/admissions", response={200: list[AdmissionOut], **ERRORS})
+def list_admissions(request: HttpRequest, patient_id: str) -> list[dict]:
+    require_role(request.user, *READ_ROLES)
+    store = get_store()
+    queries.patient_doc(store, patient_id)
+    return [admission_out(d) for d in queries.admissions(store, patient_id)]
+
+
+@router.post("/patients/{patient_id}/discharge", response={200: AdmissionOut, **ERRORS},
+             summary="Discharge the active admission")
+def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
+              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """``If-Match``: the admission's ETag you based this on (412 if it changed)."""
+    require_role(request.user, *roles_for("discharge"))
+    admission = commands.discharge_patient(commands.DischargePatient(
+        patient_id=patient_id, disposition=payload.disposition, expected_etag=if_match,
+    ), new_uow(), actor=actor_for(request.user))
+    doc = get_store().read(keys.patient(patient_id), admission_doc_id(admission.admission_id))
+    return _json(request, admission_out(doc), etag=doc["_etag"])
+
+
+@router.get("/patients/{patient_id}/events", response={200: EventPage, **ERRORS},
+            summary="Audit trail, newest first")
+def audit(request: HttpRequest, patient_id: str, continuation: str | None = None) -> dict:
+    require_role(request.user, *READ_ROLES)
+    store = get_store()
+    queries.patient_doc(store, patient_id)
+    items, token = queries.events(store, patient_id, continuation=continuation)
+    return {"items": [event_out(d) for d in items], "continuation": token}
+
+
+@router.put("/patients/{patient_id}", response={200: PatientOut, **ERRORS}, summary="Correct demographics")
+def update_demographics(request: HttpRequest, patient_id: str, payload: DemographicsIn,
+                        if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """Send the patient's ETag in ``If-Match``; a stale one gets 412 and nothing changes."""
+    require_role(request.user, *roles_for("update_demographics"))
+    clinical.update_demographics(clinical.UpdateDemographics(
+        patient_id=patient_id, expected_etag=if_match, **payload.dict()), new_uow(),
+        actor=actor_for(request.user))
+    doc = get_store().read(keys.patient(patient_id), PATIENT_ID)
+    return _json(request, patient_out(doc), etag=doc["_etag"])

@@ -1,0 +1,197 @@
+"""Clinical domain: patients and admissions as plain Python, with their rules.
+
+No Django, no store: use cases in :mod:`patients.commands` load and save these through the
+mapping in :mod:`patients.documents`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from patients.domain.errors import InvalidInput, NotAdmitted, PatientAlreadyAdmitted, UnknownAllergy
+
+SEXES = ("female", "male", "other", "unknown")
+SEVERITIES = ("mild", "moderate", "severe")
+MRN_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9-]{2,19}$")
+NAME_MAX = 100
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive form used for name search."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).upper().strip()
+
+
+def clean_name(value: str, field_name: str) -> str:
+    value = " ".join((value or "").split())
+    if not value:
+        raise InvalidInput(f"{field_name.replace('_', ' ').capitalize()} is required.",
+                           field=field_name)
+    if len(value) > NAME_MAX:
+        raise InvalidInput(f"At most {NAME_MAX} characters.", field=field_name)
+    return value
+
+
+def clean_mrn(value: str) -> str:
+    value = (value or "").strip().upper()
+    if not MRN_PATTERN.match(value):
+        raise InvalidInput("An MRN is 3–20 letters, digits or dashes, e.g. H0001234.",
+                           field="mrn")
+    return value
+
+
+def clean_birth_date(value: date, today: date) -> date:
+    if value > today:
+        raise InvalidInput("Date of birth cannot be in the future.", field="birth_date")
+    if value.year < today.year - 130:
+        raise InvalidInput("Date of birth is more than 130 years ago.", field="birth_date")
+    return value
+
+
+@dataclass
+class Patient:
+    patient_id: str
+    mrn: str
+    given_name: str
+    family_name: str
+    birth_date: date
+    sex: str = "unknown"
+    allergies: list[dict[str, Any]] = field(default_factory=list)
+    version: int = 1
+    created_at: str = ""
+    updated_at: str = ""
+
+    @classmethod
+    def register(cls, *, patient_id: str, mrn: str, given_name: str, family_name: str,
+                 birth_date: date, sex: str, today: date, now: datetime) -> Patient:
+        if sex not in SEXES:
+            raise InvalidInput(f"Sex must be one of {', '.join(SEXES)}.", field="sex")
+        return cls(
+            patient_id=patient_id,
+            mrn=clean_mrn(mrn),
+            given_name=clean_name(given_name, "given_name"),
+            family_name=clean_name(family_name, "family_name"),
+            birth_date=clean_birth_date(birth_date, today),
+            sex=sex,
+            created_at=now.isoformat(),
+            updated_at=now.isoformat(),
+        )
+
+    @property
+    def display_name(self) -> str:
+        return f"{self.family_name.upper()}, {self.given_name}"
+
+    def correct(self, *, given_name: str, family_name: str, birth_date: date, sex: str,
+                now: datetime) -> dict[str, Any]:
+        """Correct demographics; returns ``{field: new}`` plus ``previous`` (empty: no change)."""
+        if sex not in SEXES:
+            raise InvalidInput(f"Sex must be one of {', '.join(SEXES)}.", field="sex")
+        new = {"givenName": clean_name(given_name, "given_name"),
+               "familyName": clean_name(family_name, "family_name"),
+               "birthDate": clean_birth_date(birth_date, now.date()).isoformat(), "sex": sex}
+        old = {"givenName": self.given_name, "familyName": self.family_name,
+               "birthDate": self.birth_date.isoformat(), "sex": self.sex}
+        changed = {k: v for k, v in new.items() if old[k] != v}
+        if not changed:
+            return {}
+        self.given_name, self.family_name = new["givenName"], new["familyName"]
+        self.birth_date, self.sex = date.fromisoformat(new["birthDate"]), sex
+        self._touch(now)
+        return {**changed, "previous": {k: old[k] for k in changed}}
+
+    def add_allergy(self, *, allergy_id: str, substance: str, reaction: str, severity: str,
+                    now: datetime, by: str) -> dict[str, Any]:
+        substance = clean_name(substance, "substance")
+        if severity not in SEVERITIES:
+            raise InvalidInput("Severity must be mild, moderate or severe.", field="severity")
+        if any(a["substance"].casefold() == substance.casefold() for a in self.allergies):
+            raise InvalidInput(f"An allergy to {substance} is already recorded; remove it "
+                               "first to record it differently.", field="substance")
+        reaction = " ".join((reaction or "").split())
+        if len(reaction) > 200:
+            raise InvalidInput("Describe the reaction in at most 200 characters.",
+                               field="reaction")
+        allergy = {"allergyId": allergy_id, "substance": substance, "reaction": reaction,
+                   "severity": severity, "recordedAt": now.isoformat(), "recordedBy": by}
+        self.allergies.append(allergy)
+        self._touch(now)
+        return allergy
+
+    def remove_allergy(self, allergy_id: str, *, now: datetime) -> dict[str, Any]:
+        removed = next((a for a in self.allergies if a["allergyId"] == allergy_id), None)
+        if removed is None:
+            raise UnknownAllergy("That allergy is not on the record (it may have been removed "
+                                 "meanwhile); reload the chart.")
+        self.allergies = [a for a in self.allergies if a["allergyId"] != allergy_id]
+        self._touch(now)
+        return removed
+
+    def _touch(self, now: datetime) -> None:
+        self.version += 1
+        self.updated_at = now.isoformat()
+
+    def age_on(self, day: date) -> int:
+        years = day.year - self.birth_date.year
+        return years - ((day.month, day.day) < (self.birth_date.month, self.birth_date.day))
+
+
+@dataclass
+class Admission:
+    admission_id: str
+    patient_id: str
+    department_id: str
+    ward_id: str
+    bed: str | None
+    attending_id: str
+    attending_name: str
+    reason: str
+    started_at: str
+    status: str = "active"
+    ended_at: str | None = None
+    disposition: str | None = None
+    transfers: list[dict[str, Any]] = field(default_factory=list)
+    version: int = 1
+
+    @classmethod
+    def start(cls, *, admission_id: str, patient_id: str, department_id: str, ward_id: str,
+              bed: str | None, attending_id: str, attending_name: str, reason: str,
+              now: datetime, active: Admission | None) -> Admission:
+        if active is not None:
+            raise PatientAlreadyAdmitted(
+                "This patient already has an active admission; discharge or transfer instead."
+            )
+        reason = " ".join((reason or "").split())
+        if not reason:
+            raise InvalidInput("A reason for admission is required.", field="reason")
+        return cls(admission_id=admission_id, patient_id=patient_id,
+                   department_id=department_id, ward_id=ward_id, bed=bed or None,
+                   attending_id=attending_id, attending_name=attending_name, reason=reason,
+                   started_at=now.isoformat())
+
+    def transfer(self, *, ward_id: str, department_id: str, bed: str | None, now: datetime,
+                 by: str) -> dict[str, Any]:
+        """Move to another ward and/or bed; returns the transfer record (also kept here)."""
+        if self.status != "active":
+            raise NotAdmitted("Only an active admission can be transferred.")
+        bed = bed or None
+        if (self.ward_id, self.bed) == (ward_id, bed):
+            raise InvalidInput("The patient is already in that ward and bed; choose another.",
+                               field="bed" if bed else "ward_id")
+        move = {"at": now.isoformat(), "fromWard": self.ward_id, "fromBed": self.bed,
+                "toWard": ward_id, "toBed": bed, "toDepartment": department_id, "by": by}
+        self.transfers.append(move)
+        self.ward_id, self.bed, self.department_id = ward_id, bed, department_id
+        self.version += 1
+        return move
+
+    def end(self, *, disposition: str, now: datetime) -> None:
+        if self.status != "active":
+            raise NotAdmitted("This admission has already ended.")
+        self.status = "ended"
+        self.ended_at = now.isoformat()
+        self.disposition = disposition
+        self.version += 1

@@ -1,0 +1,198 @@
+"""Pages for demographics, allergies, transfers and orders (admin chrome, thin adapters)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin, messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+
+from cosmos_backend import keys
+from cosmos_backend.uow import StaleWrite
+from hisadmin.core.policy import roles_for
+from hisadmin.core.roles import actor_for, role_required
+from hisadmin.core.store import get_store, new_uow
+from patients.domain.errors import DomainError, UnknownPatient
+from patients.pages.clinical_forms import (
+    ORDER_FORMS,
+    AdministrationForm,
+    AllergyForm,
+    DemographicsForm,
+    TransferForm,
+)
+from patients.pages.records import STALE_MESSAGE, _attach, _chart_context, _report
+from patients.persistence import queries, reference
+from patients.persistence.documents import PATIENT_ID
+from patients.use_cases import clinical
+
+
+def _form_page(request: HttpRequest, patient_id: str, form: Any, title: str,
+               submit: str, **extra: Any) -> HttpResponse:
+    context = {**_chart_context(patient_id), "form": form, "submit": submit, **extra}
+    return admin.site.render(request, "patients/form.html", context, title=title)
+
+
+def _run(request: HttpRequest, form: Any, action: Callable[[], object], done: str,
+         current_etag: Callable[[], str | None] | None = None) -> bool:
+    """Call the use case; domain errors land on their fields, a stale etag on the form.
+
+    On a stale etag the form is re-bound to the version stored now (``current_etag``), so the
+    page shows the current record and a resubmit is an informed decision, never a blind one.
+    """
+    try:
+        action()
+    except StaleWrite:
+        form.add_error(None, STALE_MESSAGE)
+        if current_etag is not None:
+            rebind_etag(form, current_etag())
+        return False
+    except DomainError as exc:
+        _attach(form, exc)
+        return False
+    messages.success(request, done)
+    return True
+
+
+def rebind_etag(form: Any, etag: str | None) -> None:
+    data = form.data.copy()
+    data["etag"] = etag or ""
+    form.data = data
+
+
+def _patient_etag(patient_id: str) -> Callable[[], str | None]:
+    return lambda: get_store().read(keys.patient(patient_id), PATIENT_ID)["_etag"]
+
+
+@role_required(*roles_for("update_demographics"))
+def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
+    try:
+        doc = queries.patient_doc(get_store(), patient_id)
+    except UnknownPatient as exc:
+        raise Http404(str(exc)) from exc
+    c = doc["docContents"]
+    current = {"given_name": c["givenName"], "family_name": c["familyName"],
+               "birth_date": c["birthDate"], "sex": c["sex"], "etag": doc["_etag"]}
+    form = DemographicsForm(request.POST or None, initial=current)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        etag = data.pop("etag")
+
+        def show_current() -> str:
+            # The form shows what is stored now, so the resubmit is based on the current record.
+            form.data = {**current, "etag": current["etag"]}
+            return current["etag"]
+
+        if _run(request, form, lambda: clinical.update_demographics(
+                clinical.UpdateDemographics(patient_id=patient_id, expected_etag=etag, **data),
+                new_uow(), actor=actor_for(request.user)), "Demographics saved.", show_current):
+            return redirect("admin:patient_chart", patient_id)
+    return _form_page(request, patient_id, form, "Correct demographics", "Save")
+
+
+@role_required(*roles_for("add_allergy"))
+def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
+    context = _chart_context(patient_id)
+    form = AllergyForm(request.POST or None, initial={"etag": context["patient"]["_etag"]})
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        etag = data.pop("etag")
+        if _run(request, form, lambda: clinical.add_allergy(clinical.AddAllergy(
+                patient_id=patient_id, expected_etag=etag, **data), new_uow(),
+                actor=actor_for(request.user)), "Allergy recorded.", _patient_etag(patient_id)):
+            return redirect("admin:patient_chart", patient_id)
+    return _form_page(request, patient_id, form, "Record an allergy", "Record")
+
+
+@role_required(*roles_for("remove_allergy"))
+def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str) -> HttpResponse:
+    if request.method == "POST":
+        _report(request, lambda: clinical.remove_allergy(clinical.RemoveAllergy(
+            patient_id, allergy_id, request.POST.get("etag") or None), new_uow(),
+            actor=actor_for(request.user)), "Allergy removed.")
+    return redirect("admin:patient_chart", patient_id)
+
+
+@role_required(*roles_for("transfer"))
+def transfer(request: HttpRequest, patient_id: str) -> HttpResponse:
+    context = _chart_context(patient_id)
+    active = context["active_admission"]
+    if active is None:
+        messages.error(request, "Only an admitted patient can be transferred.")
+        return redirect("admin:patient_chart", patient_id)
+    wards = [(code, f"{w['name']} ({w['departmentId']})")
+             for code, w in sorted(reference.all_of(get_store(), "Ward").items())]
+    form = TransferForm(request.POST or None, wards=wards,
+                        initial={"ward_id": active["docContents"]["wardId"],
+                                 "etag": active["_etag"]})
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        if _run(request, form, lambda: clinical.transfer_patient(clinical.TransferPatient(
+                patient_id, d["ward_id"], d["bed"], d["etag"]), new_uow(),
+                actor=actor_for(request.user)), "Transferred.", lambda: active["_etag"]):
+            return redirect("admin:patient_chart", patient_id)
+    return _form_page(request, patient_id, form, "Transfer", "Transfer")
+
+
+@role_required(*roles_for("place_order"))
+def place_order(request: HttpRequest, patient_id: str, kind: str) -> HttpResponse:
+    if kind not in ORDER_FORMS:
+        raise Http404("Unknown order kind.")
+    form_class, title = ORDER_FORMS[kind]
+    store = get_store()
+    choices = {t: reference.choices(store, t) for t in reference.TYPES}
+    form = form_class(request.POST or None, choices=choices)
+    if request.method == "POST" and form.is_valid() and _run(
+            request, form, lambda: clinical.place_order(clinical.PlaceOrder(
+                patient_id=patient_id, kind=kind, **form.cleaned_data), new_uow(),
+                actor=actor_for(request.user)), f"{title}: order placed."):
+        return redirect("admin:patient_chart", patient_id)
+    return _form_page(request, patient_id, form, title, "Place order")
+
+
+def order_action(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
+    """POST-only buttons on the chart: ready/start/complete/cancel, assign to me/unassign."""
+    from hisadmin.core.roles import require_role
+
+    if request.method != "POST":
+        return redirect("admin:patient_chart", patient_id)
+    action = request.POST.get("action", "")
+    actor = actor_for(request.user)
+    etag = request.POST.get("etag") or None
+    if action in ("assign", "unassign"):
+        require_role(request.user, *roles_for("assign_order"))
+        me = action == "assign"
+        _report(request, lambda: clinical.assign_order(clinical.AssignOrder(
+            patient_id, order_id, actor.id if me else None,
+            actor.display_name if me else None, etag), new_uow(), actor=actor),
+            "Order updated.")
+    else:
+        require_role(request.user, *roles_for("cancel_order" if action == "cancel"
+                                              else "progress_order"))
+        _report(request, lambda: clinical.progress_order(clinical.ProgressOrder(
+            patient_id, order_id, action, request.POST.get("reason", ""), etag), new_uow(),
+            actor=actor), "Order updated.")
+    return redirect("admin:patient_chart", patient_id)
+
+
+@role_required(*roles_for("administer"))
+def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
+    context = _chart_context(patient_id)
+    order = next((o for o in context["orders"] if o["docContents"]["orderId"] == order_id), None)
+    if order is None:
+        raise Http404("No such order on this patient.")
+    c = order["docContents"]
+    form = AdministrationForm(request.POST or None, initial={
+        "dose": c.get("dose"), "unit": c.get("unit"), "etag": order["_etag"]})
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        etag = data.pop("etag")
+        if _run(request, form, lambda: clinical.administer(clinical.Administer(
+                patient_id, order_id, expected_etag=etag, **data), new_uow(),
+                actor=actor_for(request.user)), "Administration recorded.",
+                lambda: order["_etag"]):
+            return redirect("admin:patient_chart", patient_id)
+    return admin.site.render(request, "patients/form.html", {
+        **context, "form": form, "submit": "Record", "order": order},
+        title=f"Record an administration: {c['description']}")

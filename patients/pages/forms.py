@@ -1,0 +1,45 @@
+"""Forms: field validation here, domain rules in the use cases (their errors land on fields)."""
+
+from __future__ import annotations
+
+from django import forms
+
+from patients.domain.records import SEXES
+from patients.use_cases.admissions import DISPOSITIONS
+
+
+class RegisterForm(forms.Form):
+    given_name = forms.CharField(max_length=100)
+    family_name = forms.CharField(max_length=100)
+    birth_date = forms.DateField(help_text="YYYY-MM-DD",
+                                 widget=forms.DateInput(attrs={"type": "date"}),
+                                 error_messages={"invalid": "Enter a date as YYYY-MM-DD."})
+    sex = forms.ChoiceField(choices=[(s, s.capitalize()) for s in SEXES], initial="unknown")
+    mrn = forms.CharField(max_length=20, required=False, label="MRN",
+                          help_text="Leave empty to generate one.")
+
+
+class AdmitForm(forms.Form):
+    department_id = forms.ChoiceField(label="Department")
+    ward_id = forms.ChoiceField(label="Ward")
+    bed = forms.CharField(max_length=20, required=False, help_text="Optional.")
+    attending = forms.ChoiceField(required=False, label="Attending clinician",
+                                  help_text="Can be left for later.")
+    reason = forms.CharField(max_length=500, widget=forms.Textarea(attrs={"rows": 3}))
+
+    def __init__(self, *args: object, departments: list, wards: list, clinicians: list,
+                 **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["department_id"].choices = departments
+        self.fields["ward_id"].choices = wards
+        self.fields["attending"].choices = [("", "— later —"), *clinicians]
+
+
+class DischargeForm(forms.Form):
+    disposition = forms.ChoiceField(choices=[(d, d.replace("-", " ").capitalize())
+                                             for d in DISPOSITIONS])
+    etag = forms.CharField(widget=forms.HiddenInput)
+
+
+class FindForm(forms.Form):
+    q = forms.CharField(max_length=100, label="MRN or family name")

@@ -1,0 +1,156 @@
+"""Admin-style pages for the clinical record. Thin: form → command → use case → message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+
+from cosmos_backend import errors as store_errors
+from cosmos_backend.uow import StaleWrite
+from hisadmin.core.roles import Role, actor_for, has_role, role_required
+from hisadmin.core.store import get_store, new_uow
+from patients import staff
+from patients.domain.errors import DomainError, UnknownPatient
+from patients.pages import audit
+from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
+from patients.persistence import queries, reference
+from patients.use_cases import admissions as commands
+
+READ_ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)
+STALE_MESSAGE = ("This record was changed by someone else meanwhile. The page now shows the "
+                 "current values; review them and submit again.")
+
+
+def _report(request: HttpRequest, command: Callable[[], object], success: str) -> None:
+    """Run a chart button's command; its outcome is a message on the page it returns to."""
+    try:
+        command()
+    except StaleWrite:
+        messages.error(request, STALE_MESSAGE)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, success)
+
+
+def _attach(form: forms.Form, exc: DomainError) -> None:
+    field = exc.field if exc.field in form.fields else None
+    form.add_error(field, str(exc))
+
+
+@role_required(*READ_ROLES)
+def find_patient(request: HttpRequest) -> HttpResponse:
+    """An MRN opens the chart (a point read); a name goes to the name search worklist."""
+    form = FindForm(request.GET or None)
+    if form.is_valid():
+        q = form.cleaned_data["q"].strip()
+        if not any(ch.isdigit() for ch in q):
+            return redirect(reverse("admin:worklist_search") + "?" + urlencode({"q": q}))
+        doc = queries.by_mrn(get_store(), q)
+        if doc is not None:
+            return redirect("admin:patient_chart", doc["docContents"]["patientId"])
+        form.add_error("q", "No patient has this MRN. Check it, search by family name, or "
+                            "register the patient.")
+    return admin.site.render(request, "patients/find.html", {"form": form},
+                             title="Find a patient")
+
+
+@role_required(Role.CLERK)
+def register_patient(request: HttpRequest) -> HttpResponse:
+    form = RegisterForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            patient = commands.register_patient(commands.RegisterPatient(**form.cleaned_data),
+                                                new_uow(), actor=actor_for(request.user))
+        except DomainError as exc:
+            _attach(form, exc)
+        else:
+            messages.success(request, f"Registered {patient.display_name} with MRN {patient.mrn}.")
+            return redirect("admin:patient_chart", patient.patient_id)
+    return admin.site.render(request, "patients/form.html",
+                             {"form": form, "submit": "Register"}, title="Register a patient")
+
+
+def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str, Any]:
+    try:
+        chart = queries.chart(get_store(), patient_id)
+    except UnknownPatient as exc:
+        raise Http404(str(exc)) from exc
+    try:
+        events, token = queries.events(get_store(), patient_id, page_size=50,
+                                       continuation=events_from)
+    except store_errors.InvalidRequest:  # a mangled "older" link: start from the newest
+        events, token = queries.events(get_store(), patient_id, page_size=50)
+    for event in events:
+        c = event["docContents"]
+        event["summary"] = audit.describe(c["type"], c.get("data") or {})
+    orders = queries.orders(get_store(), patient_id)
+    for doc in orders:
+        doc["etag"] = doc["_etag"]  # templates cannot read underscore keys
+    return {**chart, "events": events, "events_more": token, "orders": orders,
+            "patient_etag": chart["patient"]["_etag"]}
+
+
+@role_required(*READ_ROLES)
+def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
+    context = _chart_context(patient_id, request.GET.get("events") or None)
+    context["events_page"] = bool(request.GET.get("events"))
+    p = context["patient"]["docContents"]
+    context["can_admit"] = has_role(request.user, Role.CLERK)
+    context["can_order"] = has_role(request.user, Role.CLINICIAN)
+    context["can_nurse"] = has_role(request.user, Role.NURSE)
+    context["can_allergy"] = has_role(request.user, Role.CLINICIAN, Role.NURSE)
+    context["can_progress"] = has_role(request.user, Role.CLINICIAN, Role.NURSE)
+    if context["active_admission"] is not None:
+        context["discharge_form"] = DischargeForm(
+            initial={"etag": context["active_admission"]["_etag"]})
+    return admin.site.render(request, "patients/chart.html", context,
+                             title=f"{p['familyName'].upper()}, {p['givenName']} ({p['mrn']})")
+
+
+@role_required(Role.CLERK)
+def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
+    store = get_store()
+    context = _chart_context(patient_id)
+    wards = [(code, f"{w['name']} ({w['departmentId']})")
+             for code, w in sorted(reference.all_of(store, "Ward").items())]
+    doctors = staff.clinicians()
+    form = AdmitForm(request.POST or None, departments=reference.choices(store, "Department"),
+                     wards=wards, clinicians=doctors)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        attending_id = data.pop("attending")
+        try:
+            commands.admit_patient(commands.AdmitPatient(
+                patient_id=patient_id, attending_id=attending_id,
+                attending_name=dict(doctors).get(attending_id, ""), **data),
+                new_uow(), actor=actor_for(request.user))
+        except DomainError as exc:
+            _attach(form, exc)
+        else:
+            messages.success(request, "Admitted.")
+            return redirect("admin:patient_chart", patient_id)
+    return admin.site.render(request, "patients/form.html",
+                             {"form": form, "submit": "Admit", **context}, title="Admit patient")
+
+
+@role_required(Role.CLERK)
+def discharge_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
+    if request.method != "POST":
+        return redirect("admin:patient_chart", patient_id)
+    form = DischargeForm(request.POST)
+    if form.is_valid():
+        _report(request, lambda: commands.discharge_patient(commands.DischargePatient(
+            patient_id=patient_id, disposition=form.cleaned_data["disposition"],
+            expected_etag=form.cleaned_data["etag"]), new_uow(),
+            actor=actor_for(request.user)), "Discharged.")
+    else:
+        messages.error(request, "Choose a disposition.")
+    return redirect("admin:patient_chart", patient_id)

@@ -1,0 +1,228 @@
+"""The change-feed relay: feed ranges under leases → Celery tasks → checkpoints.
+
+At-least-once: a page is checkpointed only after every task in it was accepted by the
+broker, so a crash anywhere re-sends (projections are idempotent). Several relays split the
+ranges: each takes at most its fair share of ranges, and takes over ranges whose lease
+expired; a range is only read while its lease has a third of its time left, so a relay that
+stalled never reads a range another relay already owns. Polling stays at ``busy_poll`` for
+``hot_window`` seconds after the last change (bursts see ~50 ms latency), then backs off to
+``idle_max``; when the broker is down it backs off exponentially and keeps its checkpoints.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cosmos_backend import errors
+from cosmos_backend.leases import LEASE_PK, Lease, LeaseLost, LeaseStore, new_owner_id
+from cosmos_backend.outbox import is_event
+from cosmos_backend.store import Cond, Document, DocumentStore, Query
+
+log = logging.getLogger(__name__)
+
+Publish = Callable[[Document], None]
+
+
+@dataclass
+class RelayStats:
+    published: int = 0
+    pages: int = 0
+    broker_errors: int = 0
+    started: float = field(default_factory=time.time)
+
+
+class Relay:
+    def __init__(self, store: DocumentStore, leases: LeaseStore, publish: Publish, *,
+                 owner: str | None = None, lease_ttl: float = 10.0, page_size: int = 200,
+                 busy_poll: float = 0.05, idle_max: float = 1.0,
+                 hot_window: float = 5.0) -> None:
+        self.store = store
+        self.leases = leases
+        self.publish = publish
+        self.owner = owner or new_owner_id()
+        self.lease_ttl = lease_ttl
+        self.page_size = page_size
+        self.busy_poll = busy_poll
+        self.idle_max = idle_max
+        self.hot_window = hot_window
+        self.broker_backoff_max = 5.0
+        self.held: dict[str, Lease] = {}
+        self.stats = RelayStats()
+        self._next_balance = 0.0
+        self._last_heartbeat = 0.0
+
+    # ------------------------------------------------------------------ leases
+    def balance(self) -> None:
+        """Renew what we hold; take free or expired ranges up to our fair share."""
+        now = time.time()
+        self._heartbeat(now)
+        for feed_range, lease in list(self.held.items()):
+            if now - lease.updated_at > self.lease_ttl / 3:
+                try:
+                    self.held[feed_range] = self.leases.renew(lease, self.lease_ttl)
+                except LeaseLost:
+                    log.warning("lost range=%s owner=%s", feed_range, self.owner)
+                    del self.held[feed_range]
+        if now < self._next_balance:
+            return
+        self._next_balance = now + self.lease_ttl / 3
+        ranges = self.store.feed_ranges()
+        self.leases.ensure(ranges)
+        all_leases = self.leases.all()
+        live_owners = self._live_owners(now) | {lease.owner for lease in all_leases
+                                                if lease.owner and lease.expires_at > now}
+        share = math.ceil(len(ranges) / len(live_owners))
+        for lease in all_leases:
+            if len(self.held) >= share:
+                break
+            if lease.feed_range in self.held:
+                continue
+            if lease.owner and lease.owner != self.owner and lease.expires_at > now:
+                continue
+            taken = self.leases.try_acquire(lease.feed_range, self.owner, self.lease_ttl)
+            if taken is not None:
+                log.info("acquired range=%s owner=%s", lease.feed_range, self.owner)
+                self.held[lease.feed_range] = taken
+        # Give back ranges beyond our share so a newly started relay gets work.
+        while len(self.held) > share:
+            feed_range, lease = self.held.popitem()
+            self._release(lease)
+
+    def _release(self, lease: Lease) -> None:
+        # Logged before the write: once released another relay may take it at once.
+        log.info("released range=%s owner=%s", lease.feed_range, self.owner)
+        self.leases.release(lease)
+
+    def release_all(self) -> None:
+        for lease in self.held.values():
+            self._release(lease)
+        self.held.clear()
+        try:
+            self.leases.store.delete(LEASE_PK, self._presence_id())
+        except errors.StoreError:
+            pass  # expires by itself
+
+    # Presence: a relay that holds no range yet must still count when shares are computed,
+    # or the first relay would keep every range for ever.
+    def _presence_id(self) -> str:
+        return f"{self.leases.group}-presence.{self.owner}"
+
+    def _heartbeat(self, now: float) -> None:
+        if now - self._last_heartbeat < self.lease_ttl / 3:
+            return
+        self.leases.store.upsert({
+            "id": self._presence_id(), "partitionKey": LEASE_PK,
+            "group": f"{self.leases.group}-presence", "owner": self.owner,
+            "expiresAt": now + self.lease_ttl, "updatedAt": now})
+        self._last_heartbeat = now
+
+    def _live_owners(self, now: float) -> set[str]:
+        docs = self.leases.store.query_all(LEASE_PK, Query(where=(
+            Cond("group", "=", f"{self.leases.group}-presence"),)))
+        return {d["owner"] for d in docs if d.get("expiresAt", 0) > now} | {self.owner}
+
+    # ------------------------------------------------------------------ work
+    def pump(self, feed_range: str) -> int:
+        """Relay one page of one range; returns how many documents it covered."""
+        lease = self.held[feed_range]
+        if lease.expires_at - time.time() < self.lease_ttl / 3:
+            return 0  # too close to expiry to be sure it is still ours: renew first
+        page = self.store.read_feed(feed_range, continuation=lease.continuation,
+                                    max_items=self.page_size)
+        if not page.items:
+            return 0
+        for doc in page.items:
+            if is_event(doc):
+                self.publish(doc)
+                self.stats.published += 1
+        position = max(int(doc.get("_lsn", 0)) for doc in page.items)
+        try:
+            self.held[feed_range] = self.leases.checkpoint(
+                lease, page.continuation, max(position, lease.position), self.lease_ttl)
+        except LeaseLost:
+            # Another relay owns it now and will re-send from its checkpoint: harmless
+            # duplicates, which the projections ignore.
+            log.warning("lost range=%s owner=%s", feed_range, self.owner)
+            del self.held[feed_range]
+        self.stats.pages += 1
+        return len(page.items)
+
+    def step(self) -> int:
+        self.balance()
+        moved = 0
+        for feed_range in list(self.held):
+            moved += self.pump(feed_range)
+        return moved
+
+    def run(self, stop: threading.Event) -> None:
+        idle = self.busy_poll
+        last_change = time.monotonic()
+        broker_backoff = 0.1
+        log.info("relay %s started", self.owner)
+        try:
+            while not stop.is_set():
+                try:
+                    moved = self.step()
+                    broker_backoff = 0.1
+                except (errors.Throttled, errors.Unavailable) as exc:
+                    log.warning("store busy: %s", type(exc).__name__)
+                    stop.wait(1.0)
+                    continue
+                except Exception as exc:  # noqa: BLE001 - broker down: keep checkpoints, back off
+                    if not _is_broker_error(exc):
+                        raise
+                    self.stats.broker_errors += 1
+                    log.warning("broker unavailable (%s); retrying in %.2fs",
+                                type(exc).__name__, broker_backoff)
+                    stop.wait(broker_backoff)
+                    broker_backoff = min(broker_backoff * 2, self.broker_backoff_max)
+                    continue
+                if moved:
+                    idle, last_change = self.busy_poll, time.monotonic()
+                    continue
+                stop.wait(idle)
+                if time.monotonic() - last_change > self.hot_window:
+                    idle = min(idle * 2, self.idle_max)
+        finally:
+            self.release_all()
+            log.info("relay %s stopped", self.owner)
+
+
+def _is_broker_error(exc: BaseException) -> bool:
+    from kombu.exceptions import OperationalError
+
+    try:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+    except ImportError:  # pragma: no cover
+        RedisConnectionError = OSError  # noqa: N806
+    return isinstance(exc, (OperationalError, RedisConnectionError, ConnectionError, OSError))
+
+
+# Kombu retries a lost broker connection itself before a publish gives up (0 + 2 + 4 s by
+# default). The relay backs off on its own and keeps its checkpoint, so it wants the error
+# at once: one quick retry, then raise.
+FAIL_FAST_TRANSPORT = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
+                       "interval_max": 0.2, "socket_connect_timeout": 2, "socket_timeout": 5}
+
+
+def celery_publisher() -> Publish:
+    """Publish each event as a projection task; raises when the broker does not accept it."""
+    from hisadmin.celery import app
+    from worklists.delivery.tasks import project_event
+
+    app.conf.broker_transport_options = {**(app.conf.broker_transport_options or {}),
+                                         **FAIL_FAST_TRANSPORT}
+
+    def publish(doc: Document) -> None:
+        # Ids only: the task re-reads the event, so no patient data sits in Redis or logs.
+        project_event.apply_async(
+            args=[doc["partitionKey"], int(doc["docContents"]["seq"])],
+            retry=False,  # the relay owns retrying: it backs off and keeps its checkpoint
+        )
+
+    return publish

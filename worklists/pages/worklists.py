@@ -1,0 +1,207 @@
+"""Worklist pages: admin chrome, filters, search, sort links, paging, self-refreshing (htmx).
+
+Each page builds a :class:`queries.Worklist` from the GET parameters (the same parameters
+as the API), runs it, and renders rows as cells; htmx re-fetches the table every few seconds
+and the page shows how old the data is and how far the relay is behind.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from hisadmin.core.roles import Role, role_required
+from hisadmin.core.store import get_store
+from patients.persistence import reference
+from worklists.read import queries
+from worklists.read.lag import relay_lag
+
+WORKLIST_ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)
+ORDER_ROLES = (Role.CLINICIAN, Role.NURSE)
+REFRESH_SECONDS = 2
+KINDS = [("medication", "Medication"), ("imaging", "Imaging"), ("lab", "Laboratory")]
+STATUSES = [("created", "Created"), ("ready", "Ready"), ("in_progress", "In progress")]
+URGENCIES = [("routine", "Routine"), ("stat", "STAT")]
+
+Cell = Callable[[dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    label: str
+    cell: Cell
+    sort: str | None = None
+    link: bool = False  # the cell links to the patient's chart
+
+
+@dataclass
+class Filter:
+    name: str
+    label: str
+    choices: list[tuple[str, str]]
+    value: str = ""
+    blank: str | None = "All"
+
+
+@dataclass
+class Page:
+    title: str
+    url_name: str
+    columns: list[Column]
+    filters: list[Filter] = field(default_factory=list)
+    search_placeholder: str | None = None
+    default_sort: str = ""
+
+
+def _get(key: str) -> Cell:
+    return lambda r: r.get(key)
+
+
+PERSON = [Column("MRN", _get("mrn"), "mrn", link=True), Column("Name", _get("name"), "name")]
+ADMITTED_COLUMNS = [
+    *PERSON, Column("Age", _get("age"), "age"), Column("Sex", _get("sex"), "sex"),
+    Column("Ward / bed", lambda r: f"{r['wardId']} {r.get('bed') or ''}".strip(), "bed"),
+    Column("Admitted on", lambda r: (r.get("admittedAt") or "")[:16].replace("T", " "),
+           "admitted"),
+    Column("Attending", _get("attendingName"), "attending"),
+    Column("Stay (days)", _get("lengthOfStay"), "stay"),
+]
+ORDER_COLUMNS = [
+    Column("Placed", lambda r: (r.get("placedAt") or "")[:16].replace("T", " "), "placed"),
+    Column("Urgency", lambda r: (r.get("urgency") or "").upper(), "urgency"),
+    Column("Type", _get("kind"), "kind"), Column("Order", _get("description")),
+    Column("Status", lambda r: (r.get("status") or "").replace("_", " "), "status"),
+    *PERSON, Column("Ward / bed", lambda r: f"{r.get('wardId') or ''} {r.get('bed') or ''}",
+                    "bed"),
+    Column("Assignee", lambda r: r.get("assigneeName") or "—", "assignee"),
+]
+SEARCH_COLUMNS = [
+    *PERSON, Column("Age", _get("age"), "age"), Column("Sex", _get("sex"), "sex"),
+    Column("Born", _get("birthDate")),
+    Column("Admitted to", lambda r: " ".join(filter(None, (r["admission"] or {}).values()))
+           if r.get("admission") else "—"),
+]
+
+
+def _rows(columns: list[Column], rows: list[dict[str, Any]]) -> list[list[tuple[Any, str]]]:
+    out = []
+    for row in rows:
+        chart = reverse("admin:patient_chart", args=[row["patientId"]])
+        out.append([(col.cell(row), chart if col.link else "") for col in columns])
+    return out
+
+
+def _render(request: HttpRequest, page: Page, worklist: queries.Worklist | None,
+            *, rows: list[dict[str, Any]] | None = None, error: str = "") -> HttpResponse:
+    started = time.perf_counter()
+    token = None
+    if worklist is not None and rows is None:
+        result = queries.run(get_store(), worklist, continuation=request.GET.get("page") or None)
+        rows, token = result.rows, result.continuation
+    rows = rows or []
+    params = {k: v for k, v in request.GET.items() if k not in ("page", "sort", "dir")}
+    sort = request.GET.get("sort") or page.default_sort
+    descending = request.GET.get("dir") == "desc"
+    headers = []
+    for col in page.columns:
+        href = ""
+        if col.sort:
+            flip = col.sort == sort and not descending
+            href = "?" + urlencode({**params, "sort": col.sort, **({"dir": "desc"} if flip else {})})
+        headers.append({"label": col.label, "href": href, "sorted": col.sort == sort,
+                        "descending": descending})
+    context = {
+        "page": page, "headers": headers, "rows": _rows(page.columns, rows), "count": len(rows),
+        "next_href": "?" + urlencode({**request.GET.dict(), "page": token}) if token else "",
+        "query_ms": (time.perf_counter() - started) * 1000, "loaded_at": time.time(),
+        "lag": _lag(), "error": error, "refresh": REFRESH_SECONDS,
+        "q": request.GET.get("q", ""),
+    }
+    if request.htmx:
+        return TemplateResponse(request, "worklists/_table.html", context)
+    return admin.site.render(request, "worklists/worklist.html", context, title=page.title)
+
+
+def _lag() -> dict[str, Any]:
+    try:
+        return relay_lag()
+    except Exception:  # noqa: BLE001 - the page still shows rows when lag is unknown
+        return {"pending": None, "seconds": None}
+
+
+def _departments(request: HttpRequest) -> tuple[list[tuple[str, str]], str]:
+    departments = reference.choices(get_store(), "Department")
+    chosen = request.GET.get("department") or (departments[0][0] if departments else "")
+    return departments, chosen
+
+
+@role_required(*WORKLIST_ROLES)
+def admitted_patients(request: HttpRequest) -> HttpResponse:
+    departments, department = _departments(request)
+    wards = [(code, w["name"]) for code, w in reference.all_of(get_store(), "Ward").items()
+             if w.get("departmentId") == department]
+    g = request.GET
+    page = Page("Admitted patients", "worklist_admitted", ADMITTED_COLUMNS, [
+        Filter("department", "Department", departments, department, blank=None),
+        Filter("ward", "Ward", wards, g.get("ward", ""), blank="All wards"),
+    ], "Name starts with… or MRN", "bed")
+    return _render(request, page, queries.admitted(
+        department, ward=g.get("ward", ""), q=g.get("q", ""), sort=g.get("sort", "bed"),
+        descending=g.get("dir") == "desc"))
+
+
+def _order_filters(request: HttpRequest) -> list[Filter]:
+    g = request.GET
+    return [Filter("kind", "Type", KINDS, g.get("kind", "")),
+            Filter("status", "Status", STATUSES, g.get("status", "")),
+            Filter("urgency", "Urgency", URGENCIES, g.get("urgency", ""))]
+
+
+@role_required(*ORDER_ROLES)
+def active_orders(request: HttpRequest) -> HttpResponse:
+    departments, department = _departments(request)
+    g = request.GET
+    page = Page("Active orders", "worklist_orders", ORDER_COLUMNS, [
+        Filter("department", "Department", departments, department, blank=None),
+        *_order_filters(request)], None, "placed")
+    return _render(request, page, queries.orders(
+        department, kind=g.get("kind", ""), status=g.get("status", ""),
+        urgency=g.get("urgency", ""), assignee=g.get("assignee", ""),
+        sort=g.get("sort", "placed"), descending=g.get("dir") == "desc"))
+
+
+@role_required(*ORDER_ROLES)
+def my_orders(request: HttpRequest) -> HttpResponse:
+    g = request.GET
+    page = Page("My orders", "worklist_my_orders", ORDER_COLUMNS, _order_filters(request),
+                None, "placed")
+    return _render(request, page, queries.my_orders(
+        str(request.user.pk), kind=g.get("kind", ""), status=g.get("status", ""),
+        urgency=g.get("urgency", ""), sort=g.get("sort", "placed"),
+        descending=g.get("dir") == "desc"))
+
+
+@role_required(*WORKLIST_ROLES)
+def patient_search(request: HttpRequest) -> HttpResponse:
+    g = request.GET
+    page = Page("Find patients", "worklist_search", SEARCH_COLUMNS, [],
+                "Family name starts with… or exact MRN", "name")
+    q = g.get("q", "").strip()
+    if not q:
+        return _render(request, page, None)
+    if any(c.isdigit() for c in q):
+        return _render(request, page, None, rows=queries.by_mrn(get_store(), q))
+    try:
+        worklist = queries.by_name(q, sort=g.get("sort", "name"),
+                                   descending=g.get("dir") == "desc")
+    except queries.SearchTooShort as exc:
+        return _render(request, page, None, error=str(exc))
+    return _render(request, page, worklist)

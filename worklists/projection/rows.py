@@ -1,0 +1,128 @@
+"""View rows of one patient state, pure: which row goes in which view bucket.
+
+Buckets keep every view partition bounded (see docs/worklists.md): the census by
+department, active orders by ordering department, "my orders" by assignee, name search by
+the first two letters of the folded name.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from worklists.projection.rules import PatientState
+
+ADMITTED = "Admitted"
+ORDERS = "Orders"
+MY_ORDERS = "MyOrders"
+NAMES = "Names"
+VIEWS = (ADMITTED, ORDERS, MY_ORDERS, NAMES)
+NAME_BUCKET_LEN = 2  # a name search needs this many letters: one partition answers it
+_NOT_KEY = re.compile(r"[^A-Z0-9]")
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive search form ("Ibáñez" → "IBANEZ")."""
+    decomposed = unicodedata.normalize("NFKD", text or "")
+    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c))
+                    .upper().split())
+
+
+def name_bucket(folded: str) -> str:
+    """The Names partition of a folded name or name prefix (``_`` pads short ones)."""
+    return _NOT_KEY.sub("_", folded[:NAME_BUCKET_LEN]).ljust(NAME_BUCKET_LEN, "_")
+
+
+@dataclass(frozen=True)
+class Row:
+    view: str
+    bucket: str
+    row_id: str
+    contents: dict[str, Any]
+    query: dict[str, Any]  # top-level Query* fields: the only indexed paths
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.view, self.bucket, self.row_id)
+
+
+def _person(state: PatientState) -> tuple[dict[str, Any], dict[str, Any]]:
+    p = state.patient or {}
+    family, given = p.get("familyName") or "", p.get("givenName") or ""
+    contents = {"patientId": state.patient_id, "mrn": p.get("mrn"),
+                "name": f"{family.upper()}, {given}", "birthDate": p.get("birthDate"),
+                "sex": p.get("sex") or "unknown"}
+    query = {"QueryName": fold(f"{family} {given}"), "QueryMrn": p.get("mrn"),
+             "QueryBirth": p.get("birthDate"), "QuerySex": contents["sex"]}
+    return contents, query
+
+
+def _location(adm: dict[str, Any] | None) -> dict[str, Any]:
+    if adm is None:
+        return {"wardId": None, "bed": None, "QueryBed": ""}
+    return {"wardId": adm["wardId"], "bed": adm.get("bed"),
+            "QueryBed": f"{adm['wardId']} {adm.get('bed') or ''}".strip()}
+
+
+def admitted_row(state: PatientState, person: dict, pq: dict) -> Row | None:
+    adm = state.admission
+    if adm is None:
+        return None
+    loc = _location(adm)
+    contents = {**person, "departmentId": adm["departmentId"], "wardId": loc["wardId"],
+                "bed": loc["bed"], "admissionId": adm["admissionId"],
+                "admittedAt": adm["startedAt"], "attendingName": adm.get("attendingName") or ""}
+    query = {**pq, "QueryWard": adm["wardId"], "QueryBed": loc["QueryBed"],
+             "QueryAdmittedAt": adm["startedAt"],
+             "QueryAttending": fold(adm.get("attendingName") or "")}
+    return Row(ADMITTED, adm["departmentId"], state.patient_id, contents, query)
+
+
+def order_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
+    adm = state.admission
+    if adm is None:
+        return []  # no admission, no active orders: ending one ends its orders
+    loc = _location(adm)
+    rows = []
+    for order_id, o in sorted(state.orders.items()):
+        department = o.get("departmentId") or adm["departmentId"]
+        contents = {**person, "orderId": order_id, "departmentId": department,
+                    "wardId": loc["wardId"], "bed": loc["bed"], "kind": o.get("kind"),
+                    "status": o.get("status"), "urgency": o.get("urgency") or "routine",
+                    "description": o.get("description") or "",
+                    "assigneeId": o.get("assigneeId"), "assigneeName": o.get("assigneeName"),
+                    "placedAt": o.get("placedAt")}
+        query = {**pq, "QueryWard": loc["wardId"], "QueryBed": loc["QueryBed"],
+                 "QueryKind": contents["kind"], "QueryStatus": contents["status"],
+                 "QueryUrgency": contents["urgency"], "QueryPlacedAt": contents["placedAt"],
+                 "QueryAssignee": contents["assigneeId"] or "",
+                 "QueryAssigneeName": fold(contents["assigneeName"] or ""),
+                 "QueryDepartment": department}
+        rows.append(Row(ORDERS, department, order_id, contents, query))
+        if contents["assigneeId"]:
+            rows.append(Row(MY_ORDERS, str(contents["assigneeId"]), order_id, contents, query))
+    return rows
+
+
+def name_row(state: PatientState, person: dict, pq: dict) -> Row:
+    adm = state.admission
+    where = None if adm is None else {"departmentId": adm["departmentId"],
+                                      "wardId": adm["wardId"], "bed": adm.get("bed")}
+    return Row(NAMES, name_bucket(pq["QueryName"]), state.patient_id,
+               {**person, "admission": where}, pq)
+
+
+def rows_for(state: PatientState) -> dict[tuple[str, str, str], Row]:
+    """Every view row this patient should have, keyed by (view, bucket, row id)."""
+    if state.patient is None:
+        return {}  # nothing to show before registration (or a patient we cannot read)
+    person, pq = _person(state)
+    rows: list[Row] = [name_row(state, person, pq)]
+    admitted = admitted_row(state, person, pq)
+    if admitted is not None:
+        rows.append(admitted)
+    rows.extend(order_rows(state, person, pq))
+    return {row.key: row for row in rows}

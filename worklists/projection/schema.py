@@ -1,0 +1,89 @@
+"""View partitions, their generations, and the composite index of every query shape.
+
+``V_<View>_g<gen>_<bucket>``: the rows of one view bucket in one generation (a rebuild
+writes generation n+1 beside n, then switches the pointer ``V_Meta/generation``).
+``V_Track_<patientId>``: one tracker per generation (the patient's folded state, last applied
+sequence, rows owned). ``V_DeadLetters``: projections that failed for good.
+"""
+
+from __future__ import annotations
+
+from cosmos_backend import keys
+from worklists.projection.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS
+
+META_PK = keys.view("Meta")
+GENERATION_ID = "generation"
+DEAD_LETTERS_PK = keys.view("DeadLetters")
+
+
+def view_pk(view: str, generation: int, bucket: str) -> str:
+    return keys.view(view, f"g{generation}_{bucket}")
+
+
+def tracker_pk(patient_id: str) -> str:
+    return keys.view("Track", patient_id)
+
+
+def tracker_id(generation: int) -> str:
+    return f"tracker-g{generation}"
+
+
+# Sort keys per worklist: URL name → (indexed path, reversed?). "age" sorts by birth date
+# the other way round; "stay" by admission time the other way round.
+ADMITTED_SORTS: dict[str, tuple[str, bool]] = {
+    "mrn": ("QueryMrn", False), "name": ("QueryName", False), "age": ("QueryBirth", True),
+    "sex": ("QuerySex", False), "bed": ("QueryBed", False),
+    "admitted": ("QueryAdmittedAt", False), "attending": ("QueryAttending", False),
+    "stay": ("QueryAdmittedAt", True),
+}
+ORDER_SORTS: dict[str, tuple[str, bool]] = {
+    "placed": ("QueryPlacedAt", False), "urgency": ("QueryUrgency", True),
+    "status": ("QueryStatus", False), "kind": ("QueryKind", False),
+    "name": ("QueryName", False), "mrn": ("QueryMrn", False), "bed": ("QueryBed", False),
+    "assignee": ("QueryAssigneeName", False),
+}
+SEARCH_SORTS: dict[str, tuple[str, bool]] = {
+    "name": ("QueryName", False), "mrn": ("QueryMrn", False), "age": ("QueryBirth", True),
+    "sex": ("QuerySex", False),
+}
+# Equality filters answered through a composite (filter, sort, id) index for the common
+# sorts; any other filter is a residual test within the bucket, which is bounded
+# (docs/worklists.md). Few on purpose: every index costs on every write.
+INDEXED_FILTERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    ADMITTED: ("QueryWard", ("QueryBed", "QueryName", "QueryAdmittedAt")),
+    ORDERS: ("QueryStatus", ("QueryPlacedAt", "QueryUrgency")),
+}
+VIEW_SORTS = {ADMITTED: ADMITTED_SORTS, ORDERS: ORDER_SORTS, MY_ORDERS: ORDER_SORTS,
+              NAMES: SEARCH_SORTS}
+
+A = "ascending"
+
+
+def _composite(*paths: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"path": f"/{p}", "order": o} for p, o in paths]
+
+
+def _composites() -> list[list[dict[str, str]]]:
+    """Cosmos needs a composite index for every multi-key ORDER BY we send: (sort, id)."""
+    shapes: list[list[dict[str, str]]] = []
+    seen: set[str] = set()
+
+    def add(shape: list[dict[str, str]]) -> None:
+        key = repr(shape)
+        if key not in seen:
+            seen.add(key)
+            shapes.append(shape)
+
+    # Ascending only: a descending sort is ORDER BY path DESC, id DESC (the tie-break
+    # follows the last key), which both Cosmos DB and SQLite read from the ascending index
+    # backwards. Every index costs on every view-row write.
+    for sorts in VIEW_SORTS.values():
+        for path, _ in sorts.values():
+            add(_composite((path, A), ("id", A)))
+    for filt, paths in INDEXED_FILTERS.values():
+        for path in paths:
+            add(_composite((filt, A), (path, A), ("id", A)))
+    return shapes
+
+
+COMPOSITE_INDEXES: list[list[dict[str, str]]] = _composites()
