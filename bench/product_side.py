@@ -48,7 +48,7 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
     from django.contrib.auth.models import User
 
     from cosmos_backend.uow import UnitOfWork
-    from hisadmin.core.roles import actor_for
+    from hisadmin.core.policy import actor_for
     from patients.use_cases import admissions as commands
     from patients.use_cases import clinical
 

@@ -25,9 +25,11 @@ from typing import Any
 
 from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.envelope import wrap
-from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
+from cosmos_backend.outbox import append_events
 from cosmos_backend.store import BatchOp, Cond, ContainerSpec, Query
 from cosmos_backend.uow import UnitOfWork
+
+SYSTEM_ACTOR = {"id": "system", "username": "system", "display_name": "System", "roles": []}
 
 SPEC = ContainerSpec(name="bench", default_ttl=-1, indexing_policy={
     "compositeIndexes": [[{"path": "/QueryWard", "order": "ascending"},

@@ -43,8 +43,8 @@ def main() -> None:
     import django
 
     django.setup()
-    from cosmos_backend.outbox import SYSTEM_ACTOR
     from cosmos_backend.uow import UnitOfWork
+    from hisadmin.core.actor import SYSTEM_ACTOR
     from hisadmin.core.store import get_store
     from patients.persistence import reference
     from patients.use_cases import admissions as commands

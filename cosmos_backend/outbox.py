@@ -9,7 +9,7 @@ never both commit, and consumers can order, deduplicate and detect gaps per stre
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,24 +20,6 @@ from cosmos_backend.uow import UnitOfWork
 STREAM_ID = "stream"
 EVENT_DOC_TYPE = "Event"
 STREAM_DOC_TYPE = "Stream"
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who did it: every change is attributed. ``id`` is the user's stable id."""
-
-    id: str
-    username: str
-    display_name: str = ""
-    roles: tuple[str, ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["roles"] = list(self.roles)
-        return data
-
-
-SYSTEM_ACTOR = Actor(id="system", username="system", display_name="System")
 
 
 def event_id(seq: int) -> str:
@@ -53,16 +35,30 @@ def stream_seq(uow: UnitOfWork, pk: str) -> int:
     return 0 if doc is None else int(doc["docContents"]["seq"])
 
 
+def start_stream(uow: UnitOfWork, pk: str, *, fields: Mapping[str, Any] | None = None) -> None:
+    """Register a new, empty stream in ``uow`` (a new partition: nothing to read first).
+
+    ``fields``: top-level ``Query*`` fields the stream document carries, so a caller can
+    read it in the same query as its other documents.
+    """
+    uow.add(wrap(doc_id=STREAM_ID, pk=pk, doc_type=STREAM_DOC_TYPE, contents={"seq": 0},
+                 query_fields=dict(fields or {})))
+
+
 def append_events(
     uow: UnitOfWork,
     pk: str,
     events: list[tuple[str, dict[str, Any]]],
     *,
-    actor: Actor,
+    actor: Mapping[str, Any],
     now: datetime | None = None,
     correlation_id: str | None = None,
 ) -> list[Document]:
-    """Register ``(event_type, data)`` events on stream ``pk`` in ``uow``; returns their docs."""
+    """Register ``(event_type, data)`` events on stream ``pk`` in ``uow``; returns their docs.
+
+    ``actor``: who did it, as plain data (an id, a name, roles), copied into every event.
+    The stream document is read through ``uow`` unless the caller loaded or started it.
+    """
     if not events:
         return []
     occurred = (now or datetime.now(UTC)).isoformat()
@@ -85,7 +81,7 @@ def append_events(
                 "seq": seq,
                 "type": event_type,
                 "occurredAt": occurred,
-                "actor": actor.as_dict(),
+                "actor": dict(actor),
                 "correlationId": correlation_id,
                 "data": data,
             },

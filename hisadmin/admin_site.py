@@ -1,7 +1,7 @@
 """The admin site: Django admin chrome for ORM models and for the document-backed pages.
 
 Apps add pages in their ``admin.py`` with :meth:`HisAdminSite.register_page`; each page
-appears in the sidebar and index for users holding one of its roles, and is served through
+appears in the sidebar and index for users the policy allows its action, and is served through
 ``admin_view`` (login required, CSRF, never cached) with ``each_context`` for the chrome.
 """
 
@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
-from hisadmin.core.roles import Role, has_role
+from hisadmin.core import policy
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Page:
     route: str
     view: Callable[..., HttpResponse]
     name: str
-    roles: tuple[Role, ...] = ()
+    action: str | None = None  # the policy action a user needs to see it
     in_menu: bool = True
     order: int = 100
 
@@ -55,11 +55,11 @@ class HisAdminSite(admin.AdminSite):
 
     def register_page(self, *, section: str, label: str, route: str,
                       view: Callable[..., HttpResponse], name: str,
-                      roles: tuple[Role, ...] = (), in_menu: bool = True,
+                      action: str | None = None, in_menu: bool = True,
                       order: int = 100) -> None:
         if any(p.name == name for p in self._pages):
             return  # admin autodiscovery may import a module twice in tests
-        self._pages.append(Page(section, label, route, view, name, roles, in_menu, order))
+        self._pages.append(Page(section, label, route, view, name, action, in_menu, order))
 
     def get_urls(self) -> list[URLPattern]:
         pages = [path(p.route, self.admin_view(p.view), name=p.name) for p in self._pages]
@@ -68,7 +68,7 @@ class HisAdminSite(admin.AdminSite):
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
         sections: dict[str, dict[str, Any]] = {}
         for page in sorted(self._pages, key=lambda p: (p.order, p.label)):
-            if not page.in_menu or (page.roles and not has_role(request.user, *page.roles)):
+            if not page.in_menu or (page.action and not policy.allows(request.user, page.action)):
                 continue
             label = page.section.lower().replace(" ", "_")
             if app_label is not None and app_label != label:

@@ -7,11 +7,11 @@ from patients.pages import records as views
 
 _site = admin.site
 _site.register_page(section="Patients", label="Find a patient", route="patients/find/",
-                    view=views.find_patient, name="patient_find", roles=views.READ_ROLES,
+                    view=views.find_patient, name="patient_find", action="read",
                     order=20)
 _site.register_page(section="Patients", label="Register a patient", route="patients/register/",
                     view=views.register_patient, name="patient_register",
-                    roles=(views.Role.CLERK,), order=21)
+                    action="register", order=21)
 _site.register_page(section="Patients", label="Chart", route="patients/<str:patient_id>/",
                     view=views.patient_chart, name="patient_chart", in_menu=False)
 _site.register_page(section="Patients", label="Admit", route="patients/<str:patient_id>/admit/",
@@ -39,7 +39,7 @@ for _label, _route, _view, _name in (
 from patients.pages import reference as rv  # noqa: E402
 
 _site.register_page(section="Administration", label="Reference data", route="reference/",
-                    view=rv.reference_index, name="reference_index", roles=(views.Role.ADMIN,),
+                    view=rv.reference_index, name="reference_index", action="manage_reference_data",
                     order=90)
 _site.register_page(section="Administration", label="Reference list",
                     route="reference/<str:type_name>/", view=rv.reference_edit,

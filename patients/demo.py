@@ -11,7 +11,8 @@ from django.contrib.auth.models import Group, User
 from cosmos_backend import errors, keys
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import DocumentStore
-from hisadmin.core.roles import actor_for, ensure_groups
+from hisadmin.core.policy import actor_for
+from hisadmin.core.roles import ensure_groups
 from hisadmin.core.store import new_uow
 from patients.persistence import mrn, reference
 from patients.use_cases import admissions as commands

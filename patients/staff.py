@@ -5,14 +5,14 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
-from hisadmin.core.roles import Role
+from hisadmin.core.policy import roles_for
 from patients.domain.errors import InvalidInput
 
 
 def clinicians() -> list[tuple[str, str]]:
     """(user id, display name) of active users who may be an admission's attending."""
     users = get_user_model().objects.filter(is_active=True).filter(
-        Q(groups__name=Role.CLINICIAN.value) | Q(is_superuser=True)).distinct()
+        Q(groups__name__in=[r.value for r in roles_for("attend")]) | Q(is_superuser=True)).distinct()
     return sorted(((str(u.pk), u.get_full_name() or u.get_username()) for u in users),
                   key=lambda c: c[1])
 

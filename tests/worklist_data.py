@@ -11,9 +11,10 @@ from datetime import UTC, date, datetime
 
 from cosmos_backend import keys
 from cosmos_backend.envelope import wrap
-from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
+from cosmos_backend.outbox import append_events
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR
 from patients.use_cases import admissions as commands
 
 
@@ -53,7 +54,7 @@ def place_order(store: DocumentStore, patient_id: str, admission_id: str, *,
     uow.add(wrap(doc_id=f"ord-{order_id}", pk=keys.patient(patient_id), doc_type="Order",
                  sub_type="ImagingExam", contents=contents))
     append_events(uow, keys.patient(patient_id), [("ImagingExamRequested", contents)],
-                  actor=SYSTEM_ACTOR)
+                  actor=SYSTEM_ACTOR.as_dict())
     uow.commit()
     return order_id
 
@@ -65,5 +66,5 @@ def update_order(store: DocumentStore, patient_id: str, order_id: str, event: st
     doc["docContents"].update(changes)
     uow.update(doc)
     append_events(uow, keys.patient(patient_id), [(event, {"orderId": order_id, **changes})],
-                  actor=SYSTEM_ACTOR)
+                  actor=SYSTEM_ACTOR.as_dict())
     uow.commit()

@@ -14,15 +14,13 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from ninja.errors import HttpError
 
-from hisadmin.core.roles import Role, require_role
+from hisadmin.core import policy
 from hisadmin.core.store import get_store
 from worklists.projection.schema import ADMITTED_SORTS, ORDER_SORTS, SEARCH_SORTS
 from worklists.read import queries
 from worklists.read.lag import relay_lag
 
 router = Router(tags=["worklists"])
-ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)
-ORDER_ROLES = (Role.CLINICIAN, Role.NURSE)
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 Dir = Literal["asc", "desc"]
@@ -67,7 +65,7 @@ def admitted(request: HttpRequest, department: str, ward: str = "", q: str = "",
              sort: AdmittedSort = "bed", dir: Dir = "asc", page: str | None = None,
              page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
     """``q``: name prefix (case- and accent-insensitive) or exact MRN."""
-    require_role(request.user, *ROLES)
+    policy.require(request.user, "read_worklists")
     return _page(queries.admitted(department, ward=ward, q=q, sort=sort,
                                   descending=dir == "desc"), page, page_size)
 
@@ -76,7 +74,7 @@ def admitted(request: HttpRequest, department: str, ward: str = "", q: str = "",
 def orders(request: HttpRequest, department: str, kind: str = "", status: str = "",
            urgency: str = "", assignee: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
            page: str | None = None, page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
-    require_role(request.user, *ORDER_ROLES)
+    policy.require(request.user, "read_order_worklists")
     return _page(queries.orders(department, kind=kind, status=status, urgency=urgency,
                                 assignee=assignee, sort=sort, descending=dir == "desc"),
                  page, page_size)
@@ -87,7 +85,7 @@ def my_orders(request: HttpRequest, kind: str = "", status: str = "", urgency: s
               department: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
               page: str | None = None, page_size: int = Query(50, ge=1, le=200)
               ) -> dict[str, Any]:
-    require_role(request.user, *ORDER_ROLES)
+    policy.require(request.user, "read_order_worklists")
     return _page(queries.my_orders(str(request.user.pk), kind=kind, status=status,
                                    urgency=urgency, department=department, sort=sort,
                                    descending=dir == "desc"), page, page_size)
@@ -98,7 +96,7 @@ def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort 
              dir: Dir = "asc", page: str | None = None,
              page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
     """``mrn``: exact (a point read). ``q``: family name prefix, at least two letters."""
-    require_role(request.user, *ROLES)
+    policy.require(request.user, "read_worklists")
     if mrn.strip():
         rows = queries.by_mrn(get_store(), mrn)
         return {"items": [_snake(r) for r in rows], "continuation": None}

@@ -1,12 +1,26 @@
-"""Who may do what: one table used by the pages, the API and the permission-matrix test."""
+"""Who may do what: the one table every page, API endpoint and menu entry asks.
+
+Adapters never name roles themselves: they ask :func:`allows` / :func:`require` for an
+action, or decorate a view with :func:`requires`. The permission-matrix test walks this
+table.
+"""
 
 from __future__ import annotations
 
-from hisadmin.core.roles import Role
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
 
-C, N, K = Role.CLINICIAN, Role.NURSE, Role.CLERK
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 
-COMMAND_ROLES: dict[str, tuple[Role, ...]] = {
+from hisadmin.core.actor import Actor
+from hisadmin.core.roles import Role, roles_of
+
+C, N, K, A = Role.CLINICIAN, Role.NURSE, Role.CLERK, Role.ADMIN
+
+RECORD_ACTIONS: dict[str, tuple[Role, ...]] = {  # the clinical record
+    "read": (K, C, N),
     "register": (K,),
     "update_demographics": (K,),
     "admit": (K,),
@@ -19,9 +33,57 @@ COMMAND_ROLES: dict[str, tuple[Role, ...]] = {
     "cancel_order": (C,),
     "assign_order": (C, N),
     "administer": (N,),
-    "read": (K, C, N),
 }
+WORKLIST_ACTIONS: dict[str, tuple[Role, ...]] = {
+    "read_worklists": (K, C, N),  # admitted patients, name search
+    "read_order_worklists": (C, N),  # active orders, my orders
+}
+ADMIN_ACTIONS: dict[str, tuple[Role, ...]] = {
+    "manage_reference_data": (A,),
+    "manage_dead_letters": (A,),
+}
+STAFF_ACTIONS: dict[str, tuple[Role, ...]] = {
+    "attend": (C,),  # may be named an admission's attending clinician
+}
+ACTION_ROLES = {**RECORD_ACTIONS, **WORKLIST_ACTIONS, **ADMIN_ACTIONS, **STAFF_ACTIONS}
 
 
-def roles_for(command: str) -> tuple[Role, ...]:
-    return COMMAND_ROLES[command]
+def roles_for(action: str) -> tuple[Role, ...]:
+    return ACTION_ROLES[action]
+
+
+def allows(user: Any, action: str) -> bool:
+    """True when ``user`` holds one of the roles ``action`` needs."""
+    held = roles_of(user)
+    return any(role in held for role in ACTION_ROLES[action])
+
+
+def require(user: Any, action: str) -> None:
+    if not allows(user, action):
+        wanted = " or ".join(r.value for r in ACTION_ROLES[action])
+        raise PermissionDenied(f"This needs the {wanted} role.")
+
+
+def requires(action: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """View decorator: 403 unless the user may take ``action`` (login is the admin's job)."""
+    ACTION_ROLES[action]  # an unknown action fails at import, not at the first request
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            require(request.user, action)
+            return view(request, *args, **kwargs)
+
+        wrapped.his_action = action  # type: ignore[attr-defined]
+        return wrapped
+
+    return decorate
+
+
+def actor_for(user: Any) -> Actor:
+    return Actor(
+        id=str(user.pk),
+        username=user.get_username(),
+        display_name=user.get_full_name() or user.get_username(),
+        roles=tuple(sorted(r.value for r in roles_of(user))),
+    )

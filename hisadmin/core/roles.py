@@ -1,16 +1,10 @@
-"""Roles are Django groups. Every command and page checks them; superusers hold them all."""
+"""Roles are Django groups; superusers hold them all. Decisions go through the policy."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from enum import StrEnum
-from functools import wraps
 from typing import Any
-
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
-
-from cosmos_backend.outbox import Actor
 
 
 class Role(StrEnum):
@@ -36,46 +30,8 @@ def roles_of(user: Any) -> frozenset[Role]:
     return cached
 
 
-def has_role(user: Any, *roles: Role) -> bool:
-    """True when the user holds any of ``roles`` (no roles given: any authenticated user)."""
-    held = roles_of(user)
-    if not roles:
-        return bool(getattr(user, "is_authenticated", False))
-    return any(r in held for r in roles)
-
-
-def require_role(user: Any, *roles: Role) -> None:
-    if not has_role(user, *roles):
-        wanted = " or ".join(r.value for r in roles)
-        raise PermissionDenied(f"This needs the {wanted} role.")
-
-
-def actor_for(user: Any) -> Actor:
-    return Actor(
-        id=str(user.pk),
-        username=user.get_username(),
-        display_name=user.get_full_name() or user.get_username(),
-        roles=tuple(sorted(r.value for r in roles_of(user))),
-    )
-
-
-def role_required(*roles: Role) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """View decorator: 403 unless the user holds one of ``roles`` (login is the admin's job)."""
-
-    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-        @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            require_role(request.user, *roles)
-            return view(request, *args, **kwargs)
-
-        wrapped.his_roles = roles  # type: ignore[attr-defined]
-        return wrapped
-
-    return decorate
-
-
 def ensure_groups(names: Iterable[str] = tuple(r.value for r in Role)) -> None:
-    from django.contrib.auth.models import Group
+    from django.contrib.auth.models import Group  # needs the app registry: not at import
 
     for name in names:
         Group.objects.get_or_create(name=name)

@@ -13,9 +13,9 @@ from pydantic import Field
 
 from cosmos_backend import keys
 from hisadmin.api import api, problem
+from hisadmin.core import policy
 from hisadmin.core.idempotency import with_idempotency
-from hisadmin.core.policy import roles_for
-from hisadmin.core.roles import actor_for, require_role
+from hisadmin.core.policy import actor_for
 from hisadmin.core.store import get_store, new_uow
 from patients.api.schemas import (
     ERRORS_SCHEMA,
@@ -107,7 +107,7 @@ def _order(request: HttpRequest, patient_id: str, order_id: str, status: int = 2
              summary="Record an allergy (If-Match: the patient's ETag)")
 def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
                 if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
-    require_role(request.user, *roles_for("add_allergy"))
+    policy.require(request.user, "add_allergy")
     clinical.add_allergy(clinical.AddAllergy(patient_id=patient_id, expected_etag=if_match,
                                              **payload.dict()), new_uow(),
                          actor=actor_for(request.user))
@@ -118,7 +118,7 @@ def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
                response={200: PatientOut, **ERRORS_SCHEMA}, summary="Remove an allergy")
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str,
                    if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
-    require_role(request.user, *roles_for("remove_allergy"))
+    policy.require(request.user, "remove_allergy")
     clinical.remove_allergy(clinical.RemoveAllergy(patient_id, allergy_id, if_match),
                             new_uow(), actor=actor_for(request.user))
     return _patient(request, patient_id)
@@ -130,7 +130,7 @@ def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str,
 def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """``If-Match``: the active admission's ETag."""
-    require_role(request.user, *roles_for("transfer"))
+    policy.require(request.user, "transfer")
     clinical.transfer_patient(clinical.TransferPatient(patient_id, payload.ward_id, payload.bed,
                                                        if_match), new_uow(),
                               actor=actor_for(request.user))
@@ -142,7 +142,7 @@ def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
              summary="Place an order (prescription, imaging exam, lab test)")
 def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> HttpResponse:
     """Send an ``Idempotency-Key`` so a retried request never orders twice."""
-    require_role(request.user, *roles_for("place_order"))
+    policy.require(request.user, "place_order")
 
     def produce() -> HttpResponse:
         order = clinical.place_order(clinical.PlaceOrder(patient_id=patient_id,
@@ -156,7 +156,7 @@ def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> Http
 @router.get("/patients/{patient_id}/orders",
             response={200: list[OrderOut], **ERRORS_SCHEMA}, summary="Orders, newest first")
 def list_orders(request: HttpRequest, patient_id: str, active: bool = False) -> list[dict]:
-    require_role(request.user, *roles_for("read"))
+    policy.require(request.user, "read")
     store = get_store()
     queries.patient_doc(store, patient_id)
     return [order_out(d) for d in queries.orders(store, patient_id, active_only=active)]
@@ -165,7 +165,7 @@ def list_orders(request: HttpRequest, patient_id: str, active: bool = False) -> 
 @router.get("/patients/{patient_id}/orders/{order_id}", response={200: OrderOut, **ERRORS_SCHEMA},
             summary="One order, with its ETag")
 def read_order(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
-    require_role(request.user, *roles_for("read"))
+    policy.require(request.user, "read")
     queries.patient_doc(get_store(), patient_id)
     return _order(request, patient_id, order_id)
 
@@ -178,7 +178,7 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
                if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """Optional ``If-Match``: the order's ETag; send an ``Idempotency-Key`` so a retry never
     records the same dose twice."""
-    require_role(request.user, *roles_for("administer"))
+    policy.require(request.user, "administer")
 
     def produce() -> HttpResponse:
         clinical.administer(clinical.Administer(patient_id, order_id, payload.dose, payload.unit,
@@ -194,7 +194,7 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
             summary="Assign an order to a user (null unassigns)")
 def assign(request: HttpRequest, patient_id: str, order_id: str, payload: AssignIn,
            if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
-    require_role(request.user, *roles_for("assign_order"))
+    policy.require(request.user, "assign_order")
     assignee_id = assignee_name = None
     if payload.assignee:
         user = get_user_model().objects.filter(username=payload.assignee, is_active=True).first()
@@ -214,8 +214,7 @@ def assign(request: HttpRequest, patient_id: str, order_id: str, payload: Assign
 def progress(request: HttpRequest, patient_id: str, order_id: str,
              action: Literal["ready", "start", "complete", "cancel"], payload: ActionIn,
              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
-    require_role(request.user, *roles_for("cancel_order" if action == "cancel"
-                                          else "progress_order"))
+    policy.require(request.user, "cancel_order" if action == "cancel" else "progress_order")
     clinical.progress_order(clinical.ProgressOrder(patient_id, order_id, action, payload.reason,
                                                    if_match), new_uow(),
                             actor=actor_for(request.user))

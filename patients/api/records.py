@@ -7,9 +7,9 @@ from ninja import Header, Router
 
 from cosmos_backend import keys
 from hisadmin.api import api, problem, register_domain_errors
+from hisadmin.core import policy
 from hisadmin.core.idempotency import with_idempotency
-from hisadmin.core.policy import roles_for
-from hisadmin.core.roles import actor_for, require_role
+from hisadmin.core.policy import actor_for
 from hisadmin.core.store import get_store, new_uow
 from patients import staff
 from patients.api.clinical import DemographicsIn
@@ -35,7 +35,6 @@ router = Router(tags=["patients"])
 register_domain_errors(DomainError)
 ERRORS = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem, 412: Problem,
           422: Problem}
-READ_ROLES = roles_for("read")
 
 
 def _json(request: HttpRequest, body: dict, status: int = 200, etag: str | None = None,
@@ -51,7 +50,7 @@ def _json(request: HttpRequest, body: dict, status: int = 200, etag: str | None 
 @router.post("/patients", response={201: PatientOut, **ERRORS}, summary="Register a patient")
 def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
     """Creates a patient; send an ``Idempotency-Key`` header so a retry never creates twice."""
-    require_role(request.user, *roles_for("register"))
+    policy.require(request.user, "register")
 
     def produce() -> HttpResponse:
         patient = commands.register_patient(commands.RegisterPatient(
@@ -68,14 +67,14 @@ def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
 @router.get("/patients", response={200: list[PatientOut], **ERRORS},
             summary="Find a patient by MRN")
 def find(request: HttpRequest, mrn: str) -> list[dict]:
-    require_role(request.user, *READ_ROLES)
+    policy.require(request.user, "read")
     doc = queries.by_mrn(get_store(), mrn)
     return [] if doc is None else [patient_out(doc)]
 
 
 @router.get("/patients/{patient_id}", response={200: PatientOut, **ERRORS})
 def read(request: HttpRequest, patient_id: str) -> HttpResponse:
-    require_role(request.user, *READ_ROLES)
+    policy.require(request.user, "read")
     doc = queries.patient_doc(get_store(), patient_id)
     return _json(request, patient_out(doc), etag=doc["_etag"])
 
@@ -84,7 +83,7 @@ def read(request: HttpRequest, patient_id: str) -> HttpResponse:
              summary="Admit a patient")
 def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpResponse:
     """Send an ``Idempotency-Key`` header so a retried request never admits twice."""
-    require_role(request.user, *roles_for("admit"))
+    policy.require(request.user, "admit")
 
     attending_id, attending_name = "", payload.attending_name
     if payload.attending:
@@ -104,7 +103,7 @@ def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpRespon
 
 @router.get("/patients/{patient_id}/admissions", response={200: list[AdmissionOut], **ERRORS})
 def list_admissions(request: HttpRequest, patient_id: str) -> list[dict]:
-    require_role(request.user, *READ_ROLES)
+    policy.require(request.user, "read")
     store = get_store()
     queries.patient_doc(store, patient_id)
     return [admission_out(d) for d in queries.admissions(store, patient_id)]
@@ -115,7 +114,7 @@ def list_admissions(request: HttpRequest, patient_id: str) -> list[dict]:
 def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
               if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """``If-Match``: the admission's ETag you based this on (412 if it changed)."""
-    require_role(request.user, *roles_for("discharge"))
+    policy.require(request.user, "discharge")
     admission = commands.discharge_patient(commands.DischargePatient(
         patient_id=patient_id, disposition=payload.disposition, expected_etag=if_match,
     ), new_uow(), actor=actor_for(request.user))
@@ -126,7 +125,7 @@ def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
 @router.get("/patients/{patient_id}/events", response={200: EventPage, **ERRORS},
             summary="Audit trail, newest first")
 def audit(request: HttpRequest, patient_id: str, continuation: str | None = None) -> dict:
-    require_role(request.user, *READ_ROLES)
+    policy.require(request.user, "read")
     store = get_store()
     queries.patient_doc(store, patient_id)
     items, token = queries.events(store, patient_id, continuation=continuation)
@@ -137,7 +136,7 @@ def audit(request: HttpRequest, patient_id: str, continuation: str | None = None
 def update_demographics(request: HttpRequest, patient_id: str, payload: DemographicsIn,
                         if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """Send the patient's ETag in ``If-Match``; a stale one gets 412 and nothing changes."""
-    require_role(request.user, *roles_for("update_demographics"))
+    policy.require(request.user, "update_demographics")
     clinical.update_demographics(clinical.UpdateDemographics(
         patient_id=patient_id, expected_etag=if_match, **payload.dict()), new_uow(),
         actor=actor_for(request.user))

@@ -11,8 +11,8 @@ from django.shortcuts import redirect
 
 from cosmos_backend import keys
 from cosmos_backend.uow import StaleWrite
-from hisadmin.core.policy import roles_for
-from hisadmin.core.roles import actor_for, role_required
+from hisadmin.core import policy
+from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients.domain.errors import DomainError, UnknownPatient
 from patients.pages.clinical_forms import (
@@ -65,7 +65,7 @@ def _patient_etag(patient_id: str) -> Callable[[], str | None]:
     return lambda: get_store().read(keys.patient(patient_id), PATIENT_ID)["_etag"]
 
 
-@role_required(*roles_for("update_demographics"))
+@requires("update_demographics")
 def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
     try:
         doc = queries.patient_doc(get_store(), patient_id)
@@ -91,7 +91,7 @@ def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
     return _form_page(request, patient_id, form, "Correct demographics", "Save")
 
 
-@role_required(*roles_for("add_allergy"))
+@requires("add_allergy")
 def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
     form = AllergyForm(request.POST or None, initial={"etag": context["patient"]["_etag"]})
@@ -105,7 +105,7 @@ def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
     return _form_page(request, patient_id, form, "Record an allergy", "Record")
 
 
-@role_required(*roles_for("remove_allergy"))
+@requires("remove_allergy")
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str) -> HttpResponse:
     if request.method == "POST":
         _report(request, lambda: clinical.remove_allergy(clinical.RemoveAllergy(
@@ -114,7 +114,7 @@ def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str) -> Ht
     return redirect("admin:patient_chart", patient_id)
 
 
-@role_required(*roles_for("transfer"))
+@requires("transfer")
 def transfer(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
     active = context["active_admission"]
@@ -135,7 +135,7 @@ def transfer(request: HttpRequest, patient_id: str) -> HttpResponse:
     return _form_page(request, patient_id, form, "Transfer", "Transfer")
 
 
-@role_required(*roles_for("place_order"))
+@requires("place_order")
 def place_order(request: HttpRequest, patient_id: str, kind: str) -> HttpResponse:
     if kind not in ORDER_FORMS:
         raise Http404("Unknown order kind.")
@@ -153,30 +153,27 @@ def place_order(request: HttpRequest, patient_id: str, kind: str) -> HttpRespons
 
 def order_action(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
     """POST-only buttons on the chart: ready/start/complete/cancel, assign to me/unassign."""
-    from hisadmin.core.roles import require_role
-
     if request.method != "POST":
         return redirect("admin:patient_chart", patient_id)
     action = request.POST.get("action", "")
     actor = actor_for(request.user)
     etag = request.POST.get("etag") or None
     if action in ("assign", "unassign"):
-        require_role(request.user, *roles_for("assign_order"))
+        policy.require(request.user, "assign_order")
         me = action == "assign"
         _report(request, lambda: clinical.assign_order(clinical.AssignOrder(
             patient_id, order_id, actor.id if me else None,
             actor.display_name if me else None, etag), new_uow(), actor=actor),
             "Order updated.")
     else:
-        require_role(request.user, *roles_for("cancel_order" if action == "cancel"
-                                              else "progress_order"))
+        policy.require(request.user, "cancel_order" if action == "cancel" else "progress_order")
         _report(request, lambda: clinical.progress_order(clinical.ProgressOrder(
             patient_id, order_id, action, request.POST.get("reason", ""), etag), new_uow(),
             actor=actor), "Order updated.")
     return redirect("admin:patient_chart", patient_id)
 
 
-@role_required(*roles_for("administer"))
+@requires("administer")
 def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
     order = next((o for o in context["orders"] if o["docContents"]["orderId"] == order_id), None)

@@ -14,7 +14,8 @@ from django.urls import reverse
 
 from cosmos_backend import errors as store_errors
 from cosmos_backend.uow import StaleWrite
-from hisadmin.core.roles import Role, actor_for, has_role, role_required
+from hisadmin.core import policy
+from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import staff
 from patients.domain.errors import DomainError, UnknownPatient
@@ -23,7 +24,6 @@ from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterFor
 from patients.persistence import queries, reference
 from patients.use_cases import admissions as commands
 
-READ_ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)
 STALE_MESSAGE = ("This record was changed by someone else meanwhile. The page now shows the "
                  "current values; review them and submit again.")
 
@@ -45,7 +45,7 @@ def _attach(form: forms.Form, exc: DomainError) -> None:
     form.add_error(field, str(exc))
 
 
-@role_required(*READ_ROLES)
+@requires("read")
 def find_patient(request: HttpRequest) -> HttpResponse:
     """An MRN opens the chart (a point read); a name goes to the name search worklist."""
     form = FindForm(request.GET or None)
@@ -62,7 +62,7 @@ def find_patient(request: HttpRequest) -> HttpResponse:
                              title="Find a patient")
 
 
-@role_required(Role.CLERK)
+@requires("register")
 def register_patient(request: HttpRequest) -> HttpResponse:
     form = RegisterForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -98,16 +98,17 @@ def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str,
             "patient_etag": chart["patient"]["_etag"]}
 
 
-@role_required(*READ_ROLES)
+@requires("read")
 def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id, request.GET.get("events") or None)
     context["events_page"] = bool(request.GET.get("events"))
     p = context["patient"]["docContents"]
-    context["can_admit"] = has_role(request.user, Role.CLERK)
-    context["can_order"] = has_role(request.user, Role.CLINICIAN)
-    context["can_nurse"] = has_role(request.user, Role.NURSE)
-    context["can_allergy"] = has_role(request.user, Role.CLINICIAN, Role.NURSE)
-    context["can_progress"] = has_role(request.user, Role.CLINICIAN, Role.NURSE)
+    user = request.user
+    context["can_admit"] = policy.allows(user, "admit")
+    context["can_order"] = policy.allows(user, "place_order")
+    context["can_nurse"] = policy.allows(user, "administer")
+    context["can_allergy"] = policy.allows(user, "add_allergy")
+    context["can_progress"] = policy.allows(user, "progress_order")
     if context["active_admission"] is not None:
         context["discharge_form"] = DischargeForm(
             initial={"etag": context["active_admission"]["_etag"]})
@@ -115,7 +116,7 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
                              title=f"{p['familyName'].upper()}, {p['givenName']} ({p['mrn']})")
 
 
-@role_required(Role.CLERK)
+@requires("admit")
 def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
     store = get_store()
     context = _chart_context(patient_id)
@@ -141,7 +142,7 @@ def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
                              {"form": form, "submit": "Admit", **context}, title="Admit patient")
 
 
-@role_required(Role.CLERK)
+@requires("discharge")
 def discharge_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
     if request.method != "POST":
         return redirect("admin:patient_chart", patient_id)

@@ -12,7 +12,7 @@ from django.shortcuts import redirect
 from cosmos_backend import errors, keys
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import DocumentStore, validate_id
-from hisadmin.core.roles import Role, role_required
+from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.persistence import beds, reference
 
@@ -110,7 +110,7 @@ def _type_or_404(type_name: str) -> str:
     return type_name
 
 
-@role_required(Role.ADMIN)
+@requires("manage_reference_data")
 def reference_index(request: HttpRequest) -> HttpResponse:
     store = get_store()
     types = [(t, len(reference.all_of(store, t))) for t in reference.TYPES]
@@ -118,7 +118,7 @@ def reference_index(request: HttpRequest) -> HttpResponse:
                              title="Reference data")
 
 
-@role_required(Role.ADMIN)
+@requires("manage_reference_data")
 def reference_edit(request: HttpRequest, type_name: str, code: str = "") -> HttpResponse:
     type_name = _type_or_404(type_name)
     store = get_store()

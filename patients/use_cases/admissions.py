@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from cosmos_backend import errors, keys
-from cosmos_backend.outbox import Actor, append_events
+from cosmos_backend.outbox import append_events
 from cosmos_backend.store import Cond, DocumentStore, Query
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import Actor
 from patients.domain.errors import (
     DuplicateMrn,
     InvalidInput,
@@ -112,7 +113,7 @@ def register_patient(cmd: RegisterPatient, uow: UnitOfWork, *, actor: Actor) -> 
             "patientId": patient_id, "mrn": patient.mrn, "givenName": patient.given_name,
             "familyName": patient.family_name, "birthDate": patient.birth_date.isoformat(),
             "sex": patient.sex,
-        })], actor=actor, now=now)
+        })], actor=actor.as_dict(), now=now)
         uow.commit()
     except BaseException:
         mrn.release(store, reservation)
@@ -155,7 +156,7 @@ def admit_patient(cmd: AdmitPatient, uow: UnitOfWork, *, actor: Actor) -> Admiss
             "wardId": admission.ward_id, "bed": admission.bed,
             "attendingId": admission.attending_id, "attendingName": admission.attending_name,
             "reason": admission.reason, "startedAt": admission.started_at,
-        })], actor=actor, now=now)
+        })], actor=actor.as_dict(), now=now)
         uow.commit()
     except BaseException:
         if reservation is not None:
@@ -189,7 +190,7 @@ def discharge_patient(cmd: DischargePatient, uow: UnitOfWork, *, actor: Actor) -
                                       keep=MAX_CANCELLATIONS_PER_BATCH)
         if not events:
             break
-        append_events(chunk, keys.patient(cmd.patient_id), events, actor=actor, now=now)
+        append_events(chunk, keys.patient(cmd.patient_id), events, actor=actor.as_dict(), now=now)
         chunk.commit()
     updated = admission_to_doc(admission)
     updated["_etag"] = doc["_etag"]
@@ -199,7 +200,7 @@ def discharge_patient(cmd: DischargePatient, uow: UnitOfWork, *, actor: Actor) -
     append_events(uow, keys.patient(cmd.patient_id), cancellations + [("AdmissionEnded", {
         "admissionId": admission.admission_id, "disposition": admission.disposition,
         "endedAt": admission.ended_at, "wardId": admission.ward_id, "bed": admission.bed,
-    })], actor=actor, now=now)
+    })], actor=actor.as_dict(), now=now)
     uow.commit()
     if admission.bed:
         beds.free(uow.store, ward_id=admission.ward_id, bed=admission.bed,

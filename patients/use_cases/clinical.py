@@ -14,9 +14,10 @@ from decimal import Decimal
 from typing import Any
 
 from cosmos_backend import errors, keys
-from cosmos_backend.outbox import Actor, append_events
+from cosmos_backend.outbox import append_events
 from cosmos_backend.store import Cond, Query
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import Actor
 from patients.domain.errors import InvalidInput, NotAdmitted, UnknownOrder
 from patients.domain.orders import PLACED_EVENT, Order
 from patients.persistence import beds, reference
@@ -62,7 +63,7 @@ def update_demographics(cmd: UpdateDemographics, uow: UnitOfWork, *, actor: Acto
         return  # nothing changed: no write, no event
     uow.update(_keep_etag(patient_to_doc(patient), doc))
     append_events(uow, keys.patient(cmd.patient_id), [("PatientDemographicsUpdated", changes)],
-                  actor=actor, now=now)
+                  actor=actor.as_dict(), now=now)
     uow.commit()
 
 
@@ -84,7 +85,7 @@ def add_allergy(cmd: AddAllergy, uow: UnitOfWork, *, actor: Actor) -> str:
                                   by=actor.username)
     uow.update(_keep_etag(patient_to_doc(patient), doc))
     append_events(uow, keys.patient(cmd.patient_id), [("AllergyAdded", allergy)],
-                  actor=actor, now=now)
+                  actor=actor.as_dict(), now=now)
     uow.commit()
     return allergy["allergyId"]
 
@@ -103,7 +104,7 @@ def remove_allergy(cmd: RemoveAllergy, uow: UnitOfWork, *, actor: Actor) -> None
     removed = patient.remove_allergy(cmd.allergy_id, now=now)
     uow.update(_keep_etag(patient_to_doc(patient), doc))
     append_events(uow, keys.patient(cmd.patient_id), [("AllergyRemoved", {
-        "allergyId": cmd.allergy_id, "substance": removed["substance"]})], actor=actor, now=now)
+        "allergyId": cmd.allergy_id, "substance": removed["substance"]})], actor=actor.as_dict(), now=now)
     uow.commit()
 
 
@@ -141,7 +142,7 @@ def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> 
     try:
         uow.update(_keep_etag(admission_to_doc(adm), doc))
         append_events(uow, keys.patient(cmd.patient_id), [("PatientTransferred", {
-            "admissionId": adm.admission_id, **move})], actor=actor, now=now)
+            "admissionId": adm.admission_id, **move})], actor=actor.as_dict(), now=now)
         uow.commit()
     except BaseException:
         if reservation is not None:
@@ -218,7 +219,7 @@ def place_order(cmd: PlaceOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
                         details=details)
     uow.add(order_to_doc(order))
     append_events(uow, keys.patient(cmd.patient_id),
-                  [(PLACED_EVENT[cmd.kind], order_contents(order))], actor=actor, now=now)
+                  [(PLACED_EVENT[cmd.kind], order_contents(order))], actor=actor.as_dict(), now=now)
     uow.commit()
     return order
 
@@ -250,7 +251,7 @@ def progress_order(cmd: ProgressOrder, uow: UnitOfWork, *, actor: Actor) -> Orde
     data = {"orderId": order.order_id, "status": order.status}
     if order.cancel_reason and cmd.action == "cancel":
         data["cancelReason"] = order.cancel_reason
-    append_events(uow, keys.patient(cmd.patient_id), [(event, data)], actor=actor, now=now)
+    append_events(uow, keys.patient(cmd.patient_id), [(event, data)], actor=actor.as_dict(), now=now)
     uow.commit()
     return order
 
@@ -272,7 +273,7 @@ def assign_order(cmd: AssignOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
     uow.update(_keep_etag(order_to_doc(order), doc))
     append_events(uow, keys.patient(cmd.patient_id), [(event, {
         "orderId": order.order_id, "assigneeId": order.assignee_id,
-        "assigneeName": order.assignee_name})], actor=actor, now=now)
+        "assigneeName": order.assignee_name})], actor=actor.as_dict(), now=now)
     uow.commit()
     return order
 
@@ -302,7 +303,7 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     events = [("MedicationAdministered", {"orderId": order.order_id, **record})]
     if was != order.status:
         events.append(("OrderStarted", {"orderId": order.order_id, "status": order.status}))
-    append_events(uow, keys.patient(cmd.patient_id), events, actor=actor, now=now)
+    append_events(uow, keys.patient(cmd.patient_id), events, actor=actor.as_dict(), now=now)
     uow.commit()
     return order
 

@@ -15,8 +15,9 @@ import psutil
 import pytest
 
 from cosmos_backend.envelope import wrap
-from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
+from cosmos_backend.outbox import append_events
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR
 from tests import worklist_data as data
 from tests.integration.processes import wait_for
 from tests.integration.worklist_stack import WorklistStack, kill, worklist_stack  # noqa: F401 - fixture
@@ -161,7 +162,7 @@ def test_it_dead_letters_a_poison_event_while_everything_else_flows(stack) -> No
     doc = uow.get(f"P_{poison}", "patient")
     uow.update(wrap(doc_id="patient", pk=f"P_{poison}", doc_type="Patient",
                     contents={**doc["docContents"], "familyName": ""}) | {"_etag": doc["_etag"]})
-    append_events(uow, f"P_{poison}", [("SomethingUnknown", {})], actor=SYSTEM_ACTOR)
+    append_events(uow, f"P_{poison}", [("SomethingUnknown", {})], actor=SYSTEM_ACTOR.as_dict())
     uow.commit()
     healthy = admit_many(store, 3, "Healthy")
     wait_for(lambda: settled(store, healthy), 30, interval=0.2, what="healthy patients")

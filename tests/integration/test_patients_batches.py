@@ -9,9 +9,9 @@ from decimal import Decimal
 import pytest
 
 from cosmos_backend import keys
-from cosmos_backend.outbox import Actor
 from cosmos_backend.store import BatchOp, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
+from hisadmin.core.actor import Actor
 from patients.persistence import beds, reference
 from patients.use_cases import admissions as c
 from patients.use_cases import admissions as commands

@@ -9,9 +9,9 @@ from datetime import date
 import pytest
 
 from cosmos_backend import keys
-from cosmos_backend.outbox import SYSTEM_ACTOR
 from cosmos_backend.store import Cond, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR
 from patients.domain.errors import DuplicateMrn, MrnBeingRegistered
 from patients.persistence import mrn
 from patients.use_cases import admissions as commands

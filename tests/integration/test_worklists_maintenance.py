@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from cosmos_backend.outbox import SYSTEM_ACTOR, append_events
+from cosmos_backend.outbox import append_events
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR
 from tests import worklist_data as data
 from worklists.delivery import deadletters
 from worklists.delivery.projector import project_event
@@ -77,7 +78,7 @@ def test_it_dead_letters_a_poison_event_and_replays_it_once_fixed(hospital, his_
     patient = uow.get(f"P_{pid}", "patient")
     broken = {**patient, "docContents": {**patient["docContents"], "familyName": ""}}
     uow.update(broken)
-    append_events(uow, f"P_{pid}", [("SomethingNew", {})], actor=SYSTEM_ACTOR)
+    append_events(uow, f"P_{pid}", [("SomethingNew", {})], actor=SYSTEM_ACTOR.as_dict())
     uow.commit()
     seq = his_store.read(f"P_{pid}", "stream")["docContents"]["seq"]
     with pytest.raises(ValueError):

@@ -8,8 +8,6 @@ from datetime import UTC, datetime
 from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.outbox import (
     STREAM_ID,
-    SYSTEM_ACTOR,
-    Actor,
     append_events,
     event_id,
     is_event,
@@ -18,7 +16,8 @@ from cosmos_backend.outbox import (
 from cosmos_backend.store import Cond, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
 
-NURSE = Actor(id="u7", username="nurse", display_name="Nurse N", roles=("nurse",))
+NURSE = {"id": "u7", "username": "nurse", "display_name": "Nurse N", "roles": ["nurse"]}
+SYSTEM_ACTOR = {"id": "system", "username": "system", "display_name": "System", "roles": []}
 
 
 def append(store: EmbeddedStore, *types: str, pk: str = "P_1") -> list[dict]:

@@ -6,7 +6,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from hisadmin.core.roles import Role, ensure_groups, has_role
+from hisadmin.core.policy import allows
+from hisadmin.core.roles import Role, ensure_groups, roles_of
 from hisadmin.models import ApiToken, hash_token
 
 pytestmark = pytest.mark.django_db
@@ -60,10 +61,10 @@ def test_it_ignores_revoked_tokens(clinician: User) -> None:
 
 
 def test_it_gives_roles_by_group_and_all_roles_to_superusers(clinician: User) -> None:
-    assert has_role(clinician, Role.CLINICIAN)
-    assert not has_role(clinician, Role.CLERK)
+    assert roles_of(clinician) == {Role.CLINICIAN}
+    assert allows(clinician, "place_order") and not allows(clinician, "admit")
     boss = User.objects.create_superuser("boss", password="pw-boss-123456")
-    assert all(has_role(boss, role) for role in Role)
+    assert roles_of(boss) == set(Role)
 
 
 def test_it_reports_health_of_store_broker_and_relay(client: Client, his_store: object,

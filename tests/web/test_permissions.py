@@ -7,7 +7,8 @@ from collections.abc import Callable
 import pytest
 from django.test import Client
 
-from hisadmin.core.policy import COMMAND_ROLES
+from hisadmin.core.policy import ADMIN_ACTIONS, WORKLIST_ACTIONS
+from hisadmin.core.policy import RECORD_ACTIONS as COMMAND_ROLES
 
 pytestmark = pytest.mark.django_db
 J = "application/json"
@@ -114,3 +115,35 @@ def test_it_enforces_the_role_table_in_the_pages(make_user, record: dict[str, st
         allowed = role in {r.value for r in COMMAND_ROLES[command]}
         assert response.status_code < 500
         assert (response.status_code == 403) is not allowed, (command, role)
+
+
+OTHER_PAGES = {  # worklist and administration actions → a page each guards
+    "read_worklists": "/admin/worklists/admitted/",
+    "read_order_worklists": "/admin/worklists/orders/",
+    "manage_reference_data": "/admin/reference/",
+    "manage_dead_letters": "/admin/worklists/dead-letters/",
+}
+OTHER_API = {
+    "read_worklists": "/api/v1/worklists/admitted?department=MED",
+    "read_order_worklists": "/api/v1/worklists/orders?department=MED",
+}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_it_enforces_the_worklist_and_admin_actions(make_user, api_client, reference_data,  # noqa: ANN001
+                                                    role: str) -> None:
+    assert set(OTHER_PAGES) == set(WORKLIST_ACTIONS) | set(ADMIN_ACTIONS)
+    client = Client()
+    client.force_login(make_user(f"other-{role or 'none'}", *([role] if role else [])))
+    table = {**WORKLIST_ACTIONS, **ADMIN_ACTIONS}
+    for action, url in OTHER_PAGES.items():
+        allowed = role in {r.value for r in table[action]}
+        response = client.get(url)
+        assert response.status_code < 500, (action, role)
+        assert (response.status_code == 403) is not allowed, (action, role, response.status_code)
+    api = api_client(*([role] if role else []))
+    for action, url in OTHER_API.items():
+        allowed = role in {r.value for r in table[action]}
+        response = api.get(url)
+        assert response.status_code < 500, (action, role)
+        assert (response.status_code == 403) is not allowed, (action, role, response.status_code)

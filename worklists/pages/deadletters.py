@@ -6,13 +6,13 @@ from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.views.decorators.http import require_http_methods
 
-from hisadmin.core.roles import Role, role_required
+from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from worklists.delivery import deadletters
 
 
 @require_http_methods(["GET", "POST"])
-@role_required(Role.ADMIN)
+@requires("manage_dead_letters")
 def dead_letters(request: HttpRequest) -> HttpResponse:
     store = get_store()
     if request.method == "POST":

@@ -18,14 +18,12 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from hisadmin.core.roles import Role, role_required
+from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.persistence import reference
 from worklists.read import queries
 from worklists.read.lag import relay_lag
 
-WORKLIST_ROLES = (Role.CLERK, Role.CLINICIAN, Role.NURSE)
-ORDER_ROLES = (Role.CLINICIAN, Role.NURSE)
 REFRESH_SECONDS = 2
 KINDS = [("medication", "Medication"), ("imaging", "Imaging"), ("lab", "Laboratory")]
 STATUSES = [("created", "Created"), ("ready", "Ready"), ("in_progress", "In progress")]
@@ -143,7 +141,7 @@ def _departments(request: HttpRequest) -> tuple[list[tuple[str, str]], str]:
     return departments, chosen
 
 
-@role_required(*WORKLIST_ROLES)
+@requires("read_worklists")
 def admitted_patients(request: HttpRequest) -> HttpResponse:
     departments, department = _departments(request)
     wards = [(code, w["name"]) for code, w in reference.all_of(get_store(), "Ward").items()
@@ -165,7 +163,7 @@ def _order_filters(request: HttpRequest) -> list[Filter]:
             Filter("urgency", "Urgency", URGENCIES, g.get("urgency", ""))]
 
 
-@role_required(*ORDER_ROLES)
+@requires("read_order_worklists")
 def active_orders(request: HttpRequest) -> HttpResponse:
     departments, department = _departments(request)
     g = request.GET
@@ -178,7 +176,7 @@ def active_orders(request: HttpRequest) -> HttpResponse:
         sort=g.get("sort", "placed"), descending=g.get("dir") == "desc"))
 
 
-@role_required(*ORDER_ROLES)
+@requires("read_order_worklists")
 def my_orders(request: HttpRequest) -> HttpResponse:
     g = request.GET
     page = Page("My orders", "worklist_my_orders", ORDER_COLUMNS, _order_filters(request),
@@ -189,7 +187,7 @@ def my_orders(request: HttpRequest) -> HttpResponse:
         descending=g.get("dir") == "desc"))
 
 
-@role_required(*WORKLIST_ROLES)
+@requires("read_worklists")
 def patient_search(request: HttpRequest) -> HttpResponse:
     g = request.GET
     page = Page("Find patients", "worklist_search", SEARCH_COLUMNS, [],
