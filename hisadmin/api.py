@@ -24,9 +24,15 @@ from ninja.security import APIKeyCookie, HttpBearer
 
 from cosmos_backend import errors as store_errors
 from cosmos_backend.uow import StaleWrite
+from hisadmin.core.problems import problem
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.roles import roles_of
+from hisadmin.core.store import get_store
 from hisadmin.models import ApiToken, hash_token
+from patients.api.clinical import router as clinical_router
+from patients.api.records import router as patients_router
+from patients.domain.errors import DomainError
+from worklists.api import router as worklists_router
 
 
 class TokenAuth(HttpBearer):
@@ -127,15 +133,6 @@ api = NinjaAPI(
 )
 
 
-def problem(request: HttpRequest, status: int, title: str, detail: str = "",
-            **extra: Any) -> HttpResponse:
-    body = {"type": "about:blank", "title": title, "status": status, "detail": detail or title,
-            **extra}
-    response = api.create_response(request, body, status=status)
-    response["Content-Type"] = "application/problem+json"
-    return response
-
-
 @api.exception_handler(NinjaValidationError)
 def _validation(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
     fields = []
@@ -159,8 +156,6 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 
 @api.exception_handler(StaleWrite)
 def _stale(request: HttpRequest, exc: StaleWrite) -> HttpResponse:
-    from hisadmin.core.store import get_store
-
     current = get_store().try_read(exc.pk, exc.doc_id)
     response = problem(request, 412, "Changed by someone else meanwhile",
                        "The record changed since you read it. Fetch it again (GET), review the "
@@ -194,27 +189,16 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return problem(request, exc.status_code, str(exc.message), str(exc.message))
 
 
-def register_domain_errors(base: type[Exception]) -> None:
-    """Map a domain error hierarchy: each class carries ``http_status`` and ``title``."""
-
-    @api.exception_handler(base)
-    def _domain(request: HttpRequest, exc: Exception) -> HttpResponse:
-        status = getattr(exc, "http_status", 409)
-        extra = {}
-        if getattr(exc, "field", None):
-            extra["errors"] = [{"field": exc.field, "message": str(exc)}]
-        return problem(request, status, getattr(exc, "title", type(exc).__name__), str(exc),
-                       code=type(exc).__name__, **extra)
+@api.exception_handler(DomainError)
+def _domain(request: HttpRequest, exc: DomainError) -> HttpResponse:
+    """Each domain error class carries its HTTP status, title and (maybe) the field at fault."""
+    extra: dict[str, Any] = {}
+    if exc.field:
+        extra["errors"] = [{"field": exc.field, "message": str(exc)}]
+    return problem(request, exc.http_status, exc.title, str(exc), code=type(exc).__name__,
+                   **extra)
 
 
-def _mount() -> None:
-    from patients.api.clinical import router as clinical_router
-    from patients.api.records import router as patients_router
-    from worklists.api import router as worklists_router
-
-    api.add_router("/", patients_router)
-    api.add_router("/", clinical_router)
-    api.add_router("/worklists", worklists_router)
-
-
-_mount()
+api.add_router("/", patients_router)
+api.add_router("/", clinical_router)
+api.add_router("/worklists", worklists_router)

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from hisadmin.models import IdempotencyRecord
+from hisadmin.core.models import IdempotencyRecord
 
 IN_PROGRESS = 0
 PURGE_EVERY_SECONDS = 3600

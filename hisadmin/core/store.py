@@ -1,8 +1,9 @@
 """The product's container spec and the process-wide store handles.
 
-The indexing policy is narrow, as in the design this follows: only metadata and the
-``Query*`` paths the views filter and sort on are indexed (cheaper writes on Cosmos). Apps add
-their composite indexes to ``COMPOSITE_INDEXES``; ``cosmos_init`` provisions them.
+The indexing policy is narrow, as in the design this follows: only metadata and the paths
+the apps' queries filter and sort on are indexed (cheaper writes on Cosmos). Each app
+declares its composite indexes with :func:`register_indexes` in its ``AppConfig.ready``;
+``cosmos_init`` provisions them.
 """
 
 from __future__ import annotations
@@ -19,25 +20,24 @@ from cosmos_backend.store import ContainerSpec, DocumentStore
 from cosmos_backend.uow import UnitOfWork
 
 
-def _asc(*paths: str) -> list[dict[str, str]]:
+def ascending(*paths: str) -> list[dict[str, str]]:
+    """One composite index: filter paths first, then sort paths, then ``/id``."""
     return [{"path": p, "order": "ascending"} for p in paths]
 
 
-# Composite indexes, one list per query shape (filter paths first, then sort paths, then id).
-COMPOSITE_INDEXES: list[list[dict[str, str]]] = [
-    _asc("/docType", "/id"),  # audit trail (events by id = sequence), aggregates by type
-    # Admissions newest first: ORDER BY startedAt DESC, id DESC reads these backwards (the
-    # id tie-break follows the last key's direction, so one ascending index serves both).
-    _asc("/docType", "/docContents/startedAt", "/id"),
-    _asc("/docContents/startedAt", "/id"),
-    _asc("/docType", "/docContents/status", "/id"),  # the active admission / active orders
-]
+# Composite indexes, one list per query shape, as the apps registered them.
+_COMPOSITES: list[list[dict[str, str]]] = []
+
+
+def register_indexes(composites: list[list[dict[str, str]]]) -> None:
+    """Add an app's composite indexes to the container's policy (idempotent)."""
+    for composite in composites:
+        if composite not in _COMPOSITES:
+            _COMPOSITES.append(composite)
 
 
 def indexing_policy() -> dict[str, Any]:
-    from worklists.projection import schema as view_schema  # the views own their query shapes
-
-    composites = COMPOSITE_INDEXES + view_schema.COMPOSITE_INDEXES
+    composites = list(_COMPOSITES)
     paths = ["/docType/?", "/docSubType/?"]
     for composite in composites:
         for entry in composite:

@@ -12,10 +12,10 @@ from ninja import Header, Router, Schema
 from pydantic import Field
 
 from cosmos_backend import keys
-from hisadmin.api import api, problem
 from hisadmin.core import policy
 from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
+from hisadmin.core.problems import json_response, problem
 from hisadmin.core.store import get_store, new_uow
 from patients.api.schemas import (
     ERRORS_SCHEMA,
@@ -82,12 +82,6 @@ class AdministrationIn(Schema):
     note: str = Field("", max_length=300)
 
 
-def _json(request: HttpRequest, body: Any, status: int = 200, etag: str | None = None) -> HttpResponse:
-    response = api.create_response(request, body, status=status)
-    if etag:
-        response["ETag"] = etag
-    return response
-
 
 def order_out(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc["docContents"], "etag": doc["_etag"]}
@@ -95,12 +89,12 @@ def order_out(doc: dict[str, Any]) -> dict[str, Any]:
 
 def _patient(request: HttpRequest, patient_id: str) -> HttpResponse:
     doc = get_store().read(keys.patient(patient_id), PATIENT_ID)
-    return _json(request, patient_out(doc), etag=doc["_etag"])
+    return json_response(request, patient_out(doc), etag=doc["_etag"])
 
 
 def _order(request: HttpRequest, patient_id: str, order_id: str, status: int = 200) -> HttpResponse:
     doc = get_store().read(keys.patient(patient_id), order_doc_id(order_id))
-    return _json(request, order_out(doc), status, doc["_etag"])
+    return json_response(request, order_out(doc), status, etag=doc["_etag"])
 
 
 @router.post("/patients/{patient_id}/allergies", response={200: PatientOut, **ERRORS_SCHEMA},
@@ -135,7 +129,7 @@ def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
                                                        if_match), new_uow(),
                               actor=actor_for(request.user))
     doc = queries.admissions(get_store(), patient_id)[0]  # newest first: the one moved
-    return _json(request, admission_out(doc), etag=doc["_etag"])
+    return json_response(request, admission_out(doc), etag=doc["_etag"])
 
 
 @router.post("/patients/{patient_id}/orders", response={201: OrderOut, **ERRORS_SCHEMA},

@@ -6,10 +6,10 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Header, Router
 
 from cosmos_backend import keys
-from hisadmin.api import api, problem, register_domain_errors
 from hisadmin.core import policy
 from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
+from hisadmin.core.problems import json_response, problem
 from hisadmin.core.store import get_store, new_uow
 from patients import staff
 from patients.api.clinical import DemographicsIn
@@ -25,26 +25,15 @@ from patients.api.schemas import (
     event_out,
     patient_out,
 )
-from patients.domain.errors import DomainError
 from patients.persistence import queries
 from patients.persistence.documents import PATIENT_ID, admission_doc_id
 from patients.use_cases import admissions as commands
 from patients.use_cases import clinical
 
 router = Router(tags=["patients"])
-register_domain_errors(DomainError)
 ERRORS = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem, 412: Problem,
           422: Problem}
 
-
-def _json(request: HttpRequest, body: dict, status: int = 200, etag: str | None = None,
-          location: str | None = None) -> HttpResponse:
-    response = api.create_response(request, body, status=status)
-    if etag:
-        response["ETag"] = etag
-    if location:
-        response["Location"] = location
-    return response
 
 
 @router.post("/patients", response={201: PatientOut, **ERRORS}, summary="Register a patient")
@@ -58,8 +47,8 @@ def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
             birth_date=payload.birth_date, sex=payload.sex, mrn=payload.mrn,
         ), new_uow(), actor=actor_for(request.user))
         doc = get_store().read(keys.patient(patient.patient_id), PATIENT_ID)
-        return _json(request, patient_out(doc), 201, doc["_etag"],
-                     f"/api/v1/patients/{patient.patient_id}")
+        return json_response(request, patient_out(doc), 201, etag=doc["_etag"],
+                             location=f"/api/v1/patients/{patient.patient_id}")
 
     return with_idempotency(request, produce, problem)
 
@@ -76,7 +65,7 @@ def find(request: HttpRequest, mrn: str) -> list[dict]:
 def read(request: HttpRequest, patient_id: str) -> HttpResponse:
     policy.require(request.user, "read")
     doc = queries.patient_doc(get_store(), patient_id)
-    return _json(request, patient_out(doc), etag=doc["_etag"])
+    return json_response(request, patient_out(doc), etag=doc["_etag"])
 
 
 @router.post("/patients/{patient_id}/admissions", response={201: AdmissionOut, **ERRORS},
@@ -96,7 +85,7 @@ def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpRespon
             attending_id=attending_id, attending_name=attending_name,
         ), new_uow(), actor=actor_for(request.user))
         doc = get_store().read(keys.patient(patient_id), admission_doc_id(admission.admission_id))
-        return _json(request, admission_out(doc), 201, doc["_etag"])
+        return json_response(request, admission_out(doc), 201, etag=doc["_etag"])
 
     return with_idempotency(request, produce, problem)
 
@@ -119,7 +108,7 @@ def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
         patient_id=patient_id, disposition=payload.disposition, expected_etag=if_match,
     ), new_uow(), actor=actor_for(request.user))
     doc = get_store().read(keys.patient(patient_id), admission_doc_id(admission.admission_id))
-    return _json(request, admission_out(doc), etag=doc["_etag"])
+    return json_response(request, admission_out(doc), etag=doc["_etag"])
 
 
 @router.get("/patients/{patient_id}/events", response={200: EventPage, **ERRORS},
@@ -141,4 +130,4 @@ def update_demographics(request: HttpRequest, patient_id: str, payload: Demograp
         patient_id=patient_id, expected_etag=if_match, **payload.dict()), new_uow(),
         actor=actor_for(request.user))
     doc = get_store().read(keys.patient(patient_id), PATIENT_ID)
-    return _json(request, patient_out(doc), etag=doc["_etag"])
+    return json_response(request, patient_out(doc), etag=doc["_etag"])

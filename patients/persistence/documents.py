@@ -13,6 +13,21 @@ from patients.domain.records import Admission, Patient
 PATIENT_ID = "patient"
 
 
+def _asc(*paths: str) -> list[dict[str, str]]:
+    return [{"path": p, "order": "ascending"} for p in paths]
+
+
+# The patient partition's query shapes (filter paths, sort paths, then id).
+COMPOSITE_INDEXES: list[list[dict[str, str]]] = [
+    _asc("/docType", "/id"),  # audit trail (events by id = sequence), aggregates by type
+    # Admissions newest first: ORDER BY startedAt DESC, id DESC reads these backwards (the
+    # id tie-break follows the last key's direction, so one ascending index serves both).
+    _asc("/docType", "/docContents/startedAt", "/id"),
+    _asc("/docContents/startedAt", "/id"),
+    _asc("/docType", "/docContents/status", "/id"),  # the active admission / active orders
+]
+
+
 def admission_doc_id(admission_id: str) -> str:
     return f"adm-{admission_id}"
 

@@ -1,0 +1,38 @@
+"""JSON answers of the API, and RFC 9457 problem documents for its errors.
+
+Routers and the API assembly both answer through these, so every response is rendered the
+same way (orjson) without a router importing the assembly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+
+from hisadmin.core.renderers import ORJSONRenderer
+
+_RENDERER = ORJSONRenderer()
+PROBLEM_TYPE = "application/problem+json"
+
+
+def json_response(request: HttpRequest, body: Any, status: int = 200, *,
+                  etag: str | None = None, location: str | None = None) -> HttpResponse:
+    """``body`` rendered as JSON, with an ``ETag`` and a ``Location`` when given."""
+    response = HttpResponse(_RENDERER.render(request, body, response_status=status),
+                            status=status, content_type=_RENDERER.media_type)
+    if etag:
+        response["ETag"] = etag
+    if location:
+        response["Location"] = location
+    return response
+
+
+def problem(request: HttpRequest, status: int, title: str, detail: str = "",
+            **extra: Any) -> HttpResponse:
+    """An RFC 9457 problem document; ``extra`` members (``errors``, ``code``…) are added."""
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail or title,
+            **extra}
+    response = json_response(request, body, status)
+    response["Content-Type"] = PROBLEM_TYPE
+    return response

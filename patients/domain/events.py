@@ -1,0 +1,223 @@
+"""The patient record's events: their names and payload shapes, defined once.
+
+Use cases return these; the repository stores ``payload()`` (camelCase, as every stored
+event has been) in the patient's stream; projections, pages and the API read them through
+:class:`EventType` and the field names documented here. Plain Python: no Django, no store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+
+class EventType(StrEnum):
+    PATIENT_REGISTERED = "PatientRegistered"
+    DEMOGRAPHICS_UPDATED = "PatientDemographicsUpdated"
+    ALLERGY_ADDED = "AllergyAdded"
+    ALLERGY_REMOVED = "AllergyRemoved"
+    ADMISSION_STARTED = "AdmissionStarted"
+    PATIENT_TRANSFERRED = "PatientTransferred"
+    ADMISSION_ENDED = "AdmissionEnded"
+    MEDICATION_PRESCRIBED = "MedicationPrescribed"
+    IMAGING_EXAM_REQUESTED = "ImagingExamRequested"
+    LAB_TEST_REQUESTED = "LabTestRequested"
+    ORDER_READY = "OrderReady"
+    ORDER_STARTED = "OrderStarted"
+    ORDER_COMPLETED = "OrderCompleted"
+    ORDER_CANCELLED = "OrderCancelled"
+    ORDER_ASSIGNED = "OrderAssigned"
+    ORDER_UNASSIGNED = "OrderUnassigned"
+    MEDICATION_ADMINISTERED = "MedicationAdministered"
+
+
+# The event that places an order of each kind.
+ORDER_PLACED: dict[str, EventType] = {
+    "medication": EventType.MEDICATION_PRESCRIBED,
+    "imaging": EventType.IMAGING_EXAM_REQUESTED,
+    "lab": EventType.LAB_TEST_REQUESTED,
+}
+# The order status each progress event leaves the order in.
+ORDER_STATUS_AFTER: dict[EventType, str] = {
+    EventType.ORDER_READY: "ready",
+    EventType.ORDER_STARTED: "in_progress",
+    EventType.ORDER_COMPLETED: "completed",
+    EventType.ORDER_CANCELLED: "cancelled",
+}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened to a patient's record."""
+
+    type: ClassVar[EventType]
+
+    @property
+    def event_type(self) -> EventType:
+        """The stored type name (per kind or transition where one class has several)."""
+        return self.type
+
+    def payload(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class PatientRegistered(Event):
+    type = EventType.PATIENT_REGISTERED
+    patient_id: str
+    mrn: str
+    given_name: str
+    family_name: str
+    birth_date: str
+    sex: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"patientId": self.patient_id, "mrn": self.mrn, "givenName": self.given_name,
+                "familyName": self.family_name, "birthDate": self.birth_date, "sex": self.sex}
+
+
+@dataclass(frozen=True)
+class DemographicsUpdated(Event):
+    """``changes``: the corrected fields' new values; ``previous``: their old ones."""
+
+    type = EventType.DEMOGRAPHICS_UPDATED
+    changes: dict[str, Any]
+    previous: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        return {**self.changes, "previous": self.previous}
+
+
+@dataclass(frozen=True)
+class AllergyAdded(Event):
+    """``allergy``: the allergy as recorded on the patient (see ``Patient.add_allergy``)."""
+
+    type = EventType.ALLERGY_ADDED
+    allergy: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.allergy)
+
+
+@dataclass(frozen=True)
+class AllergyRemoved(Event):
+    type = EventType.ALLERGY_REMOVED
+    allergy_id: str
+    substance: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"allergyId": self.allergy_id, "substance": self.substance}
+
+
+@dataclass(frozen=True)
+class AdmissionStarted(Event):
+    type = EventType.ADMISSION_STARTED
+    admission_id: str
+    department_id: str
+    ward_id: str
+    bed: str | None
+    attending_id: str
+    attending_name: str
+    reason: str
+    started_at: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"admissionId": self.admission_id, "departmentId": self.department_id,
+                "wardId": self.ward_id, "bed": self.bed, "attendingId": self.attending_id,
+                "attendingName": self.attending_name, "reason": self.reason,
+                "startedAt": self.started_at}
+
+
+@dataclass(frozen=True)
+class PatientTransferred(Event):
+    """``move``: the transfer as recorded on the admission (see ``Admission.transfer``)."""
+
+    type = EventType.PATIENT_TRANSFERRED
+    admission_id: str
+    move: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        return {"admissionId": self.admission_id, **self.move}
+
+
+@dataclass(frozen=True)
+class AdmissionEnded(Event):
+    type = EventType.ADMISSION_ENDED
+    admission_id: str
+    disposition: str | None
+    ended_at: str | None
+    ward_id: str
+    bed: str | None
+
+    def payload(self) -> dict[str, Any]:
+        return {"admissionId": self.admission_id, "disposition": self.disposition,
+                "endedAt": self.ended_at, "wardId": self.ward_id, "bed": self.bed}
+
+
+@dataclass(frozen=True)
+class OrderPlaced(Event):
+    """``order``: the whole order as placed (``Order.as_record()``); its type is per kind."""
+
+    type = EventType.MEDICATION_PRESCRIBED  # see event_type: one per kind
+    kind: str
+    order: dict[str, Any]
+
+    @property
+    def event_type(self) -> EventType:
+        return ORDER_PLACED[self.kind]
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.order)
+
+
+@dataclass(frozen=True)
+class OrderProgressed(Event):
+    """Ready, started, completed or cancelled: ``status`` is the order's new status."""
+
+    type = EventType.ORDER_READY  # see event_type: one per transition
+    progress: EventType
+    order_id: str
+    status: str
+    cancel_reason: str | None = None
+
+    @property
+    def event_type(self) -> EventType:
+        return self.progress
+
+    def payload(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"orderId": self.order_id, "status": self.status}
+        if self.cancel_reason:
+            data["cancelReason"] = self.cancel_reason
+        return data
+
+
+@dataclass(frozen=True)
+class OrderAssigned(Event):
+    """An assignment (``assignee_id`` set) or an unassignment (``None``)."""
+
+    type = EventType.ORDER_ASSIGNED
+    order_id: str
+    assignee_id: str | None
+    assignee_name: str | None
+
+    @property
+    def event_type(self) -> EventType:
+        return EventType.ORDER_ASSIGNED if self.assignee_id else EventType.ORDER_UNASSIGNED
+
+    def payload(self) -> dict[str, Any]:
+        return {"orderId": self.order_id, "assigneeId": self.assignee_id,
+                "assigneeName": self.assignee_name}
+
+
+@dataclass(frozen=True)
+class MedicationAdministered(Event):
+    """``record``: the administration as kept on the order."""
+
+    type = EventType.MEDICATION_ADMINISTERED
+    order_id: str
+    record: dict[str, Any] = field(default_factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        return {"orderId": self.order_id, **self.record}
+
