@@ -1,0 +1,55 @@
+"""The one per-process cache: entries that expire after a few seconds.
+
+Reference data, live generations, relay lag and bearer-token lookups are read far more often
+than they change; each process keeps them for a short time instead of asking the store or
+the database on every request. Built on ``cachetools.TTLCache`` (a well-kept, small
+library) with a lock, since web processes serve requests from several threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+from cachetools import TTLCache
+
+V = TypeVar("V")
+
+
+class ExpiringCache(Generic[V]):
+    """``get(key, load)`` answers from the cache, or calls ``load()`` and keeps the result
+    for ``seconds``. Loads run outside the lock: two threads may load one key at once, and
+    the later result wins (every load here is an idempotent read)."""
+
+    def __init__(self, seconds: float, maxsize: int = 10_000) -> None:
+        self.seconds = seconds
+        self._entries: TTLCache[Hashable, V] = TTLCache(maxsize=maxsize, ttl=seconds)
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, load: Callable[[], V]) -> V:
+        with self._lock:
+            try:
+                return self._entries[key]
+            except KeyError:
+                pass
+        value = load()
+        with self._lock:
+            self._entries[key] = value
+        return value
+
+    def peek(self, key: Hashable) -> V | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: Hashable, value: V) -> None:
+        with self._lock:
+            self._entries[key] = value
+
+    def forget(self, key: Hashable | None = None) -> None:
+        """Drop one entry, or every entry when ``key`` is None."""
+        with self._lock:
+            if key is None:
+                self._entries.clear()
+            else:
+                self._entries.pop(key, None)
