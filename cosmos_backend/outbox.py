@@ -38,11 +38,11 @@ def stream_seq(uow: UnitOfWork, pk: str) -> int:
 def start_stream(uow: UnitOfWork, pk: str, *, fields: Mapping[str, Any] | None = None) -> None:
     """Register a new, empty stream in ``uow`` (a new partition: nothing to read first).
 
-    ``fields``: top-level ``Query*`` fields the stream document carries, so a caller can
-    read it in the same query as its other documents.
+    ``fields``: top-level fields the stream document carries (they are kept on every
+    append), so a caller can read it in the same query as its other documents.
     """
-    uow.add(wrap(doc_id=STREAM_ID, pk=pk, doc_type=STREAM_DOC_TYPE, contents={"seq": 0},
-                 query_fields=dict(fields or {})))
+    doc = wrap(doc_id=STREAM_ID, pk=pk, doc_type=STREAM_DOC_TYPE, contents={"seq": 0})
+    uow.add({**doc, **(fields or {})})
 
 
 def append_events(
