@@ -29,7 +29,9 @@ test-deps: install
 	@if [ -f tests/cosmos_wire/package.json ] && [ ! -d tests/cosmos_wire/node_modules ]; then \
 	  (cd tests/cosmos_wire && npm ci --silent --no-audit --no-fund); fi
 
+# The architecture contracts first: a broken one fails the run before any test starts.
 test: test-deps
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 BENCH_STAMP := $(VENV)/.bench-installed
@@ -51,8 +53,10 @@ bench: bench-deps
 	$(BIN)/python -m bench.worklists_bench --quick
 	$(BIN)/python -m bench.compare --sizes 1000,10000,100000 $(if $(COSMOS_ENDPOINT),--cosmos,)
 
+# --no-cache: the graph takes a second to build, and no cache directory is left behind.
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache --no-logo
 
 clean-var:
 	rm -rf var
