@@ -49,8 +49,7 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
 
     from cosmos_backend.uow import UnitOfWork
     from hisadmin.core.policy import actor_for
-    from patients.use_cases import admissions as commands
-    from patients.use_cases import clinical
+    from patients import use_cases
 
     clerk = actor_for(User.objects.get(username="clerk"))
     doctor_user = User.objects.get(username="clinician")
@@ -63,34 +62,34 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
         return UnitOfWork(store)
 
     for n, p in enumerate(patients, 1):
-        pid = commands.register_patient(commands.RegisterPatient(
+        pid = use_cases.register_patient(use_cases.RegisterPatient(
             given_name=p.given, family_name=p.family, birth_date=p.birth_date, sex=p.sex,
             mrn=p.mrn), uow(), actor=clerk).patient_id
         for substance, reaction, severity in p.allergies:
-            clinical.add_allergy(clinical.AddAllergy(patient_id=pid, substance=substance,
+            use_cases.add_allergy(use_cases.AddAllergy(patient_id=pid, substance=substance,
                                                      reaction=reaction, severity=severity),
                                  uow(), actor=doctor)
         for stay in p.stays:
-            commands.admit_patient(commands.AdmitPatient(
+            use_cases.admit_patient(use_cases.AdmitPatient(
                 patient_id=pid, department_id=stay.department, ward_id=stay.ward,
                 bed=stay.bed, reason=stay.reason, attending_id=str(doctor_user.pk),
                 attending_name=doctor.display_name), uow(), actor=clerk)
             for o in stay.orders:
-                oid = clinical.place_order(clinical.PlaceOrder(
+                oid = use_cases.place_order(use_cases.PlaceOrder(
                     patient_id=pid, kind=o.kind, urgency=o.urgency, **o.fields), uow(),
                     actor=doctor).order_id
                 if o.assign_to_nurse:
-                    clinical.assign_order(clinical.AssignOrder(
+                    use_cases.assign_order(use_cases.AssignOrder(
                         pid, oid, str(nurse_user.pk), nurse.display_name), uow(), actor=doctor)
                 for action in _actions(o):
                     if action == "administer":
-                        clinical.administer(clinical.Administer(
+                        use_cases.administer(use_cases.Administer(
                             pid, oid, o.fields["dose"], o.fields["unit"]), uow(), actor=nurse)
                     else:
-                        clinical.progress_order(clinical.ProgressOrder(
+                        use_cases.progress_order(use_cases.ProgressOrder(
                             pid, oid, action, "No longer indicated"), uow(), actor=nurse)
             if not stay.current:
-                commands.discharge_patient(commands.DischargePatient(pid, "home"), uow(),
+                use_cases.discharge_patient(use_cases.DischargePatient(pid, "home"), uow(),
                                            actor=clerk)
         if progress and n % 1000 == 0:
             rate = n / (time.perf_counter() - started)

@@ -46,8 +46,8 @@ def main() -> None:
     from cosmos_backend.uow import UnitOfWork
     from hisadmin.core.actor import SYSTEM_ACTOR
     from hisadmin.core.store import get_store
+    from patients import use_cases
     from patients.persistence import reference
-    from patients.use_cases import admissions as commands
     from worklists.projection.rows import ADMITTED
     from worklists.projection.schema import view_pk
     from worklists.read.generations import active_generation
@@ -57,7 +57,7 @@ def main() -> None:
     n = int(args.rate * args.seconds)
     from datetime import date
 
-    patients = [commands.register_patient(commands.RegisterPatient(
+    patients = [use_cases.register_patient(use_cases.RegisterPatient(
         given_name="Bench", family_name=f"Patient{i:05d}", birth_date=date(1970, 1, 1)),
         UnitOfWork(store), actor=SYSTEM_ACTOR).patient_id for i in range(n)]
 
@@ -113,7 +113,7 @@ def main() -> None:
             delay = target - time.perf_counter()
             if delay > 0:
                 time.sleep(delay)
-            commands.admit_patient(commands.AdmitPatient(
+            use_cases.admit_patient(use_cases.AdmitPatient(
                 patient_id=pid, department_id="MED", ward_id="MED-1", reason="bench"),
                 UnitOfWork(store), actor=SYSTEM_ACTOR)
             with lock:

@@ -14,9 +14,8 @@ from cosmos_backend.store import DocumentStore
 from hisadmin.core.policy import actor_for
 from hisadmin.core.roles import ensure_groups
 from hisadmin.core.store import new_uow
+from patients import use_cases
 from patients.persistence import mrn, reference
-from patients.use_cases import admissions as commands
-from patients.use_cases import clinical
 
 DEMO_USERS = (
     ("clinician", "clinician-demo-2026", "clinician", "Grace Hopper"),
@@ -88,17 +87,17 @@ def load_patients(store: DocumentStore) -> Iterator[str]:
         if mrn.lookup(store, demo_mrn(n)) is not None:
             yield f"patient {demo_mrn(n)} exists"
             continue
-        patient = commands.register_patient(commands.RegisterPatient(
+        patient = use_cases.register_patient(use_cases.RegisterPatient(
             given_name=given, family_name=family, birth_date=born, sex=sex, mrn=demo_mrn(n)),
             new_uow(), actor=clerk)
         if stay is not None:
             department, ward, bed, reason = stay
-            commands.admit_patient(commands.AdmitPatient(
+            use_cases.admit_patient(use_cases.AdmitPatient(
                 patient_id=patient.patient_id, department_id=department, ward_id=ward,
                 bed=bed, reason=reason, attending_id=str(clinician.pk),
                 attending_name=clinician.get_full_name()), new_uow(), actor=clerk)
             for order in DEMO_ORDERS.get(ward, ()):
-                clinical.place_order(clinical.PlaceOrder(patient_id=patient.patient_id,
+                use_cases.place_order(use_cases.PlaceOrder(patient_id=patient.patient_id,
                                                          **order), new_uow(), actor=doctor)
         yield f"patient {patient.mrn} registered" + (f" and admitted to {stay[1]}" if stay
                                                       else "")

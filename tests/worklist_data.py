@@ -10,17 +10,18 @@ import uuid
 from datetime import UTC, date, datetime
 
 from cosmos_backend import keys
-from cosmos_backend.envelope import wrap
 from cosmos_backend.outbox import append_events
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
-from patients.use_cases import admissions as commands
+from patients import use_cases
+from patients.domain.orders import Order
+from patients.persistence.documents import order_from_doc, order_to_doc
 
 
 def register(store: DocumentStore, family: str, given: str = "Ann",
              born: date = date(1960, 5, 1), sex: str = "female") -> str:
-    patient = commands.register_patient(commands.RegisterPatient(
+    patient = use_cases.register_patient(use_cases.RegisterPatient(
         given_name=given, family_name=family, birth_date=born, sex=sex), UnitOfWork(store),
         actor=SYSTEM_ACTOR)
     return patient.patient_id
@@ -28,14 +29,14 @@ def register(store: DocumentStore, family: str, given: str = "Ann",
 
 def admit(store: DocumentStore, patient_id: str, department: str = "CARD",
           ward: str = "CARD-A", bed: str = "") -> str:
-    admission = commands.admit_patient(commands.AdmitPatient(
+    admission = use_cases.admit_patient(use_cases.AdmitPatient(
         patient_id=patient_id, department_id=department, ward_id=ward, reason="obs", bed=bed),
         UnitOfWork(store), actor=SYSTEM_ACTOR)
     return admission.admission_id
 
 
 def discharge(store: DocumentStore, patient_id: str) -> None:
-    commands.discharge_patient(commands.DischargePatient(patient_id=patient_id,
+    use_cases.discharge_patient(use_cases.DischargePatient(patient_id=patient_id,
                                                          disposition="home"),
                                UnitOfWork(store), actor=SYSTEM_ACTOR)
 
@@ -51,8 +52,7 @@ def place_order(store: DocumentStore, patient_id: str, admission_id: str, *,
                 "assigneeId": None, "assigneeName": None, "placedAt": now, "placedBy": "7",
                 "modality": "CR", "bodyPart": "chest", "version": 1}
     uow = UnitOfWork(store)
-    uow.add(wrap(doc_id=f"ord-{order_id}", pk=keys.patient(patient_id), doc_type="Order",
-                 sub_type="ImagingExam", contents=contents))
+    uow.add(order_to_doc(Order.from_record(contents)))
     append_events(uow, keys.patient(patient_id), [("ImagingExamRequested", contents)],
                   actor=SYSTEM_ACTOR.as_dict())
     uow.commit()
@@ -64,7 +64,7 @@ def update_order(store: DocumentStore, patient_id: str, order_id: str, event: st
     uow = UnitOfWork(store)
     doc = uow.get(keys.patient(patient_id), f"ord-{order_id}")
     doc["docContents"].update(changes)
-    uow.update(doc)
+    uow.update(order_to_doc(order_from_doc(doc)))  # the store's mapping: marks an open order
     append_events(uow, keys.patient(patient_id), [(event, {"orderId": order_id, **changes})],
                   actor=SYSTEM_ACTOR.as_dict())
     uow.commit()

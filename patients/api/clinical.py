@@ -17,6 +17,7 @@ from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, problem
 from hisadmin.core.store import get_store, new_uow
+from patients import use_cases
 from patients.api.schemas import (
     ERRORS_SCHEMA,
     AdmissionOut,
@@ -28,7 +29,6 @@ from patients.api.schemas import (
 from patients.domain.errors import InvalidInput, UnknownPatient
 from patients.persistence import queries
 from patients.persistence.documents import PATIENT_ID, order_doc_id
-from patients.use_cases import clinical
 
 router = Router(tags=["clinical record"])
 
@@ -102,7 +102,7 @@ def _order(request: HttpRequest, patient_id: str, order_id: str, status: int = 2
 def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
                 if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     policy.require(request.user, "add_allergy")
-    clinical.add_allergy(clinical.AddAllergy(patient_id=patient_id, expected_etag=if_match,
+    use_cases.add_allergy(use_cases.AddAllergy(patient_id=patient_id, expected_version=if_match,
                                              **payload.dict()), new_uow(),
                          actor=actor_for(request.user))
     return _patient(request, patient_id)
@@ -113,7 +113,7 @@ def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str,
                    if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     policy.require(request.user, "remove_allergy")
-    clinical.remove_allergy(clinical.RemoveAllergy(patient_id, allergy_id, if_match),
+    use_cases.remove_allergy(use_cases.RemoveAllergy(patient_id, allergy_id, if_match),
                             new_uow(), actor=actor_for(request.user))
     return _patient(request, patient_id)
 
@@ -125,7 +125,7 @@ def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """``If-Match``: the active admission's ETag."""
     policy.require(request.user, "transfer")
-    clinical.transfer_patient(clinical.TransferPatient(patient_id, payload.ward_id, payload.bed,
+    use_cases.transfer_patient(use_cases.TransferPatient(patient_id, payload.ward_id, payload.bed,
                                                        if_match), new_uow(),
                               actor=actor_for(request.user))
     doc = queries.admissions(get_store(), patient_id)[0]  # newest first: the one moved
@@ -139,7 +139,7 @@ def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> Http
     policy.require(request.user, "place_order")
 
     def produce() -> HttpResponse:
-        order = clinical.place_order(clinical.PlaceOrder(patient_id=patient_id,
+        order = use_cases.place_order(use_cases.PlaceOrder(patient_id=patient_id,
                                                          **payload.dict()), new_uow(),
                                      actor=actor_for(request.user))
         return _order(request, patient_id, order.order_id, 201)
@@ -175,7 +175,7 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
     policy.require(request.user, "administer")
 
     def produce() -> HttpResponse:
-        clinical.administer(clinical.Administer(patient_id, order_id, payload.dose, payload.unit,
+        use_cases.administer(use_cases.Administer(patient_id, order_id, payload.dose, payload.unit,
                                                 payload.note, if_match), new_uow(),
                             actor=actor_for(request.user))
         return _order(request, patient_id, order_id, 201)
@@ -195,7 +195,7 @@ def assign(request: HttpRequest, patient_id: str, order_id: str, payload: Assign
         if user is None:
             raise InvalidInput(f"No active user {payload.assignee!r}.", field="assignee")
         assignee_id, assignee_name = str(user.pk), user.get_full_name() or user.get_username()
-    clinical.assign_order(clinical.AssignOrder(patient_id, order_id, assignee_id, assignee_name,
+    use_cases.assign_order(use_cases.AssignOrder(patient_id, order_id, assignee_id, assignee_name,
                                                if_match), new_uow(),
                           actor=actor_for(request.user))
     return _order(request, patient_id, order_id)
@@ -209,7 +209,7 @@ def progress(request: HttpRequest, patient_id: str, order_id: str,
              action: Literal["ready", "start", "complete", "cancel"], payload: ActionIn,
              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     policy.require(request.user, "cancel_order" if action == "cancel" else "progress_order")
-    clinical.progress_order(clinical.ProgressOrder(patient_id, order_id, action, payload.reason,
+    use_cases.progress_order(use_cases.ProgressOrder(patient_id, order_id, action, payload.reason,
                                                    if_match), new_uow(),
                             actor=actor_for(request.user))
     return _order(request, patient_id, order_id)

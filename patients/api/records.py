@@ -11,7 +11,7 @@ from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, problem
 from hisadmin.core.store import get_store, new_uow
-from patients import staff
+from patients import staff, use_cases
 from patients.api.clinical import DemographicsIn
 from patients.api.schemas import (
     AdmissionOut,
@@ -27,8 +27,6 @@ from patients.api.schemas import (
 )
 from patients.persistence import queries
 from patients.persistence.documents import PATIENT_ID, admission_doc_id
-from patients.use_cases import admissions as commands
-from patients.use_cases import clinical
 
 router = Router(tags=["patients"])
 ERRORS = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem, 412: Problem,
@@ -42,7 +40,7 @@ def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
     policy.require(request.user, "register")
 
     def produce() -> HttpResponse:
-        patient = commands.register_patient(commands.RegisterPatient(
+        patient = use_cases.register_patient(use_cases.RegisterPatient(
             given_name=payload.given_name, family_name=payload.family_name,
             birth_date=payload.birth_date, sex=payload.sex, mrn=payload.mrn,
         ), new_uow(), actor=actor_for(request.user))
@@ -79,7 +77,7 @@ def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpRespon
         attending_id, attending_name = staff.attending(payload.attending)
 
     def produce() -> HttpResponse:
-        admission = commands.admit_patient(commands.AdmitPatient(
+        admission = use_cases.admit_patient(use_cases.AdmitPatient(
             patient_id=patient_id, department_id=payload.department_id,
             ward_id=payload.ward_id, bed=payload.bed, reason=payload.reason,
             attending_id=attending_id, attending_name=attending_name,
@@ -104,8 +102,8 @@ def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
               if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """``If-Match``: the admission's ETag you based this on (412 if it changed)."""
     policy.require(request.user, "discharge")
-    admission = commands.discharge_patient(commands.DischargePatient(
-        patient_id=patient_id, disposition=payload.disposition, expected_etag=if_match,
+    admission = use_cases.discharge_patient(use_cases.DischargePatient(
+        patient_id=patient_id, disposition=payload.disposition, expected_version=if_match,
     ), new_uow(), actor=actor_for(request.user))
     doc = get_store().read(keys.patient(patient_id), admission_doc_id(admission.admission_id))
     return json_response(request, admission_out(doc), etag=doc["_etag"])
@@ -126,8 +124,8 @@ def update_demographics(request: HttpRequest, patient_id: str, payload: Demograp
                         if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """Send the patient's ETag in ``If-Match``; a stale one gets 412 and nothing changes."""
     policy.require(request.user, "update_demographics")
-    clinical.update_demographics(clinical.UpdateDemographics(
-        patient_id=patient_id, expected_etag=if_match, **payload.dict()), new_uow(),
+    use_cases.update_demographics(use_cases.UpdateDemographics(
+        patient_id=patient_id, expected_version=if_match, **payload.dict()), new_uow(),
         actor=actor_for(request.user))
     doc = get_store().read(keys.patient(patient_id), PATIENT_ID)
     return json_response(request, patient_out(doc), etag=doc["_etag"])

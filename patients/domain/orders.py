@@ -3,25 +3,45 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from patients.domain.errors import InvalidInput, InvalidTransition
+from patients.domain.events import EventType
 
-__all__ = ["Order", "InvalidTransition", "KINDS", "PLACED_EVENT", "URGENCIES", "ACTIVE"]
+
+class OrderStatus(StrEnum):
+    CREATED = "created"
+    READY = "ready"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
 
 
+class Urgency(StrEnum):
+    ROUTINE = "routine"
+    STAT = "stat"
+
+
+# Order kind → the document subtype it is stored as.
 KINDS = {"medication": "MedicationPrescription", "imaging": "ImagingExam", "lab": "LabTest"}
-PLACED_EVENT = {"medication": "MedicationPrescribed", "imaging": "ImagingExamRequested",
-                "lab": "LabTestRequested"}
-URGENCIES = ("routine", "stat")
-ACTIVE = ("created", "ready", "in_progress")
+URGENCIES = tuple(Urgency)
+ACTIVE = (OrderStatus.CREATED, OrderStatus.READY, OrderStatus.IN_PROGRESS)
+STATUS_LABELS = {OrderStatus.CREATED: "Created", OrderStatus.READY: "Ready",
+                 OrderStatus.IN_PROGRESS: "In progress", OrderStatus.COMPLETED: "Completed",
+                 OrderStatus.CANCELLED: "Cancelled"}
 # Action → (states it is allowed from, new state, event).
-TRANSITIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    "ready": (("created",), "ready", "OrderReady"),
-    "start": (("created", "ready"), "in_progress", "OrderStarted"),
-    "complete": (("in_progress",), "completed", "OrderCompleted"),
-    "cancel": (ACTIVE, "cancelled", "OrderCancelled"),
+TRANSITIONS: dict[str, tuple[tuple[OrderStatus, ...], OrderStatus, EventType]] = {
+    "ready": ((OrderStatus.CREATED,), OrderStatus.READY, EventType.ORDER_READY),
+    "start": ((OrderStatus.CREATED, OrderStatus.READY), OrderStatus.IN_PROGRESS,
+              EventType.ORDER_STARTED),
+    "complete": ((OrderStatus.IN_PROGRESS,), OrderStatus.COMPLETED, EventType.ORDER_COMPLETED),
+    "cancel": (ACTIVE, OrderStatus.CANCELLED, EventType.ORDER_CANCELLED),
 }
+# The fields every order has; the rest of its record are its kind's ``details``.
+CORE_FIELDS = ("orderId", "patientId", "admissionId", "kind", "status", "urgency",
+               "description", "departmentId", "wardId", "assigneeId", "assigneeName",
+               "placedAt", "placedBy", "cancelReason", "administrations", "version")
 
 
 @dataclass
@@ -37,7 +57,7 @@ class Order:
     placed_at: str
     placed_by: str
     details: dict[str, Any]
-    status: str = "created"
+    status: str = OrderStatus.CREATED
     assignee_id: str | None = None
     assignee_name: str | None = None
     cancel_reason: str | None = None
@@ -52,11 +72,37 @@ class Order:
             raise InvalidInput("Urgency must be routine or stat.", field="urgency")
         return cls(kind=kind, urgency=urgency, **values)
 
+    @classmethod
+    def from_record(cls, c: dict[str, Any]) -> Order:
+        """The order from :meth:`as_record`'s shape (the stored and the event shape)."""
+        return cls(
+            order_id=c["orderId"], patient_id=c["patientId"], admission_id=c["admissionId"],
+            kind=c["kind"], urgency=c["urgency"], description=c["description"],
+            department_id=c["departmentId"], ward_id=c.get("wardId") or "",
+            placed_at=c["placedAt"], placed_by=c.get("placedBy", ""),
+            details={k: v for k, v in c.items() if k not in CORE_FIELDS},
+            status=c["status"], assignee_id=c.get("assigneeId"),
+            assignee_name=c.get("assigneeName"), cancel_reason=c.get("cancelReason"),
+            administrations=list(c.get("administrations", [])), version=c.get("version", 1))
+
+    def as_record(self) -> dict[str, Any]:
+        """The whole order, camelCase: what is stored and what its placing event carries."""
+        return {
+            "orderId": self.order_id, "patientId": self.patient_id,
+            "admissionId": self.admission_id, "kind": self.kind, "status": str(self.status),
+            "urgency": str(self.urgency), "description": self.description,
+            "departmentId": self.department_id, "wardId": self.ward_id,
+            "assigneeId": self.assignee_id, "assigneeName": self.assignee_name,
+            "placedAt": self.placed_at, "placedBy": self.placed_by,
+            "cancelReason": self.cancel_reason, "administrations": self.administrations,
+            "version": self.version, **self.details,
+        }
+
     @property
     def active(self) -> bool:
         return self.status in ACTIVE
 
-    def transition(self, action: str, *, reason: str = "") -> str:
+    def transition(self, action: str, *, reason: str = "") -> EventType:
         """Move the order; returns the event type. Cancelling needs a reason."""
         if action not in TRANSITIONS:
             raise InvalidInput(f"Unknown action {action!r}.", field="action")
@@ -74,22 +120,25 @@ class Order:
         self.version += 1
         return event
 
-    def assign(self, user_id: str | None, user_name: str | None) -> str:
+    def assign(self, user_id: str | None, user_name: str | None) -> EventType:
         if not self.active:
             raise InvalidTransition("Only active orders can be assigned.")
         self.assignee_id, self.assignee_name = user_id, user_name
         self.version += 1
-        return "OrderAssigned" if user_id else "OrderUnassigned"
+        return EventType.ORDER_ASSIGNED if user_id else EventType.ORDER_UNASSIGNED
 
-    def administer(self, record: dict[str, Any]) -> None:
+    def administer(self, record: dict[str, Any]) -> bool:
+        """Record a dose given; returns True when that started the order."""
         if self.kind != "medication":
             raise InvalidTransition("Only medication orders have administrations.")
-        if self.status not in ("ready", "in_progress"):
+        if self.status not in (OrderStatus.READY, OrderStatus.IN_PROGRESS):
             raise InvalidTransition(
                 "Administer only a ready or in-progress prescription (mark it ready first).")
         if record["dose"] <= 0:
             raise InvalidInput("The dose must be positive.", field="dose")
         self.administrations.append(record)
-        if self.status == "ready":
-            self.status = "in_progress"
+        started = self.status == OrderStatus.READY
+        if started:
+            self.status = OrderStatus.IN_PROGRESS
         self.version += 1
+        return started

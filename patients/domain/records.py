@@ -1,7 +1,7 @@
 """Clinical domain: patients and admissions as plain Python, with their rules.
 
-No Django, no store: use cases in :mod:`patients.commands` load and save these through the
-mapping in :mod:`patients.documents`.
+No Django, no store: the use cases (:mod:`patients.use_cases`) load and save these through
+the patient-record repository (:mod:`patients.persistence.repository`).
 """
 
 from __future__ import annotations
@@ -10,12 +10,20 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from enum import StrEnum
 from typing import Any
 
 from patients.domain.errors import InvalidInput, NotAdmitted, PatientAlreadyAdmitted, UnknownAllergy
 
 SEXES = ("female", "male", "other", "unknown")
 SEVERITIES = ("mild", "moderate", "severe")
+DISPOSITIONS = ("home", "transfer-other-facility", "care-home", "deceased", "self-discharge")
+
+
+class AdmissionStatus(StrEnum):
+    ACTIVE = "active"
+    ENDED = "ended"
+
 MRN_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9-]{2,19}$")
 NAME_MAX = 100
 
@@ -150,7 +158,7 @@ class Admission:
     attending_name: str
     reason: str
     started_at: str
-    status: str = "active"
+    status: str = AdmissionStatus.ACTIVE
     ended_at: str | None = None
     disposition: str | None = None
     transfers: list[dict[str, Any]] = field(default_factory=list)
@@ -175,7 +183,7 @@ class Admission:
     def transfer(self, *, ward_id: str, department_id: str, bed: str | None, now: datetime,
                  by: str) -> dict[str, Any]:
         """Move to another ward and/or bed; returns the transfer record (also kept here)."""
-        if self.status != "active":
+        if self.status != AdmissionStatus.ACTIVE:
             raise NotAdmitted("Only an active admission can be transferred.")
         bed = bed or None
         if (self.ward_id, self.bed) == (ward_id, bed):
@@ -189,9 +197,12 @@ class Admission:
         return move
 
     def end(self, *, disposition: str, now: datetime) -> None:
-        if self.status != "active":
+        if disposition not in DISPOSITIONS:
+            raise InvalidInput(f"Disposition must be one of {', '.join(DISPOSITIONS)}.",
+                               field="disposition")
+        if self.status != AdmissionStatus.ACTIVE:
             raise NotAdmitted("This admission has already ended.")
-        self.status = "ended"
+        self.status = AdmissionStatus.ENDED
         self.ended_at = now.isoformat()
         self.disposition = disposition
         self.version += 1

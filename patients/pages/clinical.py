@@ -14,6 +14,7 @@ from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
+from patients import use_cases
 from patients.domain.errors import DomainError, UnknownPatient
 from patients.pages.clinical_forms import (
     ORDER_FORMS,
@@ -25,7 +26,6 @@ from patients.pages.clinical_forms import (
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context, _report
 from patients.persistence import queries, reference
 from patients.persistence.documents import PATIENT_ID
-from patients.use_cases import clinical
 
 
 def _form_page(request: HttpRequest, patient_id: str, form: Any, title: str,
@@ -84,8 +84,8 @@ def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
             form.data = {**current, "etag": current["etag"]}
             return current["etag"]
 
-        if _run(request, form, lambda: clinical.update_demographics(
-                clinical.UpdateDemographics(patient_id=patient_id, expected_etag=etag, **data),
+        if _run(request, form, lambda: use_cases.update_demographics(
+                use_cases.UpdateDemographics(patient_id=patient_id, expected_version=etag, **data),
                 new_uow(), actor=actor_for(request.user)), "Demographics saved.", show_current):
             return redirect("admin:patient_chart", patient_id)
     return _form_page(request, patient_id, form, "Correct demographics", "Save")
@@ -98,8 +98,8 @@ def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         etag = data.pop("etag")
-        if _run(request, form, lambda: clinical.add_allergy(clinical.AddAllergy(
-                patient_id=patient_id, expected_etag=etag, **data), new_uow(),
+        if _run(request, form, lambda: use_cases.add_allergy(use_cases.AddAllergy(
+                patient_id=patient_id, expected_version=etag, **data), new_uow(),
                 actor=actor_for(request.user)), "Allergy recorded.", _patient_etag(patient_id)):
             return redirect("admin:patient_chart", patient_id)
     return _form_page(request, patient_id, form, "Record an allergy", "Record")
@@ -108,7 +108,7 @@ def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
 @requires("remove_allergy")
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str) -> HttpResponse:
     if request.method == "POST":
-        _report(request, lambda: clinical.remove_allergy(clinical.RemoveAllergy(
+        _report(request, lambda: use_cases.remove_allergy(use_cases.RemoveAllergy(
             patient_id, allergy_id, request.POST.get("etag") or None), new_uow(),
             actor=actor_for(request.user)), "Allergy removed.")
     return redirect("admin:patient_chart", patient_id)
@@ -128,7 +128,7 @@ def transfer(request: HttpRequest, patient_id: str) -> HttpResponse:
                                  "etag": active["_etag"]})
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        if _run(request, form, lambda: clinical.transfer_patient(clinical.TransferPatient(
+        if _run(request, form, lambda: use_cases.transfer_patient(use_cases.TransferPatient(
                 patient_id, d["ward_id"], d["bed"], d["etag"]), new_uow(),
                 actor=actor_for(request.user)), "Transferred.", lambda: active["_etag"]):
             return redirect("admin:patient_chart", patient_id)
@@ -144,7 +144,7 @@ def place_order(request: HttpRequest, patient_id: str, kind: str) -> HttpRespons
     choices = {t: reference.choices(store, t) for t in reference.TYPES}
     form = form_class(request.POST or None, choices=choices)
     if request.method == "POST" and form.is_valid() and _run(
-            request, form, lambda: clinical.place_order(clinical.PlaceOrder(
+            request, form, lambda: use_cases.place_order(use_cases.PlaceOrder(
                 patient_id=patient_id, kind=kind, **form.cleaned_data), new_uow(),
                 actor=actor_for(request.user)), f"{title}: order placed."):
         return redirect("admin:patient_chart", patient_id)
@@ -161,13 +161,13 @@ def order_action(request: HttpRequest, patient_id: str, order_id: str) -> HttpRe
     if action in ("assign", "unassign"):
         policy.require(request.user, "assign_order")
         me = action == "assign"
-        _report(request, lambda: clinical.assign_order(clinical.AssignOrder(
+        _report(request, lambda: use_cases.assign_order(use_cases.AssignOrder(
             patient_id, order_id, actor.id if me else None,
             actor.display_name if me else None, etag), new_uow(), actor=actor),
             "Order updated.")
     else:
         policy.require(request.user, "cancel_order" if action == "cancel" else "progress_order")
-        _report(request, lambda: clinical.progress_order(clinical.ProgressOrder(
+        _report(request, lambda: use_cases.progress_order(use_cases.ProgressOrder(
             patient_id, order_id, action, request.POST.get("reason", ""), etag), new_uow(),
             actor=actor), "Order updated.")
     return redirect("admin:patient_chart", patient_id)
@@ -185,8 +185,8 @@ def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResp
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         etag = data.pop("etag")
-        if _run(request, form, lambda: clinical.administer(clinical.Administer(
-                patient_id, order_id, expected_etag=etag, **data), new_uow(),
+        if _run(request, form, lambda: use_cases.administer(use_cases.Administer(
+                patient_id, order_id, expected_version=etag, **data), new_uow(),
                 actor=actor_for(request.user)), "Administration recorded.",
                 lambda: order["_etag"]):
             return redirect("admin:patient_chart", patient_id)

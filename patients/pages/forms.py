@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from patients.domain.records import SEXES
-from patients.use_cases.admissions import DISPOSITIONS
+from patients.domain.records import DISPOSITIONS, SEXES
 
 
 class RegisterForm(forms.Form):

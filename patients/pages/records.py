@@ -17,12 +17,11 @@ from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
-from patients import staff
+from patients import staff, use_cases
 from patients.domain.errors import DomainError, UnknownPatient
 from patients.pages import audit
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 from patients.persistence import queries, reference
-from patients.use_cases import admissions as commands
 
 STALE_MESSAGE = ("This record was changed by someone else meanwhile. The page now shows the "
                  "current values; review them and submit again.")
@@ -67,7 +66,7 @@ def register_patient(request: HttpRequest) -> HttpResponse:
     form = RegisterForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            patient = commands.register_patient(commands.RegisterPatient(**form.cleaned_data),
+            patient = use_cases.register_patient(use_cases.RegisterPatient(**form.cleaned_data),
                                                 new_uow(), actor=actor_for(request.user))
         except DomainError as exc:
             _attach(form, exc)
@@ -129,7 +128,7 @@ def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
         data = dict(form.cleaned_data)
         attending_id = data.pop("attending")
         try:
-            commands.admit_patient(commands.AdmitPatient(
+            use_cases.admit_patient(use_cases.AdmitPatient(
                 patient_id=patient_id, attending_id=attending_id,
                 attending_name=dict(doctors).get(attending_id, ""), **data),
                 new_uow(), actor=actor_for(request.user))
@@ -148,9 +147,9 @@ def discharge_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
         return redirect("admin:patient_chart", patient_id)
     form = DischargeForm(request.POST)
     if form.is_valid():
-        _report(request, lambda: commands.discharge_patient(commands.DischargePatient(
+        _report(request, lambda: use_cases.discharge_patient(use_cases.DischargePatient(
             patient_id=patient_id, disposition=form.cleaned_data["disposition"],
-            expected_etag=form.cleaned_data["etag"]), new_uow(),
+            expected_version=form.cleaned_data["etag"]), new_uow(),
             actor=actor_for(request.user)), "Discharged.")
     else:
         messages.error(request, "Choose a disposition.")

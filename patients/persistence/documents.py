@@ -1,4 +1,10 @@
-"""Mapping between domain objects and store documents (see docs/data-model.md)."""
+"""Mapping between the record's domain objects and store documents (docs/data-model.md).
+
+The patient's open record — the patient, the event-stream head, the active admission and
+the active orders — carries the top-level field ``open: true``, so a command reads all it
+needs with one single-partition query (:mod:`patients.persistence.repository`). It is not a
+``Query*`` field on purpose: those put a document into the views' partial indexes.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,12 @@ from typing import Any
 from cosmos_backend import keys
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Document
-from patients.domain.records import Admission, Patient
+from patients.domain.orders import KINDS, Order
+from patients.domain.records import Admission, AdmissionStatus, Patient
 
 PATIENT_ID = "patient"
+PATIENT, ADMISSION, ORDER = "Patient", "Admission", "Order"
+OPEN_FIELD = "open"  # marks a document of the open record (see the module docstring)
 
 
 def _asc(*paths: str) -> list[dict[str, str]]:
@@ -19,12 +28,13 @@ def _asc(*paths: str) -> list[dict[str, str]]:
 
 # The patient partition's query shapes (filter paths, sort paths, then id).
 COMPOSITE_INDEXES: list[list[dict[str, str]]] = [
+    _asc("/open", "/id"),  # the open record: one query per command
     _asc("/docType", "/id"),  # audit trail (events by id = sequence), aggregates by type
     # Admissions newest first: ORDER BY startedAt DESC, id DESC reads these backwards (the
     # id tie-break follows the last key's direction, so one ascending index serves both).
     _asc("/docType", "/docContents/startedAt", "/id"),
     _asc("/docContents/startedAt", "/id"),
-    _asc("/docType", "/docContents/status", "/id"),  # the active admission / active orders
+    _asc("/docType", "/docContents/status", "/id"),  # active orders on the chart
 ]
 
 
@@ -32,13 +42,23 @@ def admission_doc_id(admission_id: str) -> str:
     return f"adm-{admission_id}"
 
 
+def order_doc_id(order_id: str) -> str:
+    return f"ord-{order_id}"
+
+
+def mark_open(doc: Document, is_open: bool = True) -> Document:
+    if is_open:
+        doc[OPEN_FIELD] = True
+    return doc
+
+
 def patient_to_doc(p: Patient) -> Document:
-    return wrap(doc_id=PATIENT_ID, pk=keys.patient(p.patient_id), doc_type="Patient", contents={
-        "patientId": p.patient_id, "mrn": p.mrn, "givenName": p.given_name,
-        "familyName": p.family_name, "birthDate": p.birth_date.isoformat(), "sex": p.sex,
-        "allergies": p.allergies, "version": p.version, "createdAt": p.created_at,
-        "updatedAt": p.updated_at,
-    })
+    return mark_open(wrap(doc_id=PATIENT_ID, pk=keys.patient(p.patient_id), doc_type=PATIENT,
+                          contents={
+                    "patientId": p.patient_id, "mrn": p.mrn, "givenName": p.given_name,
+                    "familyName": p.family_name, "birthDate": p.birth_date.isoformat(),
+                    "sex": p.sex, "allergies": p.allergies, "version": p.version,
+                    "createdAt": p.created_at, "updatedAt": p.updated_at}))
 
 
 def patient_from_doc(doc: Document) -> Patient:
@@ -52,7 +72,7 @@ def patient_from_doc(doc: Document) -> Patient:
 
 def admission_contents(a: Admission) -> dict[str, Any]:
     return {
-        "admissionId": a.admission_id, "patientId": a.patient_id, "status": a.status,
+        "admissionId": a.admission_id, "patientId": a.patient_id, "status": str(a.status),
         "departmentId": a.department_id, "wardId": a.ward_id, "bed": a.bed,
         "attendingId": a.attending_id, "attendingName": a.attending_name, "reason": a.reason,
         "startedAt": a.started_at, "endedAt": a.ended_at, "disposition": a.disposition,
@@ -61,8 +81,9 @@ def admission_contents(a: Admission) -> dict[str, Any]:
 
 
 def admission_to_doc(a: Admission) -> Document:
-    return wrap(doc_id=admission_doc_id(a.admission_id), pk=keys.patient(a.patient_id),
-                doc_type="Admission", contents=admission_contents(a))
+    return mark_open(wrap(doc_id=admission_doc_id(a.admission_id),
+                          pk=keys.patient(a.patient_id), doc_type=ADMISSION,
+                          contents=admission_contents(a)), a.status == AdmissionStatus.ACTIVE)
 
 
 def admission_from_doc(doc: Document) -> Admission:
@@ -77,43 +98,11 @@ def admission_from_doc(doc: Document) -> Admission:
     )
 
 
-def order_doc_id(order_id: str) -> str:
-    return f"ord-{order_id}"
+def order_to_doc(o: Order) -> Document:
+    return mark_open(wrap(doc_id=order_doc_id(o.order_id), pk=keys.patient(o.patient_id),
+                          doc_type=ORDER, sub_type=KINDS[o.kind], contents=o.as_record()),
+                     o.active)
 
 
-def order_contents(o: Any) -> dict[str, Any]:
-    return {
-        "orderId": o.order_id, "patientId": o.patient_id, "admissionId": o.admission_id,
-        "kind": o.kind, "status": o.status, "urgency": o.urgency,
-        "description": o.description, "departmentId": o.department_id, "wardId": o.ward_id,
-        "assigneeId": o.assignee_id, "assigneeName": o.assignee_name,
-        "placedAt": o.placed_at, "placedBy": o.placed_by, "cancelReason": o.cancel_reason,
-        "administrations": o.administrations, "version": o.version, **o.details,
-    }
-
-
-def order_to_doc(o: Any) -> Document:
-    from patients.domain.orders import KINDS
-
-    return wrap(doc_id=order_doc_id(o.order_id), pk=keys.patient(o.patient_id),
-                doc_type="Order", sub_type=KINDS[o.kind], contents=order_contents(o))
-
-
-ORDER_CORE = ("orderId", "patientId", "admissionId", "kind", "status", "urgency",
-              "description", "departmentId", "wardId", "assigneeId", "assigneeName",
-              "placedAt", "placedBy", "cancelReason", "administrations", "version")
-
-
-def order_from_doc(doc: Document) -> Any:
-    from patients.domain.orders import Order
-
-    c = doc["docContents"]
-    return Order(
-        order_id=c["orderId"], patient_id=c["patientId"], admission_id=c["admissionId"],
-        kind=c["kind"], urgency=c["urgency"], description=c["description"],
-        department_id=c["departmentId"], ward_id=c.get("wardId") or "",
-        placed_at=c["placedAt"], placed_by=c.get("placedBy", ""),
-        details={k: v for k, v in c.items() if k not in ORDER_CORE},
-        status=c["status"], assignee_id=c.get("assigneeId"),
-        assignee_name=c.get("assigneeName"), cancel_reason=c.get("cancelReason"),
-        administrations=list(c.get("administrations", [])), version=c.get("version", 1))
+def order_from_doc(doc: Document) -> Order:
+    return Order.from_record(doc["docContents"])

@@ -1,0 +1,32 @@
+"""The record's use cases, each ``fn(cmd, uow, *, actor)``: what the adapters call."""
+
+from __future__ import annotations
+
+from patients.use_cases.admissions import (
+    AdmitPatient,
+    DischargePatient,
+    admit_patient,
+    discharge_patient,
+)
+from patients.use_cases.allergies import AddAllergy, RemoveAllergy, add_allergy, remove_allergy
+from patients.use_cases.demographics import UpdateDemographics, update_demographics
+from patients.use_cases.orders import (
+    Administer,
+    AssignOrder,
+    PlaceOrder,
+    ProgressOrder,
+    administer,
+    assign_order,
+    place_order,
+    progress_order,
+)
+from patients.use_cases.registration import RegisterPatient, register_patient
+from patients.use_cases.transfers import TransferPatient, transfer_patient
+
+__all__ = [
+    "AddAllergy", "Administer", "AdmitPatient", "AssignOrder", "DischargePatient",
+    "PlaceOrder", "ProgressOrder", "RegisterPatient", "RemoveAllergy", "TransferPatient",
+    "UpdateDemographics", "add_allergy", "administer", "admit_patient", "assign_order",
+    "discharge_patient", "place_order", "progress_order", "register_patient",
+    "remove_allergy", "transfer_patient", "update_demographics",
+]

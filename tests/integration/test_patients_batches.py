@@ -12,10 +12,8 @@ from cosmos_backend import keys
 from cosmos_backend.store import BatchOp, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
 from hisadmin.core.actor import Actor
+from patients import use_cases
 from patients.persistence import beds, reference
-from patients.use_cases import admissions as c
-from patients.use_cases import admissions as commands
-from patients.use_cases import clinical
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor(id="7", username="tester", display_name="Test User", roles=("clerk",))
@@ -28,22 +26,22 @@ def record(his_store) -> dict[str, str]:  # noqa: ANN001
     def uow() -> UnitOfWork:
         return UnitOfWork(his_store)
 
-    a = c.register_patient(c.RegisterPatient("Ann", "Admitted", date(1970, 1, 1)), uow(),
+    a = use_cases.register_patient(use_cases.RegisterPatient("Ann", "Admitted", date(1970, 1, 1)), uow(),
                            actor=ACTOR).patient_id
-    b = c.register_patient(c.RegisterPatient("Bo", "Waiting", date(1971, 1, 1)), uow(),
+    b = use_cases.register_patient(use_cases.RegisterPatient("Bo", "Waiting", date(1971, 1, 1)), uow(),
                            actor=ACTOR).patient_id
-    c.admit_patient(c.AdmitPatient(a, "MED", "MED-1", "Pneumonia", bed="M101"), uow(),
+    use_cases.admit_patient(use_cases.AdmitPatient(a, "MED", "MED-1", "Pneumonia", bed="M101"), uow(),
                     actor=ACTOR)
-    order = clinical.place_order(clinical.PlaceOrder(
+    order = use_cases.place_order(use_cases.PlaceOrder(
         patient_id=a, kind="medication", medication_code="PARA", dose=Decimal("1"), unit="g",
         route="PO", frequency="Q8H"), uow(), actor=ACTOR)
-    ready = clinical.place_order(clinical.PlaceOrder(patient_id=a, kind="medication",
+    ready = use_cases.place_order(use_cases.PlaceOrder(patient_id=a, kind="medication",
                                                      medication_code="PARA", dose=Decimal("1"),
                                                      unit="g", route="PO", frequency="Q8H"),
                                  uow(), actor=ACTOR)
-    clinical.progress_order(clinical.ProgressOrder(a, ready.order_id, "ready"), uow(),
+    use_cases.progress_order(use_cases.ProgressOrder(a, ready.order_id, "ready"), uow(),
                             actor=ACTOR)
-    allergy = clinical.add_allergy(clinical.AddAllergy(a, "Latex", "Hives", "mild"), uow(),
+    allergy = use_cases.add_allergy(use_cases.AddAllergy(a, "Latex", "Hives", "mild"), uow(),
                                    actor=ACTOR)
     return {"a": a, "b": b, "order": order.order_id, "ready": ready.order_id,
             "allergy": allergy}
@@ -52,37 +50,37 @@ def record(his_store) -> dict[str, str]:  # noqa: ANN001
 Command = Callable[[UnitOfWork, dict[str, str]], str]  # returns the patient it changed
 # name → (run it, the docTypes written besides Stream, the event types in sequence order)
 COMMANDS: dict[str, tuple[Command, list[str], list[str]]] = {
-    "update_demographics": (lambda u, r: clinical.update_demographics(
-        clinical.UpdateDemographics(r["a"], "Ann", "Admitted-Smith", date(1970, 1, 1),
+    "update_demographics": (lambda u, r: use_cases.update_demographics(
+        use_cases.UpdateDemographics(r["a"], "Ann", "Admitted-Smith", date(1970, 1, 1),
                                     "female"), u, actor=ACTOR) or r["a"],
         ["Patient"], ["PatientDemographicsUpdated"]),
-    "add_allergy": (lambda u, r: clinical.add_allergy(
-        clinical.AddAllergy(r["a"], "Penicillin", "Rash", "severe"), u, actor=ACTOR) and r["a"],
+    "add_allergy": (lambda u, r: use_cases.add_allergy(
+        use_cases.AddAllergy(r["a"], "Penicillin", "Rash", "severe"), u, actor=ACTOR) and r["a"],
         ["Patient"], ["AllergyAdded"]),
-    "remove_allergy": (lambda u, r: clinical.remove_allergy(
-        clinical.RemoveAllergy(r["a"], r["allergy"]), u, actor=ACTOR) or r["a"],
+    "remove_allergy": (lambda u, r: use_cases.remove_allergy(
+        use_cases.RemoveAllergy(r["a"], r["allergy"]), u, actor=ACTOR) or r["a"],
         ["Patient"], ["AllergyRemoved"]),
-    "admit": (lambda u, r: commands.admit_patient(
-        commands.AdmitPatient(r["b"], "CARD", "CARD-A", "Chest pain", bed="A01"), u,
+    "admit": (lambda u, r: use_cases.admit_patient(
+        use_cases.AdmitPatient(r["b"], "CARD", "CARD-A", "Chest pain", bed="A01"), u,
         actor=ACTOR) and r["b"], ["Admission"], ["AdmissionStarted"]),
-    "transfer": (lambda u, r: clinical.transfer_patient(
-        clinical.TransferPatient(r["a"], "MED-2", "M205"), u, actor=ACTOR) or r["a"],
+    "transfer": (lambda u, r: use_cases.transfer_patient(
+        use_cases.TransferPatient(r["a"], "MED-2", "M205"), u, actor=ACTOR) or r["a"],
         ["Admission"], ["PatientTransferred"]),
-    "place_order": (lambda u, r: clinical.place_order(
-        clinical.PlaceOrder(patient_id=r["a"], kind="imaging", modality="CT",
+    "place_order": (lambda u, r: use_cases.place_order(
+        use_cases.PlaceOrder(patient_id=r["a"], kind="imaging", modality="CT",
                             body_part="CHEST", urgency="stat"), u, actor=ACTOR) and r["a"],
         ["Order"], ["ImagingExamRequested"]),
-    "progress_order": (lambda u, r: clinical.progress_order(
-        clinical.ProgressOrder(r["a"], r["order"], "start"), u, actor=ACTOR) and r["a"],
+    "progress_order": (lambda u, r: use_cases.progress_order(
+        use_cases.ProgressOrder(r["a"], r["order"], "start"), u, actor=ACTOR) and r["a"],
         ["Order"], ["OrderStarted"]),
-    "assign_order": (lambda u, r: clinical.assign_order(
-        clinical.AssignOrder(r["a"], r["order"], "9", "Nina Nurse"), u, actor=ACTOR)
+    "assign_order": (lambda u, r: use_cases.assign_order(
+        use_cases.AssignOrder(r["a"], r["order"], "9", "Nina Nurse"), u, actor=ACTOR)
         and r["a"], ["Order"], ["OrderAssigned"]),
-    "administer": (lambda u, r: clinical.administer(
-        clinical.Administer(r["a"], r["ready"], Decimal("1"), "g"), u, actor=ACTOR)
+    "administer": (lambda u, r: use_cases.administer(
+        use_cases.Administer(r["a"], r["ready"], Decimal("1"), "g"), u, actor=ACTOR)
         and r["a"], ["Order"], ["MedicationAdministered", "OrderStarted"]),
-    "discharge": (lambda u, r: commands.discharge_patient(
-        commands.DischargePatient(r["a"], "home"), u, actor=ACTOR) and r["a"],
+    "discharge": (lambda u, r: use_cases.discharge_patient(
+        use_cases.DischargePatient(r["a"], "home"), u, actor=ACTOR) and r["a"],
         ["Admission", "Order", "Order"], ["OrderCancelled", "OrderCancelled",
                                           "AdmissionEnded"]),
 }
@@ -142,24 +140,24 @@ def test_it_refuses_a_second_patient_in_an_occupied_bed(his_store, record) -> No
 
     before = his_store.count()
     with pytest.raises(BedOccupied):
-        commands.admit_patient(commands.AdmitPatient(record["b"], "MED", "MED-1", "x",
+        use_cases.admit_patient(use_cases.AdmitPatient(record["b"], "MED", "MED-1", "x",
                                                      bed="M101"), UnitOfWork(his_store),
                                actor=ACTOR)
     assert his_store.count() == before
 
 
 def test_it_frees_the_bed_on_discharge(his_store, record) -> None:  # noqa: ANN001
-    commands.discharge_patient(commands.DischargePatient(record["a"], "home"),
+    use_cases.discharge_patient(use_cases.DischargePatient(record["a"], "home"),
                                UnitOfWork(his_store), actor=ACTOR)
     assert not beds.is_occupied(his_store, ward_id="MED-1", bed="M101")
-    commands.admit_patient(commands.AdmitPatient(record["b"], "MED", "MED-1", "x", bed="M101"),
+    use_cases.admit_patient(use_cases.AdmitPatient(record["b"], "MED", "MED-1", "x", bed="M101"),
                            UnitOfWork(his_store), actor=ACTOR)
 
 
 def test_it_lets_a_bed_whose_release_was_lost_be_taken(his_store, record, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(beds, "free", lambda *a, **k: None)  # crash after the discharge batch
-    commands.discharge_patient(commands.DischargePatient(record["a"], "home"),
+    use_cases.discharge_patient(use_cases.DischargePatient(record["a"], "home"),
                                UnitOfWork(his_store), actor=ACTOR)
     assert his_store.try_read(beds.bed_pk("MED-1", "M101"), beds.DOC_ID) is not None
-    commands.admit_patient(commands.AdmitPatient(record["b"], "MED", "MED-1", "x", bed="M101"),
+    use_cases.admit_patient(use_cases.AdmitPatient(record["b"], "MED", "MED-1", "x", bed="M101"),
                            UnitOfWork(his_store), actor=ACTOR)  # the stale holder is replaced

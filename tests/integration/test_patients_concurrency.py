@@ -12,16 +12,15 @@ from cosmos_backend import keys
 from cosmos_backend.store import Cond, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
+from patients import use_cases
 from patients.domain.errors import DuplicateMrn, MrnBeingRegistered
 from patients.persistence import mrn
-from patients.use_cases import admissions as commands
-from patients.use_cases import clinical
 
 pytestmark = pytest.mark.django_db
 
 
 def register(store, mrn_value: str = "", name: str = "Doe"):  # noqa: ANN001, ANN201
-    return commands.register_patient(commands.RegisterPatient(
+    return use_cases.register_patient(use_cases.RegisterPatient(
         given_name="Jo", family_name=name, birth_date=date(1980, 1, 1), mrn=mrn_value),
         UnitOfWork(store), actor=SYSTEM_ACTOR)
 
@@ -31,10 +30,10 @@ def test_it_gives_the_second_of_two_writers_a_clear_conflict(his_store) -> None:
     first, second = UnitOfWork(his_store), UnitOfWork(his_store)
     first.get(keys.patient(pid), "patient")
     second.get(keys.patient(pid), "patient")  # both read the same version
-    clinical.add_allergy(clinical.AddAllergy(pid, "Penicillin", "Rash", "severe"), first,
+    use_cases.add_allergy(use_cases.AddAllergy(pid, "Penicillin", "Rash", "severe"), first,
                          actor=SYSTEM_ACTOR)
     with pytest.raises(StaleWrite):
-        clinical.add_allergy(clinical.AddAllergy(pid, "Latex", "Hives", "mild"), second,
+        use_cases.add_allergy(use_cases.AddAllergy(pid, "Latex", "Hives", "mild"), second,
                              actor=SYSTEM_ACTOR)
     allergies = his_store.read(keys.patient(pid), "patient")["docContents"]["allergies"]
     assert [a["substance"] for a in allergies] == ["Penicillin"]  # nothing lost, nothing merged
@@ -65,8 +64,8 @@ def test_it_registers_one_mrn_exactly_once_under_20_parallel_attempts(his_store)
     owner = mrn.lookup(his_store, "RACE001")
     assert owner is not None
     reservation = his_store.read(mrn.reservation_pk("RACE001"), mrn.RESERVATION_ID)
-    assert reservation["docContents"]["state"] == "confirmed"
-    assert "ttl" not in reservation  # confirmed: never expires
+    assert reservation["docContents"]["patientId"] == owner
+    assert "ttl" not in reservation  # held for good: never expires
 
 
 def test_it_frees_the_mrn_when_the_patient_batch_fails(his_store, monkeypatch) -> None:  # noqa: ANN001
@@ -81,8 +80,9 @@ def test_it_frees_the_mrn_when_the_patient_batch_fails(his_store, monkeypatch) -
     assert register(his_store, "FREE001").mrn == "FREE001"
 
 
-def test_it_frees_an_mrn_left_pending_by_a_crash_after_its_ttl(his_store, monkeypatch) -> None:  # noqa: ANN001
-    monkeypatch.setattr(mrn, "PENDING_TTL", 1)
+def test_it_frees_an_mrn_held_by_a_crashed_registration_once_out_of_flight(
+        his_store, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(mrn, "IN_FLIGHT_SECONDS", 1)
     mrn.reserve(his_store, "CRASH01", "never-committed")  # the process died right here
     with pytest.raises(MrnBeingRegistered):
         register(his_store, "CRASH01")
@@ -108,12 +108,12 @@ def test_it_discharges_a_stay_with_more_orders_than_one_batch_holds(his_store) -
 
     list(reference.load(his_store))
     pid = register(his_store).patient_id
-    commands.admit_patient(commands.AdmitPatient(pid, "MED", "MED-1", "Long stay"),
+    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Long stay"),
                            UnitOfWork(his_store), actor=SYSTEM_ACTOR)
     for _ in range(100):
-        clinical.place_order(clinical.PlaceOrder(patient_id=pid, kind="lab", test_code="CRP"),
+        use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="lab", test_code="CRP"),
                              UnitOfWork(his_store), actor=SYSTEM_ACTOR)
-    commands.discharge_patient(commands.DischargePatient(pid, "home"), UnitOfWork(his_store),
+    use_cases.discharge_patient(use_cases.DischargePatient(pid, "home"), UnitOfWork(his_store),
                                actor=SYSTEM_ACTOR)
     orders = his_store.query_all(keys.patient(pid), Query(where=(Cond("docType", "=", "Order"),)))
     assert {o["docContents"]["status"] for o in orders} == {"cancelled"}

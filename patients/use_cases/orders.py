@@ -1,0 +1,168 @@
+"""Orders: placing them, moving them through their states, assigning, administering."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from cosmos_backend.store import DocumentStore
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import Actor
+from patients.domain.errors import InvalidInput, NotAdmitted
+from patients.domain.events import (
+    EventType,
+    MedicationAdministered,
+    OrderAssigned,
+    OrderPlaced,
+    OrderProgressed,
+)
+from patients.domain.orders import Order, Urgency
+from patients.persistence import reference
+from patients.persistence.repository import PatientRecords
+
+
+@dataclass(frozen=True)
+class PlaceOrder:
+    patient_id: str
+    kind: str  # medication | imaging | lab
+    urgency: str = Urgency.ROUTINE
+    medication_code: str = ""
+    dose: Decimal | None = None
+    unit: str = ""
+    route: str = ""
+    frequency: str = ""
+    start_at: str = ""
+    end_at: str = ""
+    as_needed: bool = False
+    modality: str = ""
+    body_part: str = ""
+    test_code: str = ""
+    note: str = ""
+
+
+def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str, Any]]:
+    if cmd.kind == "medication":
+        med = reference.get(store, "Medication", cmd.medication_code, field="medication_code")
+        reference.get(store, "Unit", cmd.unit, field="unit")
+        reference.get(store, "Route", cmd.route, field="route")
+        reference.get(store, "Frequency", cmd.frequency, field="frequency")
+        if cmd.dose is None or cmd.dose <= 0:
+            raise InvalidInput("Give a positive dose.", field="dose")
+        if cmd.end_at and cmd.start_at and cmd.end_at < cmd.start_at:
+            raise InvalidInput("The end must be after the start.", field="end_at")
+        dose = format(cmd.dose.normalize(), "f")
+        prn = " PRN" if cmd.as_needed else ""
+        return (f"{med['name']} {dose} {cmd.unit} {cmd.route} {cmd.frequency}{prn}", {
+            "medicationCode": cmd.medication_code, "medicationName": med["name"],
+            "dose": dose, "unit": cmd.unit, "route": cmd.route, "frequency": cmd.frequency,
+            "startAt": cmd.start_at or None, "endAt": cmd.end_at or None,
+            "asNeeded": cmd.as_needed})
+    if cmd.kind == "imaging":
+        modality = reference.get(store, "Modality", cmd.modality, field="modality")
+        part = reference.get(store, "BodyPart", cmd.body_part, field="body_part")
+        return (f"{cmd.modality} {part['name']}",
+                {"modality": cmd.modality, "modalityName": modality["name"],
+                 "bodyPart": cmd.body_part})
+    if cmd.kind == "lab":
+        test = reference.get(store, "LabTest", cmd.test_code, field="test_code")
+        return test["name"], {"testCode": cmd.test_code, "testName": test["name"]}
+    raise InvalidInput("Order kind must be medication, imaging or lab.", field="kind")
+
+
+def place_order(cmd: PlaceOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
+    now = datetime.now(UTC)
+    description, details = _order_details(cmd, uow.store)
+    records = PatientRecords(uow)
+    record = records.load(cmd.patient_id)
+    admission = record.admission
+    if admission is None:
+        raise NotAdmitted("Orders need an active admission; admit the patient first.")
+    if cmd.note:
+        details["note"] = " ".join(cmd.note.split())[:500]
+    order = Order.place(kind=cmd.kind, urgency=cmd.urgency, order_id=str(uuid.uuid4()),
+                        patient_id=cmd.patient_id, admission_id=admission.admission_id,
+                        description=description, department_id=admission.department_id,
+                        ward_id=admission.ward_id, placed_at=now.isoformat(),
+                        placed_by=actor.id, details=details)
+    record.orders[order.order_id] = order
+    records.save(record, [OrderPlaced(kind=order.kind, order=order.as_record())], actor=actor,
+                 now=now)
+    return order
+
+
+@dataclass(frozen=True)
+class ProgressOrder:
+    patient_id: str
+    order_id: str
+    action: str  # ready | start | complete | cancel
+    reason: str = ""
+    expected_version: str | None = None  # of the order
+
+
+def progress_order(cmd: ProgressOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
+    now = datetime.now(UTC)
+    records = PatientRecords(uow)
+    record = records.load(cmd.patient_id, order_id=cmd.order_id)
+    order = record.orders[cmd.order_id]
+    records.expect(record, order, cmd.expected_version)
+    progress = order.transition(cmd.action, reason=cmd.reason)
+    records.save(record, [OrderProgressed(
+        progress=progress, order_id=order.order_id, status=order.status,
+        cancel_reason=order.cancel_reason if progress == EventType.ORDER_CANCELLED else None)],
+        actor=actor, now=now)
+    return order
+
+
+@dataclass(frozen=True)
+class AssignOrder:
+    patient_id: str
+    order_id: str
+    assignee_id: str | None
+    assignee_name: str | None = None
+    expected_version: str | None = None  # of the order
+
+
+def assign_order(cmd: AssignOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
+    now = datetime.now(UTC)
+    records = PatientRecords(uow)
+    record = records.load(cmd.patient_id, order_id=cmd.order_id)
+    order = record.orders[cmd.order_id]
+    records.expect(record, order, cmd.expected_version)
+    order.assign(cmd.assignee_id, cmd.assignee_name)
+    records.save(record, [OrderAssigned(order_id=order.order_id, assignee_id=order.assignee_id,
+                                        assignee_name=order.assignee_name)],
+                 actor=actor, now=now)
+    return order
+
+
+@dataclass(frozen=True)
+class Administer:
+    patient_id: str
+    order_id: str
+    dose: Decimal
+    unit: str
+    note: str = ""
+    expected_version: str | None = None  # of the order
+
+
+def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
+    now = datetime.now(UTC)
+    records = PatientRecords(uow)
+    record = records.load(cmd.patient_id, order_id=cmd.order_id)
+    order = record.orders[cmd.order_id]
+    records.expect(record, order, cmd.expected_version)
+    reference.get(uow.store, "Unit", cmd.unit, field="unit")
+    entry = {"administrationId": str(uuid.uuid4()), "at": now.isoformat(),
+             "dose": format(cmd.dose.normalize(), "f") if cmd.dose > 0 else "0",
+             "unit": cmd.unit, "by": actor.username, "note": " ".join(cmd.note.split())[:300]}
+    started = order.administer({**entry, "dose": cmd.dose})
+    order.administrations[-1] = entry  # kept as a decimal string, like the ordered dose
+    events = [MedicationAdministered(order_id=order.order_id, record=entry)]
+    if started:
+        events.append(OrderProgressed(progress=EventType.ORDER_STARTED, order_id=order.order_id,
+                                      status=order.status))
+    records.save(record, events, actor=actor, now=now)
+    return order
