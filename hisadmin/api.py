@@ -7,12 +7,14 @@ Every endpoint needs a bearer token (``Authorization: Bearer his_…``) or a bro
 from __future__ import annotations
 
 import copy
-import threading
-import time
+from dataclasses import dataclass
+from datetime import datetime
+from functools import wraps
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.http import HttpRequest, HttpResponse
@@ -24,6 +26,7 @@ from ninja.security import APIKeyCookie, HttpBearer
 
 from cosmos_backend import errors as store_errors
 from cosmos_backend.uow import StaleWrite
+from hisadmin.core.cache import ExpiringCache
 from hisadmin.core.problems import problem
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.roles import roles_of
@@ -35,47 +38,54 @@ from patients.domain.errors import DomainError
 from worklists.api import router as worklists_router
 
 
+@dataclass
+class _TokenLookup:
+    user: Any
+    token_pk: int
+    last_used: datetime | None  # updated in place, so the entry keeps its expiry
+
+
 class TokenAuth(HttpBearer):
     """Bearer tokens, looked up by hash. A lookup is remembered for ``CACHE_SECONDS`` per
     process, so polling clients cost no database query per request; revoking a token or
-    deactivating its user therefore takes effect within that time."""
+    deactivating its user therefore takes effect within that time. Unknown tokens and
+    inactive users are never remembered."""
 
     CACHE_SECONDS = 5.0
-    _cache: dict[str, tuple[float, Any, int, Any]] = {}  # hash → (until, user, token pk, used)
-    _lock = threading.Lock()
+    LAST_USED_EVERY_SECONDS = 60  # at most one write per token and minute
+    _cache: ExpiringCache[_TokenLookup] = ExpiringCache(CACHE_SECONDS)  # by token hash
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         digest = hash_token(token)
-        now = time.monotonic()
-        hit = self._cache.get(digest)
-        if hit is None or hit[0] <= now:
-            try:
-                record = ApiToken.objects.select_related("user").get(key_hash=digest,
-                                                                     revoked=False)
-            except ApiToken.DoesNotExist:
-                self._cache.pop(digest, None)
+        hit = self._cache.peek(digest)
+        if hit is None:
+            hit = self._lookup(digest)
+            if hit is None:
                 return None
-            if not record.user.is_active:
-                return None
-            roles_of(record.user)  # resolved once per cache period, not per request
-            hit = (now + self.CACHE_SECONDS, record.user, record.pk, record.last_used)
-            with self._lock:
-                if len(self._cache) > 10_000:
-                    self._cache.clear()
-                self._cache[digest] = hit
-        _, user, token_pk, last_used = hit
+            self._cache.put(digest, hit)
         wall = timezone.now()
-        if last_used is None or (wall - last_used).total_seconds() > 60:
-            ApiToken.objects.filter(pk=token_pk).update(last_used=wall)
-            self._cache[digest] = (hit[0], user, token_pk, wall)
-        user = copy.copy(user)  # requests must not share one mutable user object
+        last = hit.last_used
+        if last is None or (wall - last).total_seconds() > self.LAST_USED_EVERY_SECONDS:
+            ApiToken.objects.filter(pk=hit.token_pk).update(last_used=wall)
+            hit.last_used = wall
+        user = copy.copy(hit.user)  # requests must not share one mutable user object
         request.user = user
         return user
 
+    @staticmethod
+    def _lookup(digest: str) -> _TokenLookup | None:
+        try:
+            record = ApiToken.objects.select_related("user").get(key_hash=digest, revoked=False)
+        except ApiToken.DoesNotExist:
+            return None
+        if not record.user.is_active:
+            return None
+        roles_of(record.user)  # resolved once per cache period, not per request
+        return _TokenLookup(record.user, record.pk, record.last_used)
+
     @classmethod
     def forget(cls, **_: Any) -> None:
-        with cls._lock:
-            cls._cache.clear()
+        cls._cache.forget()
 
 
 # A token revoked or a user changed in this process is forgotten at once (others: ≤ 5 s).
@@ -100,10 +110,6 @@ class SessionAuth(APIKeyCookie):
 
 def docs_access(view: Any) -> Any:
     """The schema and docs need a login too: a session, or a bearer token for tools."""
-    from functools import wraps
-
-    from django.contrib.auth.views import redirect_to_login
-
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         header = request.headers.get("Authorization", "")

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from hisadmin.api import TokenAuth
 from hisadmin.core.policy import allows
 from hisadmin.core.roles import Role, ensure_groups, roles_of
 from hisadmin.models import ApiToken, hash_token
@@ -50,6 +55,43 @@ def test_it_stores_only_the_token_hash_and_authenticates_with_it(clinician: User
     client = Client()
     assert client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
     assert client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+
+
+def test_it_looks_a_token_up_once_per_cache_period(
+        clinician: User, django_assert_num_queries: Callable[..., Any]) -> None:
+    _, raw = ApiToken.issue(clinician, "poller")
+    client = Client()
+    assert client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
+    with django_assert_num_queries(0):
+        response = client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert response.status_code == 200
+
+
+def test_it_records_last_use_at_most_once_a_minute(clinician: User) -> None:
+    record, raw = ApiToken.issue(clinician, "poller")
+    client = Client()
+    client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    record.refresh_from_db()
+    first_use = record.last_used
+    assert first_use is not None
+    TokenAuth.forget()  # even a fresh lookup within the minute writes nothing
+    client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    record.refresh_from_db()
+    assert record.last_used == first_use
+    ApiToken.objects.filter(pk=record.pk).update(last_used=first_use - timedelta(minutes=2))
+    TokenAuth.forget()  # a queryset update sends no signal
+    client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    record.refresh_from_db()
+    assert record.last_used > first_use
+
+
+def test_it_refuses_a_cached_token_of_a_deactivated_user(clinician: User) -> None:
+    _, raw = ApiToken.issue(clinician, "poller")
+    client = Client()
+    assert client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
+    clinician.is_active = False
+    clinician.save()  # forgets every cached lookup of this process
+    assert client.get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 401
 
 
 def test_it_ignores_revoked_tokens(clinician: User) -> None:
