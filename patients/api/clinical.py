@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import date
-from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal
 
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
-from ninja import Header, Router, Schema
-from pydantic import Field
+from ninja import Header, Router
 
-from cosmos_backend import keys
+from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import policy
 from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
@@ -20,81 +17,37 @@ from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.api.schemas import (
     ERRORS_SCHEMA,
+    ActionIn,
+    AdministrationIn,
     AdmissionOut,
+    AllergyIn,
+    AssignIn,
+    OrderIn,
     OrderOut,
     PatientOut,
+    TransferIn,
     admission_out,
+    order_out,
     patient_out,
 )
-from patients.domain.errors import InvalidInput, UnknownPatient
+from patients.domain.errors import InvalidInput
 from patients.persistence import queries
-from patients.persistence.documents import PATIENT_ID, order_doc_id
 
 router = Router(tags=["clinical record"])
 
 
-class DemographicsIn(Schema):
-    given_name: str = Field(min_length=1, max_length=100)
-    family_name: str = Field(min_length=1, max_length=100)
-    birth_date: date
-    sex: Literal["female", "male", "other", "unknown"]
+def _patient(request: HttpRequest, uow: UnitOfWork, patient_id: str) -> HttpResponse:
+    view = queries.committed(uow, patient_id, "patient")
+    return json_response(request, patient_out(view), etag=view["etag"])
 
 
-class AllergyIn(Schema):
-    substance: str = Field(min_length=1, max_length=100)
-    reaction: str = Field("", max_length=200)
-    severity: Literal["mild", "moderate", "severe"]
+def _order(request: HttpRequest, view: queries.View, status: int = 200) -> HttpResponse:
+    return json_response(request, order_out(view), status, etag=view["etag"])
 
 
-class TransferIn(Schema):
-    ward_id: str = Field(min_length=1, max_length=40)
-    bed: str = Field("", max_length=20)
-
-
-class OrderIn(Schema):
-    kind: Literal["medication", "imaging", "lab"]
-    urgency: Literal["routine", "stat"] = "routine"
-    medication_code: str = ""
-    dose: Decimal | None = Field(None, gt=0, max_digits=10, decimal_places=3)
-    unit: str = ""
-    route: str = ""
-    frequency: str = ""
-    start_at: str = ""
-    end_at: str = ""
-    as_needed: bool = False
-    modality: str = ""
-    body_part: str = ""
-    test_code: str = ""
-    note: str = Field("", max_length=500)
-
-
-class ActionIn(Schema):
-    reason: str = Field("", max_length=300)
-
-
-class AssignIn(Schema):
-    assignee: str | None = Field(None, description="username; null to unassign")
-
-
-class AdministrationIn(Schema):
-    dose: Decimal = Field(gt=0, max_digits=10, decimal_places=3)
-    unit: str = Field(min_length=1, max_length=20)
-    note: str = Field("", max_length=300)
-
-
-
-def order_out(doc: dict[str, Any]) -> dict[str, Any]:
-    return {**doc["docContents"], "etag": doc["_etag"]}
-
-
-def _patient(request: HttpRequest, patient_id: str) -> HttpResponse:
-    doc = get_store().read(keys.patient(patient_id), PATIENT_ID)
-    return json_response(request, patient_out(doc), etag=doc["_etag"])
-
-
-def _order(request: HttpRequest, patient_id: str, order_id: str, status: int = 200) -> HttpResponse:
-    doc = get_store().read(keys.patient(patient_id), order_doc_id(order_id))
-    return json_response(request, order_out(doc), status, etag=doc["_etag"])
+def _saved_order(request: HttpRequest, uow: UnitOfWork, patient_id: str, order_id: str,
+                 status: int = 200) -> HttpResponse:
+    return _order(request, queries.committed(uow, patient_id, "order", order_id), status)
 
 
 @router.post("/patients/{patient_id}/allergies", response={200: PatientOut, **ERRORS_SCHEMA},
@@ -102,10 +55,11 @@ def _order(request: HttpRequest, patient_id: str, order_id: str, status: int = 2
 def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
                 if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     policy.require(request.user, "add_allergy")
+    uow = new_uow()
     use_cases.add_allergy(use_cases.AddAllergy(patient_id=patient_id, expected_version=if_match,
-                                             **payload.dict()), new_uow(),
-                         actor=actor_for(request.user))
-    return _patient(request, patient_id)
+                                               **payload.dict()), uow,
+                          actor=actor_for(request.user))
+    return _patient(request, uow, patient_id)
 
 
 @router.delete("/patients/{patient_id}/allergies/{allergy_id}",
@@ -113,9 +67,10 @@ def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str,
                    if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     policy.require(request.user, "remove_allergy")
+    uow = new_uow()
     use_cases.remove_allergy(use_cases.RemoveAllergy(patient_id, allergy_id, if_match),
-                            new_uow(), actor=actor_for(request.user))
-    return _patient(request, patient_id)
+                             uow, actor=actor_for(request.user))
+    return _patient(request, uow, patient_id)
 
 
 @router.post("/patients/{patient_id}/transfer",
@@ -125,11 +80,11 @@ def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """``If-Match``: the active admission's ETag."""
     policy.require(request.user, "transfer")
-    use_cases.transfer_patient(use_cases.TransferPatient(patient_id, payload.ward_id, payload.bed,
-                                                       if_match), new_uow(),
-                              actor=actor_for(request.user))
-    doc = queries.admissions(get_store(), patient_id)[0]  # newest first: the one moved
-    return json_response(request, admission_out(doc), etag=doc["_etag"])
+    uow = new_uow()
+    admission = use_cases.transfer_patient(use_cases.TransferPatient(
+        patient_id, payload.ward_id, payload.bed, if_match), uow, actor=actor_for(request.user))
+    view = queries.committed(uow, patient_id, "admission", admission.admission_id)
+    return json_response(request, admission_out(view), etag=view["etag"])
 
 
 @router.post("/patients/{patient_id}/orders", response={201: OrderOut, **ERRORS_SCHEMA},
@@ -139,10 +94,11 @@ def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> Http
     policy.require(request.user, "place_order")
 
     def produce() -> HttpResponse:
+        uow = new_uow()
         order = use_cases.place_order(use_cases.PlaceOrder(patient_id=patient_id,
-                                                         **payload.dict()), new_uow(),
-                                     actor=actor_for(request.user))
-        return _order(request, patient_id, order.order_id, 201)
+                                                           **payload.dict()), uow,
+                                      actor=actor_for(request.user))
+        return _saved_order(request, uow, patient_id, order.order_id, 201)
 
     return with_idempotency(request, produce, problem)
 
@@ -152,16 +108,17 @@ def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> Http
 def list_orders(request: HttpRequest, patient_id: str, active: bool = False) -> list[dict]:
     policy.require(request.user, "read")
     store = get_store()
-    queries.patient_doc(store, patient_id)
-    return [order_out(d) for d in queries.orders(store, patient_id, active_only=active)]
+    queries.patient(store, patient_id)
+    return [order_out(v) for v in queries.orders(store, patient_id, active_only=active)]
 
 
 @router.get("/patients/{patient_id}/orders/{order_id}", response={200: OrderOut, **ERRORS_SCHEMA},
             summary="One order, with its ETag")
 def read_order(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
     policy.require(request.user, "read")
-    queries.patient_doc(get_store(), patient_id)
-    return _order(request, patient_id, order_id)
+    store = get_store()
+    queries.patient(store, patient_id)
+    return _order(request, queries.order(store, patient_id, order_id))
 
 
 @router.post("/patients/{patient_id}/orders/{order_id}/administrations",
@@ -175,10 +132,11 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
     policy.require(request.user, "administer")
 
     def produce() -> HttpResponse:
-        use_cases.administer(use_cases.Administer(patient_id, order_id, payload.dose, payload.unit,
-                                                payload.note, if_match), new_uow(),
-                            actor=actor_for(request.user))
-        return _order(request, patient_id, order_id, 201)
+        uow = new_uow()
+        use_cases.administer(use_cases.Administer(patient_id, order_id, payload.dose,
+                                                  payload.unit, payload.note, if_match), uow,
+                             actor=actor_for(request.user))
+        return _saved_order(request, uow, patient_id, order_id, 201)
 
     return with_idempotency(request, produce, problem)
 
@@ -195,10 +153,11 @@ def assign(request: HttpRequest, patient_id: str, order_id: str, payload: Assign
         if user is None:
             raise InvalidInput(f"No active user {payload.assignee!r}.", field="assignee")
         assignee_id, assignee_name = str(user.pk), user.get_full_name() or user.get_username()
-    use_cases.assign_order(use_cases.AssignOrder(patient_id, order_id, assignee_id, assignee_name,
-                                               if_match), new_uow(),
-                          actor=actor_for(request.user))
-    return _order(request, patient_id, order_id)
+    uow = new_uow()
+    use_cases.assign_order(use_cases.AssignOrder(patient_id, order_id, assignee_id,
+                                                 assignee_name, if_match), uow,
+                           actor=actor_for(request.user))
+    return _saved_order(request, uow, patient_id, order_id)
 
 
 # Last: its {action} segment would otherwise catch the fixed paths above.
@@ -209,10 +168,8 @@ def progress(request: HttpRequest, patient_id: str, order_id: str,
              action: Literal["ready", "start", "complete", "cancel"], payload: ActionIn,
              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     policy.require(request.user, "cancel_order" if action == "cancel" else "progress_order")
-    use_cases.progress_order(use_cases.ProgressOrder(patient_id, order_id, action, payload.reason,
-                                                   if_match), new_uow(),
-                            actor=actor_for(request.user))
-    return _order(request, patient_id, order_id)
-
-
-__all__ = ["router", "UnknownPatient"]
+    uow = new_uow()
+    use_cases.progress_order(use_cases.ProgressOrder(patient_id, order_id, action,
+                                                     payload.reason, if_match), uow,
+                             actor=actor_for(request.user))
+    return _saved_order(request, uow, patient_id, order_id)

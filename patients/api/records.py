@@ -5,33 +5,37 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Router
 
-from cosmos_backend import keys
 from hisadmin.core import policy
 from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, problem
 from hisadmin.core.store import get_store, new_uow
 from patients import staff, use_cases
-from patients.api.clinical import DemographicsIn
 from patients.api.schemas import (
+    ERRORS_SCHEMA,
     AdmissionOut,
     AdmitIn,
+    DemographicsIn,
     DischargeIn,
     EventPage,
     PatientIn,
     PatientOut,
-    Problem,
     admission_out,
     event_out,
     patient_out,
 )
 from patients.persistence import queries
-from patients.persistence.documents import PATIENT_ID, admission_doc_id
 
 router = Router(tags=["patients"])
-ERRORS = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem, 412: Problem,
-          422: Problem}
+ERRORS = ERRORS_SCHEMA
 
+
+def _patient(request: HttpRequest, view: queries.View, status: int = 200) -> HttpResponse:
+    return json_response(request, patient_out(view), status, etag=view["etag"])
+
+
+def _admission(request: HttpRequest, view: queries.View, status: int = 200) -> HttpResponse:
+    return json_response(request, admission_out(view), status, etag=view["etag"])
 
 
 @router.post("/patients", response={201: PatientOut, **ERRORS}, summary="Register a patient")
@@ -40,12 +44,13 @@ def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
     policy.require(request.user, "register")
 
     def produce() -> HttpResponse:
+        uow = new_uow()
         patient = use_cases.register_patient(use_cases.RegisterPatient(
             given_name=payload.given_name, family_name=payload.family_name,
             birth_date=payload.birth_date, sex=payload.sex, mrn=payload.mrn,
-        ), new_uow(), actor=actor_for(request.user))
-        doc = get_store().read(keys.patient(patient.patient_id), PATIENT_ID)
-        return json_response(request, patient_out(doc), 201, etag=doc["_etag"],
+        ), uow, actor=actor_for(request.user))
+        view = queries.committed(uow, patient.patient_id, "patient")
+        return json_response(request, patient_out(view), 201, etag=view["etag"],
                              location=f"/api/v1/patients/{patient.patient_id}")
 
     return with_idempotency(request, produce, problem)
@@ -55,15 +60,14 @@ def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
             summary="Find a patient by MRN")
 def find(request: HttpRequest, mrn: str) -> list[dict]:
     policy.require(request.user, "read")
-    doc = queries.by_mrn(get_store(), mrn)
-    return [] if doc is None else [patient_out(doc)]
+    view = queries.by_mrn(get_store(), mrn)
+    return [] if view is None else [patient_out(view)]
 
 
 @router.get("/patients/{patient_id}", response={200: PatientOut, **ERRORS})
 def read(request: HttpRequest, patient_id: str) -> HttpResponse:
     policy.require(request.user, "read")
-    doc = queries.patient_doc(get_store(), patient_id)
-    return json_response(request, patient_out(doc), etag=doc["_etag"])
+    return _patient(request, queries.patient(get_store(), patient_id))
 
 
 @router.post("/patients/{patient_id}/admissions", response={201: AdmissionOut, **ERRORS},
@@ -77,13 +81,14 @@ def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpRespon
         attending_id, attending_name = staff.attending(payload.attending)
 
     def produce() -> HttpResponse:
+        uow = new_uow()
         admission = use_cases.admit_patient(use_cases.AdmitPatient(
             patient_id=patient_id, department_id=payload.department_id,
             ward_id=payload.ward_id, bed=payload.bed, reason=payload.reason,
             attending_id=attending_id, attending_name=attending_name,
-        ), new_uow(), actor=actor_for(request.user))
-        doc = get_store().read(keys.patient(patient_id), admission_doc_id(admission.admission_id))
-        return json_response(request, admission_out(doc), 201, etag=doc["_etag"])
+        ), uow, actor=actor_for(request.user))
+        return _admission(request, queries.committed(uow, patient_id, "admission",
+                                                     admission.admission_id), 201)
 
     return with_idempotency(request, produce, problem)
 
@@ -92,8 +97,8 @@ def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpRespon
 def list_admissions(request: HttpRequest, patient_id: str) -> list[dict]:
     policy.require(request.user, "read")
     store = get_store()
-    queries.patient_doc(store, patient_id)
-    return [admission_out(d) for d in queries.admissions(store, patient_id)]
+    queries.patient(store, patient_id)
+    return [admission_out(v) for v in queries.admissions(store, patient_id)]
 
 
 @router.post("/patients/{patient_id}/discharge", response={200: AdmissionOut, **ERRORS},
@@ -102,11 +107,12 @@ def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
               if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """``If-Match``: the admission's ETag you based this on (412 if it changed)."""
     policy.require(request.user, "discharge")
+    uow = new_uow()
     admission = use_cases.discharge_patient(use_cases.DischargePatient(
         patient_id=patient_id, disposition=payload.disposition, expected_version=if_match,
-    ), new_uow(), actor=actor_for(request.user))
-    doc = get_store().read(keys.patient(patient_id), admission_doc_id(admission.admission_id))
-    return json_response(request, admission_out(doc), etag=doc["_etag"])
+    ), uow, actor=actor_for(request.user))
+    return _admission(request, queries.committed(uow, patient_id, "admission",
+                                                 admission.admission_id))
 
 
 @router.get("/patients/{patient_id}/events", response={200: EventPage, **ERRORS},
@@ -114,9 +120,9 @@ def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
 def audit(request: HttpRequest, patient_id: str, continuation: str | None = None) -> dict:
     policy.require(request.user, "read")
     store = get_store()
-    queries.patient_doc(store, patient_id)
+    queries.patient(store, patient_id)
     items, token = queries.events(store, patient_id, continuation=continuation)
-    return {"items": [event_out(d) for d in items], "continuation": token}
+    return {"items": [event_out(e) for e in items], "continuation": token}
 
 
 @router.put("/patients/{patient_id}", response={200: PatientOut, **ERRORS}, summary="Correct demographics")
@@ -124,8 +130,11 @@ def update_demographics(request: HttpRequest, patient_id: str, payload: Demograp
                         if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """Send the patient's ETag in ``If-Match``; a stale one gets 412 and nothing changes."""
     policy.require(request.user, "update_demographics")
+    uow = new_uow()
     use_cases.update_demographics(use_cases.UpdateDemographics(
-        patient_id=patient_id, expected_version=if_match, **payload.dict()), new_uow(),
+        patient_id=patient_id, expected_version=if_match, **payload.dict()), uow,
         actor=actor_for(request.user))
-    doc = get_store().read(keys.patient(patient_id), PATIENT_ID)
-    return json_response(request, patient_out(doc), etag=doc["_etag"])
+    # Nothing changed: nothing was written, so read what is stored.
+    view = (queries.committed(uow, patient_id, "patient")
+            or queries.patient(get_store(), patient_id))
+    return _patient(request, view)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 from typing import Any, Literal
 
 from ninja import Schema
@@ -29,6 +30,55 @@ class PatientOut(Schema):
     allergies: list[AllergyOut]
     version: int
     etag: str
+
+
+class DemographicsIn(Schema):
+    given_name: str = Field(min_length=1, max_length=100)
+    family_name: str = Field(min_length=1, max_length=100)
+    birth_date: date
+    sex: Literal["female", "male", "other", "unknown"]
+
+
+class AllergyIn(Schema):
+    substance: str = Field(min_length=1, max_length=100)
+    reaction: str = Field("", max_length=200)
+    severity: Literal["mild", "moderate", "severe"]
+
+
+class TransferIn(Schema):
+    ward_id: str = Field(min_length=1, max_length=40)
+    bed: str = Field("", max_length=20)
+
+
+class OrderIn(Schema):
+    kind: Literal["medication", "imaging", "lab"]
+    urgency: Literal["routine", "stat"] = "routine"
+    medication_code: str = ""
+    dose: Decimal | None = Field(None, gt=0, max_digits=10, decimal_places=3)
+    unit: str = ""
+    route: str = ""
+    frequency: str = ""
+    start_at: str = ""
+    end_at: str = ""
+    as_needed: bool = False
+    modality: str = ""
+    body_part: str = ""
+    test_code: str = ""
+    note: str = Field("", max_length=500)
+
+
+class ActionIn(Schema):
+    reason: str = Field("", max_length=300)
+
+
+class AssignIn(Schema):
+    assignee: str | None = Field(None, description="username; null to unassign")
+
+
+class AdministrationIn(Schema):
+    dose: Decimal = Field(gt=0, max_digits=10, decimal_places=3)
+    unit: str = Field(min_length=1, max_length=20)
+    note: str = Field("", max_length=300)
 
 
 class AdmitIn(Schema):
@@ -76,16 +126,16 @@ class EventPage(Schema):
 
 
 class AllergyOut(Schema):
-    allergyId: str  # noqa: N815 - order and allergy bodies mirror the documents (camelCase)
+    allergyId: str  # order and allergy bodies mirror the record (camelCase)
     substance: str
     reaction: str
     severity: str
-    recordedAt: str  # noqa: N815
-    recordedBy: str  # noqa: N815
+    recordedAt: str
+    recordedBy: str
 
 
 class AdministrationOut(Schema):
-    administrationId: str  # noqa: N815
+    administrationId: str
     at: str
     dose: str
     unit: str
@@ -96,36 +146,36 @@ class AdministrationOut(Schema):
 class OrderOut(Schema):
     """An order as stored (see docs/data-model.md); kind-specific fields are null otherwise."""
 
-    orderId: str  # noqa: N815
-    patientId: str  # noqa: N815
-    admissionId: str  # noqa: N815
+    orderId: str
+    patientId: str
+    admissionId: str
     kind: Literal["medication", "imaging", "lab"]
     status: Literal["created", "ready", "in_progress", "completed", "cancelled"]
     urgency: Literal["routine", "stat"]
     description: str
-    departmentId: str  # noqa: N815
-    wardId: str | None = None  # noqa: N815
-    assigneeId: str | None = None  # noqa: N815
-    assigneeName: str | None = None  # noqa: N815
-    placedAt: str  # noqa: N815
-    placedBy: str  # noqa: N815
-    cancelReason: str | None = None  # noqa: N815
+    departmentId: str
+    wardId: str | None = None
+    assigneeId: str | None = None
+    assigneeName: str | None = None
+    placedAt: str
+    placedBy: str
+    cancelReason: str | None = None
     administrations: list[AdministrationOut] = []
     version: int
     etag: str
-    medicationCode: str | None = None  # noqa: N815
-    medicationName: str | None = None  # noqa: N815
+    medicationCode: str | None = None
+    medicationName: str | None = None
     dose: str | None = None
     unit: str | None = None
     route: str | None = None
     frequency: str | None = None
-    startAt: str | None = None  # noqa: N815
-    endAt: str | None = None  # noqa: N815
-    asNeeded: bool | None = None  # noqa: N815
+    startAt: str | None = None
+    endAt: str | None = None
+    asNeeded: bool | None = None
     modality: str | None = None
-    bodyPart: str | None = None  # noqa: N815
-    testCode: str | None = None  # noqa: N815
-    testName: str | None = None  # noqa: N815
+    bodyPart: str | None = None
+    testCode: str | None = None
+    testName: str | None = None
     note: str | None = None
 
 
@@ -144,24 +194,25 @@ ERRORS_SCHEMA = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Pr
                  412: Problem, 422: Problem}
 
 
-def patient_out(doc: dict[str, Any]) -> dict[str, Any]:
-    c = doc["docContents"]
+def patient_out(c: dict[str, Any]) -> dict[str, Any]:
     return {"id": c["patientId"], "mrn": c["mrn"], "given_name": c["givenName"],
             "family_name": c["familyName"], "birth_date": c["birthDate"], "sex": c["sex"],
             "allergies": c.get("allergies", []), "version": c.get("version", 1),
-            "etag": doc["_etag"]}
+            "etag": c["etag"]}
 
 
-def admission_out(doc: dict[str, Any]) -> dict[str, Any]:
-    c = doc["docContents"]
+def admission_out(c: dict[str, Any]) -> dict[str, Any]:
     return {"id": c["admissionId"], "patient_id": c["patientId"], "status": c["status"],
             "department_id": c["departmentId"], "ward_id": c["wardId"], "bed": c.get("bed"),
             "attending_name": c.get("attendingName", ""), "reason": c.get("reason", ""),
             "started_at": c["startedAt"], "ended_at": c.get("endedAt"),
-            "disposition": c.get("disposition"), "etag": doc["_etag"]}
+            "disposition": c.get("disposition"), "etag": c["etag"]}
 
 
-def event_out(doc: dict[str, Any]) -> dict[str, Any]:
-    c = doc["docContents"]
+def order_out(c: dict[str, Any]) -> dict[str, Any]:
+    return dict(c)  # the order as stored (camelCase until the API's snake_case change)
+
+
+def event_out(c: dict[str, Any]) -> dict[str, Any]:
     return {"seq": c["seq"], "type": c["type"], "occurred_at": c["occurredAt"],
             "actor": c["actor"]["username"], "data": c["data"]}

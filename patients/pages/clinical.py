@@ -9,7 +9,6 @@ from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from cosmos_backend import keys
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
 from hisadmin.core.policy import actor_for, requires
@@ -25,7 +24,6 @@ from patients.pages.clinical_forms import (
 )
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context, _report
 from patients.persistence import queries, reference
-from patients.persistence.documents import PATIENT_ID
 
 
 def _form_page(request: HttpRequest, patient_id: str, form: Any, title: str,
@@ -62,18 +60,17 @@ def rebind_etag(form: Any, etag: str | None) -> None:
 
 
 def _patient_etag(patient_id: str) -> Callable[[], str | None]:
-    return lambda: get_store().read(keys.patient(patient_id), PATIENT_ID)["_etag"]
+    return lambda: queries.patient(get_store(), patient_id)["etag"]
 
 
 @requires("update_demographics")
 def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
     try:
-        doc = queries.patient_doc(get_store(), patient_id)
+        c = queries.patient(get_store(), patient_id)
     except UnknownPatient as exc:
         raise Http404(str(exc)) from exc
-    c = doc["docContents"]
     current = {"given_name": c["givenName"], "family_name": c["familyName"],
-               "birth_date": c["birthDate"], "sex": c["sex"], "etag": doc["_etag"]}
+               "birth_date": c["birthDate"], "sex": c["sex"], "etag": c["etag"]}
     form = DemographicsForm(request.POST or None, initial=current)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
@@ -94,7 +91,7 @@ def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
 @requires("add_allergy")
 def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
-    form = AllergyForm(request.POST or None, initial={"etag": context["patient"]["_etag"]})
+    form = AllergyForm(request.POST or None, initial={"etag": context["patient"]["etag"]})
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         etag = data.pop("etag")
@@ -124,13 +121,12 @@ def transfer(request: HttpRequest, patient_id: str) -> HttpResponse:
     wards = [(code, f"{w['name']} ({w['departmentId']})")
              for code, w in sorted(reference.all_of(get_store(), "Ward").items())]
     form = TransferForm(request.POST or None, wards=wards,
-                        initial={"ward_id": active["docContents"]["wardId"],
-                                 "etag": active["_etag"]})
+                        initial={"ward_id": active["wardId"], "etag": active["etag"]})
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         if _run(request, form, lambda: use_cases.transfer_patient(use_cases.TransferPatient(
                 patient_id, d["ward_id"], d["bed"], d["etag"]), new_uow(),
-                actor=actor_for(request.user)), "Transferred.", lambda: active["_etag"]):
+                actor=actor_for(request.user)), "Transferred.", lambda: active["etag"]):
             return redirect("admin:patient_chart", patient_id)
     return _form_page(request, patient_id, form, "Transfer", "Transfer")
 
@@ -176,20 +172,19 @@ def order_action(request: HttpRequest, patient_id: str, order_id: str) -> HttpRe
 @requires("administer")
 def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
-    order = next((o for o in context["orders"] if o["docContents"]["orderId"] == order_id), None)
+    order = next((o for o in context["orders"] if o["orderId"] == order_id), None)
     if order is None:
         raise Http404("No such order on this patient.")
-    c = order["docContents"]
     form = AdministrationForm(request.POST or None, initial={
-        "dose": c.get("dose"), "unit": c.get("unit"), "etag": order["_etag"]})
+        "dose": order.get("dose"), "unit": order.get("unit"), "etag": order["etag"]})
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         etag = data.pop("etag")
         if _run(request, form, lambda: use_cases.administer(use_cases.Administer(
                 patient_id, order_id, expected_version=etag, **data), new_uow(),
                 actor=actor_for(request.user)), "Administration recorded.",
-                lambda: order["_etag"]):
+                lambda: order["etag"]):
             return redirect("admin:patient_chart", patient_id)
     return admin.site.render(request, "patients/form.html", {
         **context, "form": form, "submit": "Record", "order": order},
-        title=f"Record an administration: {c['description']}")
+        title=f"Record an administration: {order['description']}")

@@ -52,9 +52,9 @@ def find_patient(request: HttpRequest) -> HttpResponse:
         q = form.cleaned_data["q"].strip()
         if not any(ch.isdigit() for ch in q):
             return redirect(reverse("admin:worklist_search") + "?" + urlencode({"q": q}))
-        doc = queries.by_mrn(get_store(), q)
-        if doc is not None:
-            return redirect("admin:patient_chart", doc["docContents"]["patientId"])
+        found = queries.by_mrn(get_store(), q)
+        if found is not None:
+            return redirect("admin:patient_chart", found["patientId"])
         form.add_error("q", "No patient has this MRN. Check it, search by family name, or "
                             "register the patient.")
     return admin.site.render(request, "patients/find.html", {"form": form},
@@ -88,20 +88,19 @@ def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str,
     except store_errors.InvalidRequest:  # a mangled "older" link: start from the newest
         events, token = queries.events(get_store(), patient_id, page_size=50)
     for event in events:
-        c = event["docContents"]
-        event["summary"] = audit.describe(c["type"], c.get("data") or {})
+        event["summary"] = audit.describe(event["type"], event.get("data") or {})
     orders = queries.orders(get_store(), patient_id)
-    for doc in orders:
-        doc["etag"] = doc["_etag"]  # templates cannot read underscore keys
+    for order in orders:
+        order["is_active"] = queries.order_is_active(order)
     return {**chart, "events": events, "events_more": token, "orders": orders,
-            "patient_etag": chart["patient"]["_etag"]}
+            "patient_etag": chart["patient"]["etag"]}
 
 
 @requires("read")
 def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id, request.GET.get("events") or None)
     context["events_page"] = bool(request.GET.get("events"))
-    p = context["patient"]["docContents"]
+    p = context["patient"]
     user = request.user
     context["can_admit"] = policy.allows(user, "admit")
     context["can_order"] = policy.allows(user, "place_order")
@@ -110,7 +109,7 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context["can_progress"] = policy.allows(user, "progress_order")
     if context["active_admission"] is not None:
         context["discharge_form"] = DischargeForm(
-            initial={"etag": context["active_admission"]["_etag"]})
+            initial={"etag": context["active_admission"]["etag"]})
     return admin.site.render(request, "patients/chart.html", context,
                              title=f"{p['familyName'].upper()}, {p['givenName']} ({p['mrn']})")
 

@@ -1,4 +1,6 @@
-"""Reads of the clinical record: single-partition queries and point reads."""
+"""Reads of the clinical record for pages and the API: single-partition queries and point
+reads, answered as plain dicts (the stored fields, camelCase, plus ``etag``: the version to
+send back with a change). Envelopes stay here."""
 
 from __future__ import annotations
 
@@ -6,52 +8,99 @@ from typing import Any
 
 from cosmos_backend import errors, keys
 from cosmos_backend.store import Cond, Document, DocumentStore, Query
-from patients.domain.errors import UnknownPatient
+from cosmos_backend.uow import UnitOfWork
+from patients.domain.errors import UnknownOrder, UnknownPatient
+from patients.domain.orders import ACTIVE
+from patients.domain.records import AdmissionStatus
 from patients.persistence import mrn
-from patients.persistence.documents import PATIENT_ID
+from patients.persistence.documents import (
+    ADMISSION,
+    ORDER,
+    PATIENT_ID,
+    admission_doc_id,
+    order_doc_id,
+)
+
+View = dict[str, Any]
 
 
-def patient_doc(store: DocumentStore, patient_id: str) -> Document:
+def _view(doc: Document) -> View:
+    return {**doc["docContents"], "etag": doc["_etag"]}
+
+
+def patient(store: DocumentStore, patient_id: str) -> View:
     try:
-        return store.read(keys.patient(patient_id), PATIENT_ID)
+        return _view(store.read(keys.patient(patient_id), PATIENT_ID))
     except (errors.NotFound, errors.InvalidRequest):
         raise UnknownPatient(f"No patient with id {patient_id}.") from None
 
 
-def by_mrn(store: DocumentStore, value: str) -> Document | None:
+def by_mrn(store: DocumentStore, value: str) -> View | None:
     patient_id = mrn.lookup(store, value.strip().upper())
-    return None if patient_id is None else store.try_read(keys.patient(patient_id), PATIENT_ID)
+    if patient_id is None:
+        return None
+    doc = store.try_read(keys.patient(patient_id), PATIENT_ID)
+    return None if doc is None else _view(doc)
 
 
-def admissions(store: DocumentStore, patient_id: str) -> list[Document]:
-    return store.query_all(keys.patient(patient_id), Query(
-        where=(Cond("docType", "=", "Admission"),),
-        order_by=(("docContents.startedAt", "DESC"),)))
+def admission(store: DocumentStore, patient_id: str, admission_id: str) -> View:
+    return _view(store.read(keys.patient(patient_id), admission_doc_id(admission_id)))
 
 
-def orders(store: DocumentStore, patient_id: str, *, active_only: bool = False) -> list[Document]:
-    where = [Cond("docType", "=", "Order")]
+def admissions(store: DocumentStore, patient_id: str) -> list[View]:
+    """Newest first."""
+    return [_view(d) for d in store.query_all(keys.patient(patient_id), Query(
+        where=(Cond("docType", "=", ADMISSION),),
+        order_by=(("docContents.startedAt", "DESC"),)))]
+
+
+def order(store: DocumentStore, patient_id: str, order_id: str) -> View:
+    try:
+        return _view(store.read(keys.patient(patient_id), order_doc_id(order_id)))
+    except (errors.NotFound, errors.InvalidRequest):
+        raise UnknownOrder(f"No order {order_id} on this patient.") from None
+
+
+def orders(store: DocumentStore, patient_id: str, *, active_only: bool = False) -> list[View]:
+    """Newest first."""
+    where = [Cond("docType", "=", ORDER)]
     if active_only:
-        where.append(Cond("docContents.status", "in", ["created", "ready", "in_progress"]))
+        where.append(Cond("docContents.status", "in", [str(s) for s in ACTIVE]))
     docs = store.query_all(keys.patient(patient_id), Query(where=tuple(where)))
-    return sorted(docs, key=lambda d: d["docContents"]["placedAt"], reverse=True)
+    return [_view(d) for d in sorted(docs, key=lambda d: d["docContents"]["placedAt"],
+                                     reverse=True)]
 
 
 def events(store: DocumentStore, patient_id: str, *, page_size: int = 50,
-           continuation: str | None = None) -> tuple[list[Document], str | None]:
-    """The audit trail, newest first."""
+           continuation: str | None = None) -> tuple[list[View], str | None]:
+    """The audit trail, newest first: each event's type, seq, time, actor and data."""
     page = store.query(keys.patient(patient_id), Query(
         where=(Cond("docType", "=", "Event"),), order_by=(("id", "DESC"),)),
         page_size=page_size, continuation=continuation)
-    return page.items, page.continuation
+    return [dict(d["docContents"]) for d in page.items], page.continuation
 
 
 def chart(store: DocumentStore, patient_id: str) -> dict[str, Any]:
-    patient = patient_doc(store, patient_id)
-    adms = admissions(store, patient_id)
-    return {
-        "patient": patient,
-        "active_admission": next((a for a in adms if a["docContents"]["status"] == "active"),
-                                 None),
-        "admissions": adms,
-    }
+    """The patient, every admission (newest first) and the active one."""
+    record = patient(store, patient_id)
+    stays = admissions(store, patient_id)
+    return {"patient": record, "admissions": stays,
+            "active_admission": next((a for a in stays if a["status"] == AdmissionStatus.ACTIVE),
+                                     None)}
+
+
+def order_is_active(view: View) -> bool:
+    return view["status"] in ACTIVE
+
+
+def committed(uow: UnitOfWork, patient_id: str, kind: str, key: str = "") -> View | None:
+    """The aggregate as a command through ``uow`` just wrote it (no read): ``kind`` is
+    ``patient``, ``admission`` or ``order``, ``key`` the admission or order id. None when
+    the command wrote nothing of it."""
+    doc_id = {"patient": lambda: PATIENT_ID, "admission": lambda: admission_doc_id(key),
+              "order": lambda: order_doc_id(key)}[kind]()
+    pk = keys.patient(patient_id)
+    for doc in reversed(uow.committed):
+        if doc["id"] == doc_id and doc["partitionKey"] == pk:
+            return _view(doc)
+    return None

@@ -9,6 +9,7 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
 from patients.domain.errors import InvalidInput, NotAdmitted
 from patients.domain.events import PatientTransferred
+from patients.domain.records import Admission
 from patients.persistence import beds, reference
 from patients.persistence.repository import PatientRecords
 
@@ -21,7 +22,7 @@ class TransferPatient:
     expected_version: str | None = None  # of the active admission
 
 
-def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> None:
+def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> Admission:
     """Move the active admission; the new bed is held first and the old one freed last."""
     now = datetime.now(UTC)
     store = uow.store
@@ -52,3 +53,4 @@ def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> 
         raise
     if old_bed:
         beds.free(store, ward_id=old_ward, bed=old_bed, admission_id=admission.admission_id)
+    return admission

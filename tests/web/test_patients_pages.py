@@ -77,14 +77,14 @@ def test_it_admits_and_shows_a_discharge_form_carrying_the_etag(clerk: Client) -
     assert response.status_code == 302
     chart = clerk.get(chart_url)
     assert chart.context["discharge_form"].initial["etag"] == \
-        chart.context["active_admission"]["_etag"]
+        chart.context["active_admission"]["etag"]
 
 
 def test_it_tells_the_second_of_two_discharges_that_the_record_changed(clerk: Client) -> None:
     chart_url = _register(clerk)["Location"]
     clerk.post(chart_url + "admit/", {"department_id": "MED", "ward_id": "MED-1",
                                       "reason": "Sepsis"})
-    etag = clerk.get(chart_url).context["active_admission"]["_etag"]
+    etag = clerk.get(chart_url).context["active_admission"]["etag"]
     first = clerk.post(chart_url + "discharge/", {"disposition": "home", "etag": etag},
                        follow=True)
     assert "Discharged." in first.content.decode()
