@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 
 from hisadmin.core.store import get_lease_store, get_store
+from worklists.read.lag import relay_lag
 
 RELAY_STALE_AFTER = 30.0  # seconds without a lease renewal before the relay counts as dead
 
@@ -27,8 +29,6 @@ def check_broker() -> dict[str, Any]:
     if not settings.CELERY_BROKER_URL:
         return {"ok": False, "error": "REDIS_URL is not set"}
     try:
-        import redis
-
         client = redis.Redis.from_url(settings.CELERY_BROKER_URL.replace("redis+socket://", "unix://"),
                                       socket_timeout=1, socket_connect_timeout=1)
         client.ping()
@@ -52,8 +52,6 @@ def check_relay() -> dict[str, Any]:
         "owners": sorted({lease.owner for lease in owned if lease.owner}),
     }
     try:
-        from worklists.read.lag import relay_lag
-
         result["lag"] = relay_lag()
     except Exception as exc:  # noqa: BLE001 - lag is informative, never fatal
         result["lag_error"] = type(exc).__name__

@@ -6,17 +6,18 @@ Ctrl-C (SIGINT) or SIGTERM stops every process this started; the embedded Redis 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 from honcho.manager import Manager
 
+from hisadmin.embedded_redis import EmbeddedRedis
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _manage(env: dict[str, str], *args: str) -> None:
-    import subprocess
-
     subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, check=True,
                    cwd=ROOT)
 
@@ -28,8 +29,6 @@ def main() -> int:
     var_dir = Path(env.get("HIS_VAR_DIR", ROOT / "var"))
     redis = None
     if not env.get("REDIS_URL"):
-        from hisadmin.embedded_redis import EmbeddedRedis
-
         redis = EmbeddedRedis(var_dir / "redis")
         env["REDIS_URL"] = redis.celery_url
         print(f"embedded redis on {redis.socket}", flush=True)

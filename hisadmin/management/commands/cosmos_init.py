@@ -7,6 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from cosmos_backend.azure.store import provision
+from cosmos_backend.embedded.store import EmbeddedStore
 from hisadmin.core import store as handles
 
 
@@ -18,13 +20,9 @@ class Command(BaseCommand):
         self.stdout.write(f"backend: {cfg['backend']}")
         for spec in (handles.container_spec(), handles.lease_spec()):
             if cfg["backend"] == "azure":
-                from cosmos_backend.azure.store import provision
-
                 lines = provision(cfg["endpoint"], cfg["key"], cfg["database"], spec,
                                   connection_verify=cfg["connection_verify"])
             else:
-                from cosmos_backend.embedded.store import EmbeddedStore
-
                 store = EmbeddedStore(cfg["path"], spec,
                                       feed_range_count=cfg["feed_range_count"])
                 lines = [f"{cfg['path']}: {line}" for line in store.provisioned]
