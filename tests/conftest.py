@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from cosmos_backend.store import ContainerSpec
+from cosmos_backend.outbox import is_event
+from cosmos_backend.pytest_plugin import FeedDrainer
+from cosmos_backend.store import ContainerSpec, DocumentStore
+from hisadmin.core import store as handles
+from worklists.delivery.projector import project_event
 
 WIRE_DIR = Path(__file__).resolve().parent / "cosmos_wire"
 # The emulator's well-known key; the wire server accepts any key.
@@ -19,8 +23,6 @@ WIRE_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZn
 @pytest.fixture
 def his_store_path(tmp_path: Path, settings: object) -> Iterator[Path]:
     """Point the project's store handles at a fresh embedded store for this test."""
-    from hisadmin.core import store as handles
-
     path = tmp_path / "his-store.sqlite3"
     cfg = dict(settings.DOCUMENT_STORE)  # type: ignore[attr-defined]
     cfg.update(backend="embedded", path=str(path))
@@ -31,16 +33,12 @@ def his_store_path(tmp_path: Path, settings: object) -> Iterator[Path]:
 
 
 @pytest.fixture
-def his_store(his_store_path: Path):  # noqa: ANN201 - DocumentStore
-    from hisadmin.core import store as handles
-
+def his_store(his_store_path: Path) -> DocumentStore:
     return handles.get_store()
 
 
 @pytest.fixture
 def cosmos_container_spec() -> ContainerSpec:
-    from hisadmin.core import store as handles
-
     return handles.container_spec()
 
 
@@ -64,13 +62,9 @@ def wire_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def drain_worklists(his_store):  # noqa: ANN001, ANN201 - () -> int
+def drain_worklists(his_store: DocumentStore) -> Callable[[], int]:
     """``drain_worklists()`` projects every event written since the last call, in-process,
     through the real projection code (no broker, no Celery eager mode); returns the count."""
-    from cosmos_backend.outbox import is_event
-    from cosmos_backend.pytest_plugin import FeedDrainer
-    from worklists.delivery.projector import project_event
-
     drainer = FeedDrainer(his_store)
 
     def drain() -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hisadmin.core import store as handles
 from hisadmin.embedded_redis import EmbeddedRedis
 from tests.integration.processes import stack_env, start_relay, start_worker, stop
 
@@ -43,8 +44,6 @@ def running_stack(stack: Stack) -> Iterator[Stack]:
 @pytest.fixture
 def stack_settings(stack: Stack, settings: object) -> Stack:
     """Point this process's store handles and broker at the stack's."""
-    from hisadmin.core import store as handles
-
     cfg = dict(settings.DOCUMENT_STORE)  # type: ignore[attr-defined]
     cfg.update(backend="embedded", path=str(stack.store_path))
     settings.DOCUMENT_STORE = cfg  # type: ignore[attr-defined]

@@ -6,8 +6,10 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from cosmos_backend.store import DocumentStore
 from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
+from patients.persistence import reference
 
 
 @pytest.fixture
@@ -38,7 +40,5 @@ def api_client(make_user: Callable[..., User]) -> Callable[..., Client]:
 
 
 @pytest.fixture
-def reference_data(his_store: object) -> None:
-    from patients.persistence import reference
-
-    list(reference.load(his_store))  # type: ignore[arg-type]
+def reference_data(his_store: DocumentStore) -> None:
+    list(reference.load(his_store))
