@@ -23,6 +23,7 @@ import os
 import platform
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -37,7 +38,8 @@ from typing import Any
 import psutil
 import requests
 
-from bench import driver, workload
+from bench import driver, pg, workload
+from bench import report as render
 from bench.driver import Timings, Tokens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,8 +79,6 @@ def stats(values: list[float]) -> dict[str, Any]:
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -427,8 +427,6 @@ def run_relational(tmp: Path, n: int, patients: list[Any], phases: Phases,
     cluster = None
     extra: Callable[[], list[psutil.Process]] = list
     if engine == "postgresql":
-        from bench import pg
-
         cluster = pg.Cluster(var / "pg")
         env["RELATIONAL_DATABASE_URL"] = cluster.start()
         postmaster = cluster.postmaster_pid()
@@ -492,8 +490,6 @@ def main(argv: list[str] | None = None) -> Path:
                                                              else [1000, 10000])
     phases = SMOKE if args.smoke else QUICK if args.quick else FULL
     systems = [s for s in args.systems.split(",") if s]
-    from bench import pg
-
     if "postgresql" in systems:
         if args.install_postgres:
             pg.try_install()
@@ -538,8 +534,6 @@ def main(argv: list[str] | None = None) -> Path:
     path.write_text(json.dumps(report, indent=2))
     print(f"results: {path.name}", flush=True)
     if not args.no_docs:
-        from bench import report as render
-
         render.write(args.out, args.docs)
     return path
 

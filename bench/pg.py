@@ -44,6 +44,7 @@ def try_install() -> None:
 def available() -> str | None:
     """None when a cluster can be started here, else the reason it cannot."""
     try:
+        # Bench-only (requirements-bench.txt); importing also proves its libpq wrapper loads.
         import psycopg  # noqa: F401
     except ImportError:
         return "psycopg is not installed"
@@ -85,7 +86,7 @@ class Cluster:
                 "-c synchronous_commit=off -c shared_buffers=256MB -c max_connections=50")
         self._run("pg_ctl", "-D", str(self.data), "-o", opts, "-l", str(self.dir / "log"),
                   "-w", "start")
-        import psycopg
+        import psycopg  # bench-only (requirements-bench.txt): make test runs without it
 
         for _ in range(50):
             try:

@@ -78,10 +78,10 @@ def best_baseline(entry: dict[str, Any], run: dict[str, Any], pick: Any) -> tupl
 # ------------------------------------------------------------------ plots
 def plots(run: dict[str, Any], out: Path) -> list[str]:
     try:
-        import matplotlib
+        import matplotlib  # bench-only (requirements-bench.txt): no plots without it
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # after choosing the display-less backend
     except ImportError:
         return []
     out.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import django
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+
+from bench import workload
+from bench.driver import Tokens, iteration
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.relational.settings")
 
 ROLES = (("clerk", "clerk"), ("clinician", "clinician"), ("nurse", "nurse"))
@@ -26,7 +34,7 @@ REFERENCE = Path(__file__).resolve().parents[2] / "patients" / "reference_data"
 
 
 def _users() -> dict[str, Any]:
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import Group, User  # models: after django.setup()
 
     users = {}
     for username, role in ROLES:
@@ -40,7 +48,7 @@ def _users() -> dict[str, Any]:
 
 
 def _token(user: Any) -> str:
-    from bench.relational.models import ApiToken
+    from bench.relational.models import ApiToken  # models: after django.setup()
 
     raw = "rel_" + secrets.token_urlsafe(32)
     ApiToken.objects.create(user=user, key_hash=hashlib.sha256(raw.encode()).hexdigest())
@@ -48,14 +56,13 @@ def _token(user: Any) -> str:
 
 
 def _hospital() -> None:
-    from bench.relational.models import Bed, Department, Ward
-    from bench.workload import hospital
+    from bench.relational.models import Bed, Department, Ward  # models: after django.setup()
 
     for d in json.loads((REFERENCE / "Department.json").read_text()):
         Department.objects.update_or_create(code=d["code"], defaults={"name": d["name"]})
     wards = [(w["code"], w["departmentId"], w["name"], w["beds"])
              for w in json.loads((REFERENCE / "Ward.json").read_text())]
-    wards += [(w.code, w.department, w.name, list(w.beds)) for w in hospital()]
+    wards += [(w.code, w.department, w.name, list(w.beds)) for w in workload.hospital()]
     for code, dept, name, beds in wards:
         Ward.objects.update_or_create(code=code, defaults={"name": name, "department_id": dept})
         Bed.objects.bulk_create([Bed(ward_id=code, code=b) for b in beds],
@@ -63,7 +70,7 @@ def _hospital() -> None:
 
 
 def seed(patients: list[Any], users: dict[str, Any]) -> None:
-    from bench.relational.models import (
+    from bench.relational.models import (  # models: after django.setup()
         Administration,
         Admission,
         Allergy,
@@ -126,8 +133,6 @@ def seed(patients: list[Any], users: dict[str, Any]) -> None:
 
 class _TestClient:
     def __init__(self) -> None:
-        from django.test import Client
-
         self.client = Client()
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None,
@@ -142,10 +147,6 @@ class _TestClient:
 def command_costs(tokens: Any, beds: list[tuple[str, str, str]], iterations: int
                   ) -> dict[str, Any]:
     """SQL statements (round trips to the database) and bytes sent per command."""
-    from django.db import connection
-
-    from bench.driver import iteration
-
     calls: Counter[str] = Counter()
     sent = [0]
 
@@ -178,15 +179,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--cost-iterations", type=int, default=5)
     args = parser.parse_args()
-    import django
-
     django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    from bench import workload
-    from bench.driver import Tokens
-
     call_command("migrate", "--noinput", verbosity=0)
     users = _users()
     _hospital()

@@ -4,15 +4,19 @@ On SQLite writers are serialised (``transaction_mode=IMMEDIATE``), so the max + 
 registration's transaction cannot race.
 """
 
+from __future__ import annotations
+
 from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
-def create_sequence(apps, schema_editor):  # noqa: ANN001, ARG001
+def create_sequence(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute("CREATE SEQUENCE IF NOT EXISTS relational_mrn_seq")
 
 
-def drop_sequence(apps, schema_editor):  # noqa: ANN001, ARG001
+def drop_sequence(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute("DROP SEQUENCE IF EXISTS relational_mrn_seq")
 
