@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import abc
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from cosmos_backend import errors
 
@@ -22,7 +22,10 @@ MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
 MAX_BATCH_OPERATIONS = 100
 PARTITION_KEY_PATH = "partitionKey"
 SYSTEM_PROPERTIES = ("_etag", "_ts", "_lsn", "_rid", "_self", "_attachments")
+# Paths a query may name that hold a scalar of the store's own (never an array).
+SCALAR_PATHS = ("id", "partitionKey", "_ts", "_lsn")
 _BAD_ID = re.compile(r"[/\\?#]")
+_PATH_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 # --------------------------------------------------------------------------- queries
@@ -169,6 +172,84 @@ def validate_batch(pk: str, ops: Sequence[BatchOp]) -> None:
             validate_id(op.id)
 
 
+def item_ttl(doc: Mapping[str, Any], default_ttl: int | None) -> int | None:
+    """Seconds ``doc`` lives after a write in a container with ``default_ttl``; None: forever.
+
+    The Cosmos DB rule: with TTL off on the container (``None``) an item's ``ttl`` is ignored;
+    otherwise the item's ``ttl`` (or the default) is -1 or null for "never", or a positive
+    integer, and anything else is refused with :class:`InvalidRequest`.
+    """
+    if default_ttl is None:
+        return None
+    ttl = doc.get("ttl", default_ttl)
+    if ttl is None or ttl == -1:
+        return None
+    if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0:  # JSON true is no ttl
+        raise errors.InvalidRequest(f"ttl must be a positive integer or -1, got {ttl!r}")
+    return ttl
+
+
+def validate_path(path: str) -> None:
+    """A dotted property path of plain identifiers (``docContents.wardId``)."""
+    if not all(_PATH_SEGMENT.match(part) for part in path.split(".")):
+        raise errors.InvalidRequest(f"unsupported property path {path!r}")
+
+
+def value_kind(value: Any) -> type:
+    """The JSON kind of a comparison value: ``bool``, ``int`` (every number) or ``str``.
+
+    Raises :class:`InvalidRequest` for anything else: queries compare scalars only.
+    """
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, (int, float)):
+        return int
+    if isinstance(value, str):
+        return str
+    raise errors.InvalidRequest(f"cannot compare with {type(value).__name__} values")
+
+
+def validate_query(query: Query) -> None:
+    """Refuse what neither backend executes: bad paths, operators, values, sort directions.
+
+    Both query translators call this first, so bad input fails identically everywhere.
+    """
+    ordering = query.ordering()
+    for path, _ in ordering:
+        validate_path(path)
+    for _, direction in ordering:
+        if direction.upper() not in ("ASC", "DESC"):
+            raise errors.InvalidRequest(f"unsupported sort direction {direction!r}")
+    for cond in query.where:
+        _validate_cond(cond)
+
+
+def _validate_cond(cond: Cond) -> None:
+    validate_path(cond.path)
+    op, value = cond.op, cond.value
+    if op in ("=", "!="):
+        if value is not None:
+            value_kind(value)
+    elif op in ("<", "<=", ">", ">="):
+        if isinstance(value, bool):
+            raise errors.InvalidRequest("booleans can only be compared with = and !=")
+        value_kind(value)
+    elif op == "startswith":
+        if not isinstance(value, str):
+            raise errors.InvalidRequest("startswith needs a string")
+    elif op == "in":
+        for v in list(value):
+            if v is not None:
+                value_kind(v)
+    elif op == "array_contains":
+        if cond.path in SCALAR_PATHS:
+            raise errors.InvalidRequest("array_contains needs a document path")
+        if value is not None:
+            value_kind(value)
+    else:
+        raise errors.InvalidRequest(f"unsupported operator {op!r}")
+
+
 # --------------------------------------------------------------------------- the contract
 class DocumentStore(abc.ABC):
     """One container. All methods are synchronous and safe to call from several processes."""
@@ -214,14 +295,8 @@ class DocumentStore(abc.ABC):
         """Changes in ``feed_range`` after ``continuation`` (``None``: from the beginning)."""
 
     def query_all(self, pk: str, query: Query, *, page_size: int = 500) -> list[Document]:
-        items: list[Document] = []
-        token: str | None = None
-        while True:
-            page = self.query(pk, query, page_size=page_size, continuation=token)
-            items.extend(page.items)
-            token = page.continuation
-            if not token:
-                return items
+        """Every result of ``query`` in ``pk``, all pages read."""
+        return list(iter_query(self, pk, query, page_size=page_size))
 
     def try_read(self, pk: str, doc_id: str) -> Document | None:
         try:
@@ -229,5 +304,40 @@ class DocumentStore(abc.ABC):
         except errors.NotFound:
             return None
 
-    def close(self) -> None:  # noqa: B027 - optional hook
+    def close(self) -> None:  # noqa: B027 - an optional hook: a store may hold nothing to release
         """Release connections."""
+
+
+# --------------------------------------------------------------------------- walking pages
+class Pageable(Protocol):
+    """Anything that answers a query one page at a time: a store or a unit of work."""
+
+    def query(self, pk: str, query: Query, *, page_size: int = ...,
+              continuation: str | None = None) -> Page: ...
+
+
+def iter_query(source: Pageable, pk: str, query: Query, *,
+               page_size: int = 500) -> Iterator[Document]:
+    """Every result of ``query`` in ``pk``, reading page after page until the last."""
+    token: str | None = None
+    while True:
+        page = source.query(pk, query, page_size=page_size, continuation=token)
+        yield from page.items
+        token = page.continuation
+        if not token:
+            return
+
+
+def iter_feed(store: DocumentStore, feed_range: str, continuation: str | None = None, *,
+              max_items: int = 1000) -> Iterator[FeedPage]:
+    """Pages of ``feed_range`` after ``continuation`` until the range is caught up.
+
+    The last page yielded is the empty one that shows it: its ``continuation`` is where the
+    next walk resumes. Keep a page's continuation only once its items are handled.
+    """
+    while True:
+        page = store.read_feed(feed_range, continuation=continuation, max_items=max_items)
+        yield page
+        if not page.items:
+            return
+        continuation = page.continuation
