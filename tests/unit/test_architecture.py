@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass
@@ -19,8 +20,9 @@ import grimp
 PACKAGES = ("cosmos_backend", "hisadmin", "patients", "worklists")
 ROOT = Path(__file__).resolve().parents[2]
 MAX_FUNCTION_LOCAL_IMPORTS = 10
-# Comments that silence tools explain nothing to a reader.
-_NOT_A_REASON = ("noqa", "type:", "pragma", "fmt:")
+# A directive to a tool explains nothing to a reader; text after it may ("noqa: F401 - why").
+_DIRECTIVE = re.compile(r"^(noqa(:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*)?|type:\s*ignore(\[[^]]*])?"
+                        r"|pragma:\s*no\s+(cover|branch)|fmt:\s*(on|off|skip))", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------- import cycles
@@ -143,8 +145,8 @@ def comment_lines(source: str) -> tuple[set[int], set[int]]:
     code_lines: set[int] = set()
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT:
-            text = token.string.lstrip("#").strip().lower()
-            if text and not text.startswith(_NOT_A_REASON):
+            text = _DIRECTIVE.sub("", token.string.lstrip("#").strip())
+            if text.strip(" -–—:;,"):
                 with_comment.add(token.start[0])
         elif token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
                                 tokenize.DEDENT, tokenize.ENDMARKER):
@@ -201,6 +203,8 @@ def test_it_tells_explained_local_imports_from_bare_ones(tmp_path: Path) -> None
         "    import csv\n"
         "    import re\n"
         "    import abc  # noqa: PLC0415\n"
+        "    import ast  # noqa: F401 - probes an optional dependency\n"
+        "    import io  # type: ignore[import-untyped]\n"
         "    def g():\n"
         "        from x import (\n"
         "            y,  # optional dependency\n"
@@ -209,7 +213,7 @@ def test_it_tells_explained_local_imports_from_bare_ones(tmp_path: Path) -> None
     )
     found = local_imports_in(module, root=tmp_path)
     assert [(item.line, item.explained) for item in found] == [
-        (3, True), (5, True), (6, False), (7, False), (9, True)]
+        (3, True), (5, True), (6, False), (7, False), (8, True), (9, False), (11, True)]
 
 
 def test_it_explains_every_function_local_import() -> None:
