@@ -1,7 +1,7 @@
 """Building the ``azure-cosmos`` client, mapping its errors, and metering request units.
 
-Shared by the store adapter (:mod:`cosmos_backend.azure`) and provisioning
-(:mod:`cosmos_backend.azure_provision`). No Django here.
+Shared by the store adapter (:mod:`cosmos_backend.azure.store`) and provisioning
+(:mod:`cosmos_backend.azure.provision`).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def build_client(endpoint: str, key: str, *, profile: str = "web", connection_ve
             retry_read=budget.connection_retries, retry_backoff_max=budget.throttle_wait_s,
             connection_timeout=budget.connect_timeout_s, read_timeout=budget.read_timeout_s,
         )
-    except Exception as exc:  # noqa: BLE001 - every failure to reach the account is the same to callers
+    except Exception as exc:  # every failure to reach the account is the same to callers
         raise map_error(exc) from exc
 
 

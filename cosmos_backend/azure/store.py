@@ -25,7 +25,10 @@ from cosmos_backend.azure.client import (
     charge_of,
     map_error,
 )
-from cosmos_backend.azure.provision import ensure_container, ensure_database, provision
+
+# provision is re-exported for callers that import it from this module; the package
+# (``from cosmos_backend.azure import provision``) is the place to import it from.
+from cosmos_backend.azure.provision import provision
 from cosmos_backend.azure.sql import to_sql
 from cosmos_backend.store import (
     BatchOp,
@@ -36,6 +39,7 @@ from cosmos_backend.store import (
     Page,
     Query,
     clean_document,
+    item_ttl,
     validate_batch,
     validate_id,
     validate_partition_key,
@@ -82,7 +86,7 @@ class AzureCosmosStore(DocumentStore):
         except cx.CosmosBatchOperationError as exc:
             self.charges.add(kind, hook.charge or charge_of(exc.headers))
             raise errors.BatchFailed(exc.error_index, map_error(exc)) from exc
-        except Exception as exc:  # noqa: BLE001 - every SDK/transport failure becomes a StoreError
+        except Exception as exc:  # every SDK or transport failure becomes a StoreError
             self.charges.add(kind, hook.charge or charge_of(getattr(exc, "headers", None)))
             raise map_error(exc) from exc
         self.charges.add(kind, hook.charge)
@@ -97,19 +101,11 @@ class AzureCosmosStore(DocumentStore):
     def _checked(self, doc: Document) -> Document:
         body = orjson.dumps({k: v for k, v in doc.items() if not k.startswith("_")})
         clean = clean_document(doc, len(body))
-        self._check_ttl(clean)
+        if "ttl" in clean:
+            # The embedded engine's rule, checked before sending: Cosmos answers 400 too,
+            # but only after a round trip and with a less specific message.
+            item_ttl(clean, self.spec.default_ttl)
         return clean
-
-    def _check_ttl(self, doc: Document) -> None:
-        # The same rule as the embedded engine, checked before sending: Cosmos answers 400 too,
-        # but only after a round trip and with a less specific message.
-        if self.spec.default_ttl is None or "ttl" not in doc:
-            return
-        ttl = doc["ttl"]
-        if ttl is None or ttl == -1:
-            return
-        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0:
-            raise errors.InvalidRequest(f"ttl must be a positive integer or -1, got {ttl!r}")
 
     # ------------------------------------------------------------------ single operations
     def read(self, pk: str, doc_id: str) -> Document:
@@ -215,7 +211,7 @@ def _parse_range(feed_range: str) -> dict[str, Any]:
 def connect(endpoint: str, key: str, database: str, spec: ContainerSpec, *,
             profile: str = "web", connection_verify: bool = True,
             enable_endpoint_discovery: bool | None = None) -> AzureCosmosStore:
-    """A store on ``database``/``spec.name`` (which ``provision`` creates).
+    """A store on ``database``/``spec.name`` (which :func:`.provision.provision` creates).
 
     ``enable_endpoint_discovery=None`` turns discovery on for HTTPS endpoints (Azure, the
     emulator) and off for plain-HTTP test servers.
@@ -226,4 +222,4 @@ def connect(endpoint: str, key: str, database: str, spec: ContainerSpec, *,
     return AzureCosmosStore(container, spec, client=client, profile=profile)
 
 
-__all__ = ["AzureCosmosStore", "connect", "ensure_container", "ensure_database", "provision"]
+__all__ = ["AzureCosmosStore", "connect", "provision"]

@@ -9,18 +9,21 @@ matches ``true``, ``c.x = null`` never matches a missing property).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from cosmos_backend import errors
-from cosmos_backend.store import Cond, Query
+from cosmos_backend.store import Cond, Query, validate_path, validate_query, value_kind
 
 HASH_SPACE = 1 << 16  # feed ranges split the crc32 of the partition key modulo this
 # Top-level ``Query*`` fields exist only for indexing (see envelope.wrap). Indexes made only
 # of such paths are partial (``WHERE q = 1``): documents without them — events, aggregates,
 # trackers — skip that index maintenance entirely, which is most of the cost of a write.
 QUERY_FIELD_PREFIX = "Query"
+# The TTL rule in SQL, one parameter (now): a row past its expiry time is absent for every
+# read, write, query and feed read until purge_expired deletes it.
+LIVE = "(exp IS NULL OR exp > ?)"
+EXPIRED = "(exp IS NOT NULL AND exp <= ?)"
 
 
 def has_query_fields(doc: Mapping[str, Any]) -> int:
@@ -29,16 +32,15 @@ def has_query_fields(doc: Mapping[str, Any]) -> int:
 
 def _is_query_path(path: str) -> bool:
     return path.startswith(QUERY_FIELD_PREFIX)
-_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 _COLUMNS = {"id": "id", "partitionKey": "pk", "_ts": "ts", "_lsn": "lsn"}
 
 
 def column_expr(path: str) -> str:
     if path in _COLUMNS:
         return _COLUMNS[path]
-    parts = path.split(".")
-    if not all(_SEGMENT.match(p) for p in parts):
-        raise errors.InvalidRequest(f"unsupported property path {path!r}")
+    validate_path(path)
     return f"json_extract(doc, '$.{path}')"
 
 
@@ -51,16 +53,6 @@ def _json_path(expr: str) -> str:
     return expr[len("json_extract(doc, '"):-2]
 
 
-def _kind(value: Any) -> type:
-    if isinstance(value, bool):
-        return bool
-    if isinstance(value, (int, float)):
-        return int
-    if isinstance(value, str):
-        return str
-    raise errors.InvalidRequest(f"cannot compare with {type(value).__name__} values")
-
-
 def _same_type(expr: str, value: Any) -> str:
     """SQL true only where ``expr`` holds a JSON value of ``value``'s type.
 
@@ -68,7 +60,7 @@ def _same_type(expr: str, value: Any) -> str:
     json_extract folds true/false into 1/0 and returns arrays and objects as text; the
     JSON type of the stored value tells them apart.
     """
-    kind = _kind(value)
+    kind = value_kind(value)
     if expr in _COLUMN_TYPES:
         return "1" if _COLUMN_TYPES[expr] is kind else "0"
     return f"json_type(doc, '{_json_path(expr)}') IN {_JSON_TYPES[kind]}"
@@ -120,12 +112,8 @@ def _cond(cond: Cond) -> tuple[str, list[Any]]:
             return "0", []  # null compared with anything but null is undefined in Cosmos DB
         return f"({expr} != ? AND {_same_type(expr, value)})", [value]
     if op in ("<", "<=", ">", ">="):
-        if isinstance(value, bool):
-            raise errors.InvalidRequest("booleans can only be compared with = and !=")
         return f"({expr} {op} ? AND {_same_type(expr, value)})", [value]
     if op == "startswith":
-        if not isinstance(value, str):
-            raise errors.InvalidRequest("startswith needs a string")
         upper = _successor(value)
         # A range, not LIKE/substr, so an index on the path can serve it.
         terms, bounds = [f"{expr} >= ?"], [value]
@@ -139,9 +127,6 @@ def _cond(cond: Cond) -> tuple[str, list[Any]]:
         values = list(value)
         if not values:
             return "0", []
-        for v in values:
-            if v is not None:
-                _kind(v)  # rejects lists and objects before SQLite sees them
         if expr in _COLUMN_TYPES:  # typed columns: drop values of another type
             values = [v for v in values if v is not None and _same_type(expr, v) == "1"]
             if not values:
@@ -151,25 +136,22 @@ def _cond(cond: Cond) -> tuple[str, list[Any]]:
             return ("(" + " OR ".join(sql for sql, _ in parts) + ")",
                     [a for _, part_args in parts for a in part_args])
         return f"{expr} IN ({', '.join('?' * len(values))})", values
-    if op == "array_contains":
-        if expr in _COLUMNS.values():
-            raise errors.InvalidRequest("array_contains needs a document path")
-        path = _json_path(expr)
-        if value is None:
-            element = "type = 'null'"
-            args: list[Any] = []
+    # array_contains: validate_query refused every other operator, and scalar paths.
+    path = _json_path(expr)
+    if value is None:
+        element = "type = 'null'"
+        args: list[Any] = []
+    else:
+        kind = value_kind(value)
+        if kind is bool:
+            element = f"type = '{'true' if value else 'false'}'"
+            args = []
         else:
-            kind = _kind(value)
-            if kind is bool:
-                element = f"type = '{'true' if value else 'false'}'"
-                args = []
-            else:
-                element = f"value = ? AND type IN {_JSON_TYPES[kind]}"
-                args = [value]
-        # json_each walks objects and scalars too; ARRAY_CONTAINS is false for those.
-        return (f"(json_type(doc, '{path}') = 'array' AND EXISTS (SELECT 1 FROM "
-                f"json_each(doc, '{path}') WHERE {element}))", args)
-    raise errors.InvalidRequest(f"unsupported operator {op!r}")
+            element = f"value = ? AND type IN {_JSON_TYPES[kind]}"
+            args = [value]
+    # json_each walks objects and scalars too; ARRAY_CONTAINS is false for those.
+    return (f"(json_type(doc, '{path}') = 'array' AND EXISTS (SELECT 1 FROM "
+            f"json_each(doc, '{path}') WHERE {element}))", args)
 
 
 def _after(keys: list[tuple[str, str]], values: list[Any], *,
@@ -237,11 +219,9 @@ def compile_segments(table: str, query: Query,
     statement of its own. Run continuations on the index the first page uses (SQLite 3.40
     drops an expression index from its plans when ``IS NULL`` tests that expression).
     """
+    validate_query(query)
     keys = [(column_expr(path), direction.upper()) for path, direction in query.ordering()]
-    for _, direction in keys:
-        if direction not in ("ASC", "DESC"):
-            raise errors.InvalidRequest(f"unsupported sort direction {direction!r}")
-    where = ["pk = ?", "(exp IS NULL OR exp > ?)"]
+    where = ["pk = ?", LIVE]
     args: list[Any] = []
     for cond in query.where:
         sql, cond_args = _cond(cond)

@@ -24,8 +24,9 @@ import orjson
 
 from cosmos_backend import errors
 from cosmos_backend.embedded.sqlquery import (
+    EXPIRED,
     HASH_SPACE,
-    column_expr,
+    LIVE,
     compile_segments,
     has_query_fields,
     index_statements,
@@ -40,6 +41,7 @@ from cosmos_backend.store import (
     Page,
     Query,
     clean_document,
+    item_ttl,
     validate_batch,
     validate_id,
     validate_partition_key,
@@ -181,15 +183,8 @@ class EmbeddedStore(DocumentStore):
         return doc
 
     def _expiry(self, doc: Document, now: float) -> float | None:
-        default = self.spec.default_ttl
-        if default is None:
-            return None  # TTL off on the container: item ttl is ignored, as on Cosmos
-        ttl = doc.get("ttl", default)
-        if ttl is None or ttl == -1:
-            return None
-        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0:  # JSON true is no ttl
-            raise errors.InvalidRequest(f"ttl must be a positive integer or -1, got {ttl!r}")
-        return now + ttl
+        ttl = item_ttl(doc, self.spec.default_ttl)
+        return None if ttl is None else now + ttl
 
     def _encode(self, doc: Document) -> tuple[Document, str]:
         body = orjson.dumps({k: v for k, v in doc.items() if not k.startswith("_")})
@@ -213,7 +208,7 @@ class EmbeddedStore(DocumentStore):
         t = self.table
         if op.kind == "delete":
             pk_id = (op.doc_pk, op.doc_id)  # type: ignore[attr-defined]
-            sql = f"DELETE FROM {t} WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)"
+            sql = f"DELETE FROM {t} WHERE pk=? AND id=? AND {LIVE}"
             args: tuple[Any, ...] = (*pk_id, now)
             if op.if_match is not None:
                 sql += " AND etag=?"
@@ -238,7 +233,7 @@ class EmbeddedStore(DocumentStore):
         if op.kind == "create":
             cur = conn.execute(
                 f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET {sets} "
-                f"WHERE {t}.exp IS NOT NULL AND {t}.exp <= ?",
+                f"WHERE {EXPIRED}",  # unqualified columns: the existing row
                 (*values, now),
             )
             if cur.rowcount == 0:
@@ -247,7 +242,7 @@ class EmbeddedStore(DocumentStore):
             conn.execute(f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET {sets}", values)
         else:  # replace, or upsert guarded by an etag
             sql = (f"UPDATE {t} SET doc=?, etag=?, ts=?, lsn=?, exp=?, q=? "
-                   "WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)")
+                   f"WHERE pk=? AND id=? AND {LIVE}")
             args = (body, etag, ts, lsn, exp, q, pk, doc_id, now)
             if op.if_match is not None:
                 sql += " AND etag=?"
@@ -269,7 +264,7 @@ class EmbeddedStore(DocumentStore):
 
     def _live(self, conn: sqlite3.Connection, pk: str, doc_id: str, now: float) -> bool:
         return conn.execute(
-            f"SELECT 1 FROM {self.table} WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)",
+            f"SELECT 1 FROM {self.table} WHERE pk=? AND id=? AND {LIVE}",
             (pk, doc_id, now),
         ).fetchone() is not None
 
@@ -291,8 +286,7 @@ class EmbeddedStore(DocumentStore):
         validate_partition_key(pk)
         validate_id(doc_id)
         row = self._conn().execute(
-            f"SELECT doc, etag, ts, lsn FROM {self.table} "
-            "WHERE pk=? AND id=? AND (exp IS NULL OR exp > ?)",
+            f"SELECT doc, etag, ts, lsn FROM {self.table} WHERE pk=? AND id=? AND {LIVE}",
             (pk, doc_id, self.clock()),
         ).fetchone()
         if row is None:
@@ -406,7 +400,7 @@ class EmbeddedStore(DocumentStore):
             raise errors.InvalidRequest(f"bad feed range or continuation: {exc}") from exc
         rows = self._conn().execute(
             f"SELECT doc, etag, ts, lsn FROM {self.table} INDEXED BY {self.table}_feed "
-            "WHERE lsn > ? AND rng >= ? AND rng < ? AND (exp IS NULL OR exp > ?) "
+            f"WHERE lsn > ? AND rng >= ? AND rng < ? AND {LIVE} "
             "ORDER BY lsn LIMIT ?",
             (start, lo, hi, self.clock(), max_items),
         ).fetchall()
@@ -417,7 +411,7 @@ class EmbeddedStore(DocumentStore):
     def purge_expired(self) -> int:
         conn = self._conn()
         cur = conn.execute(
-            f"DELETE FROM {self.table} WHERE exp IS NOT NULL AND exp <= ?", (self.clock(),)
+            f"DELETE FROM {self.table} WHERE {EXPIRED}", (self.clock(),)
         )
         return cur.rowcount
 
@@ -434,4 +428,4 @@ class EmbeddedStore(DocumentStore):
             conn.execute(f"DELETE FROM {self.table}")
 
 
-__all__ = ["EmbeddedStore", "column_expr"]
+__all__ = ["EmbeddedStore"]
