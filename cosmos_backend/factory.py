@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cosmos_backend.embedded import EmbeddedStore
 from cosmos_backend.store import ContainerSpec, DocumentStore
 
 
@@ -22,12 +23,12 @@ class StoreConfig:
 
 def open_store(config: StoreConfig, spec: ContainerSpec) -> DocumentStore:
     if config.backend == "embedded":
-        from cosmos_backend.embedded.store import EmbeddedStore
-
         return EmbeddedStore(config.path, spec, feed_range_count=config.feed_range_count,
                              synchronous=config.synchronous)
     if config.backend == "azure":
-        from cosmos_backend.azure.store import connect
+        # Imported on demand: the SDK takes about 150 ms to import, and embedded processes
+        # (the default) never use it.
+        from cosmos_backend.azure import connect
 
         return connect(config.endpoint, config.key, config.database, spec,
                        profile=config.profile, connection_verify=config.connection_verify)

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from cosmos_backend.azure import connect, provision
+from cosmos_backend.azure.client import build_client
+from cosmos_backend.embedded import EmbeddedStore
 from cosmos_backend.store import ContainerSpec, DocumentStore
 from tests.conftest import WIRE_KEY
 
@@ -57,12 +60,8 @@ class Backend:
         """A fresh container; the factory opens handles on it (a new handle = a restart)."""
         the_spec = the_spec or spec()
         if self.name == "embedded":
-            from cosmos_backend.embedded.store import EmbeddedStore
-
             path = str(self.tmp_path / f"{uuid.uuid4().hex[:8]}.sqlite3")
             return self._tracking(lambda: EmbeddedStore(path, the_spec))
-        from cosmos_backend.azure.store import connect, provision
-
         the_spec = ContainerSpec(name="c" + uuid.uuid4().hex[:8], default_ttl=the_spec.default_ttl,
                                  indexing_policy=the_spec.indexing_policy)
         provision(self.endpoint, self.key, self.database, the_spec, connection_verify=self.verify)
@@ -82,8 +81,6 @@ class Backend:
         for store in self.opened:
             store.close()
         if self.containers:
-            from cosmos_backend.azure.client import build_client
-
             with build_client(self.endpoint, self.key, connection_verify=self.verify) as client:
                 client.delete_database(self.database)
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from pytest_django.fixtures import Settings
 
 from cosmos_backend import errors
-from cosmos_backend.azure.store import connect, provision
+from cosmos_backend.azure import connect, provision
 from cosmos_backend.store import ContainerSpec
 from hisadmin.core import store as handles
 from tests.conftest import WIRE_KEY
@@ -25,7 +26,7 @@ def run_init() -> str:
     return out.getvalue()
 
 
-def test_it_provisions_the_embedded_store_idempotently(settings, tmp_path: Path) -> None:  # noqa: ANN001
+def test_it_provisions_the_embedded_store_idempotently(settings: Settings, tmp_path: Path) -> None:
     settings.DOCUMENT_STORE = {**settings.DOCUMENT_STORE, "backend": "embedded",
                                "path": str(tmp_path / "s.sqlite3")}
     handles.reset_handles()
@@ -36,7 +37,8 @@ def test_it_provisions_the_embedded_store_idempotently(settings, tmp_path: Path)
     assert "created" not in second
 
 
-def test_it_provisions_cosmos_over_the_wire_idempotently(settings, wire_endpoint: str) -> None:  # noqa: ANN001
+def test_it_provisions_cosmos_over_the_wire_idempotently(settings: Settings,
+                                                         wire_endpoint: str) -> None:
     settings.DOCUMENT_STORE = {**settings.DOCUMENT_STORE, "backend": "azure",
                                "endpoint": wire_endpoint, "key": WIRE_KEY,
                                "database": "init-" + uuid.uuid4().hex[:6],
