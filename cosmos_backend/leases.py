@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cosmos_backend import errors
-from cosmos_backend.store import Document, DocumentStore
+from cosmos_backend.store import Cond, Document, DocumentStore, Query
 
 LEASE_PK = "leases"
 
@@ -94,8 +94,6 @@ class LeaseStore:
                 pass
 
     def all(self) -> list[Lease]:
-        from cosmos_backend.store import Cond, Query
-
         docs = self.store.query_all(LEASE_PK, Query(where=(Cond("group", "=", self.group),)))
         return [Lease.from_doc(d) for d in docs]
 

@@ -4,7 +4,8 @@ Nothing is written unless :meth:`UnitOfWork.commit` is called. A commit writes t
 ONE partition as one transactional batch, each loaded document guarded by the etag it was
 read with, so a concurrent change makes the whole commit fail with :class:`StaleWrite`.
 
-A command that must touch a second partition does it explicitly (see :mod:`.reservations`):
+A command that must touch a second partition (a unique-key hold, say) writes it directly
+on the store before the commit and removes it again if the commit fails (reserve-then-commit):
 ``commit()`` refuses to split changes across partitions silently.
 """
 
@@ -16,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from cosmos_backend import errors
-from cosmos_backend.store import BatchOp, Document, DocumentStore, Page, Query
+from cosmos_backend.store import BatchOp, Document, DocumentStore, Page, Query, iter_query
 
 
 class StaleWrite(errors.PreconditionFailed):
@@ -81,14 +82,8 @@ class UnitOfWork:
         return Page(items=items, continuation=page.continuation)
 
     def query_all(self, pk: str, query: Query) -> list[Document]:
-        items: list[Document] = []
-        token = None
-        while True:
-            page = self.query(pk, query, page_size=200, continuation=token)
-            items.extend(page.items)
-            token = page.continuation
-            if not token:
-                return items
+        """Every result of ``query`` in ``pk``, tracked as :meth:`query` tracks them."""
+        return list(iter_query(self, pk, query, page_size=200))
 
     # ------------------------------------------------------------------ writes
     def add(self, doc: Document) -> Document:
