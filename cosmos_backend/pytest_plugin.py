@@ -2,12 +2,15 @@
 
 Enabled with ``-p cosmos_backend.pytest_plugin`` (or the ``pytest11`` entry point). Fixtures:
 
-* ``doc_store`` – a fresh :class:`EmbeddedStore` in the test's tmp dir (spec from
-  ``cosmos_container_spec``, which a project's conftest may override);
+* ``cosmos_container_spec`` – the :class:`ContainerSpec` of ``doc_store`` (a container named
+  ``test`` with TTL on); a project's conftest may override it;
+* ``doc_store`` – a fresh :class:`EmbeddedStore` in the test's tmp dir;
 * ``uow_factory`` – ``uow_factory()`` returns a new :class:`UnitOfWork` on ``doc_store``;
-* ``feed_drainer`` – ``feed_drainer(handler, store=None)`` feeds every change since the last
-  call to ``handler(doc)`` synchronously, in feed order per range, and returns the count. It
-  runs the real handler in-process: no Celery eager mode, no broker.
+* ``feed_drainer`` – ``feed_drainer(handler, *, only=None)`` hands every change on
+  ``doc_store`` since the last call to ``handler(doc)`` synchronously, in feed order per
+  range, skipping documents for which ``only(doc)`` is false, and returns how many it
+  handed over. It runs the real handler in-process: no Celery eager mode, no broker.
+  :class:`FeedDrainer` does the same for any other store.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from cosmos_backend.embedded.store import EmbeddedStore
-from cosmos_backend.store import ContainerSpec, Document, DocumentStore
-from cosmos_backend.uow import UnitOfWork
+from cosmos_backend.embedded import EmbeddedStore
+from cosmos_backend.store import ContainerSpec, Document, DocumentStore, iter_feed
+from cosmos_backend.uow import UnitOfWork, UowFactory
 
 
 class FeedDrainer:
@@ -34,15 +37,12 @@ class FeedDrainer:
         count = 0
         for feed_range in self.store.feed_ranges():
             token = self.continuations.get(feed_range)
-            while True:
-                page = self.store.read_feed(feed_range, continuation=token, max_items=500)
+            for page in iter_feed(self.store, feed_range, token, max_items=500):
                 for doc in page.items:
                     if only is None or only(doc):
                         handler(doc)
                         count += 1
                 token = page.continuation
-                if not page.items:
-                    break
             self.continuations[feed_range] = token
         return count
 
@@ -60,7 +60,7 @@ def doc_store(tmp_path: Path, cosmos_container_spec: ContainerSpec) -> Iterator[
 
 
 @pytest.fixture
-def uow_factory(doc_store: DocumentStore) -> Callable[[], UnitOfWork]:
+def uow_factory(doc_store: DocumentStore) -> UowFactory:
     return lambda: UnitOfWork(doc_store)
 
 

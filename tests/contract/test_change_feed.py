@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cosmos_backend.store import BatchOp, DocumentStore
+from cosmos_backend.store import BatchOp, DocumentStore, iter_feed
+from tests.contract.conftest import StoreFactory
 
 pytestmark = pytest.mark.contract
 
@@ -15,12 +16,9 @@ def drain(store: DocumentStore, tokens: dict[str, str | None] | None = None,
     seen: list[dict] = []
     for feed_range in store.feed_ranges():
         token = tokens.get(feed_range)
-        while True:
-            result = store.read_feed(feed_range, continuation=token, max_items=page)
+        for result in iter_feed(store, feed_range, token, max_items=page):
             seen.extend(result.items)
             token = result.continuation
-            if not result.items:
-                break
         tokens[feed_range] = token
     return seen, tokens
 
@@ -45,7 +43,7 @@ def test_it_resumes_from_a_continuation(store: DocumentStore) -> None:
     assert third == []
 
 
-def test_it_loses_nothing_across_a_restart(store_factory) -> None:  # noqa: ANN001
+def test_it_loses_nothing_across_a_restart(store_factory: StoreFactory) -> None:
     store = store_factory()
     store.execute_batch("P_1", [BatchOp.create({"id": f"a{i}", "partitionKey": "P_1"})
                                 for i in range(5)])
@@ -81,16 +79,9 @@ def test_its_feed_ranges_cover_every_partition_exactly_once(store: DocumentStore
         store.create({"id": "x", "partitionKey": pk})
     per_range = {}
     for feed_range in store.feed_ranges():
-        tokens: dict[str, str | None] = {}
-        items = []
-        while True:
-            page = store.read_feed(feed_range, continuation=tokens.get(feed_range),
-                                   max_items=100)
-            items.extend(page.items)
-            tokens[feed_range] = page.continuation
-            if not page.items:
-                break
-        per_range[feed_range] = {d["partitionKey"] for d in items}
+        per_range[feed_range] = {d["partitionKey"] for page in iter_feed(store, feed_range,
+                                                                          max_items=100)
+                                 for d in page.items}
     union = [pk for found in per_range.values() for pk in found]
     assert sorted(union) == sorted(pks)  # every partition, none twice
 
@@ -102,3 +93,18 @@ def test_it_carries_a_position_that_grows_in_feed_order(store: DocumentStore) ->
     positions = [d["_lsn"] for d in seen]
     assert positions == sorted(positions)
     assert len(set(positions)) == len(positions)
+
+
+def test_it_walks_a_range_to_an_empty_last_page_that_marks_where_to_resume(
+        store: DocumentStore) -> None:
+    store.execute_batch("P_1", [BatchOp.create({"id": f"a{i}", "partitionKey": "P_1"})
+                                for i in range(5)])
+    walks = {r: list(iter_feed(store, r, max_items=2)) for r in store.feed_ranges()}
+    for pages in walks.values():
+        assert pages[-1].items == [] and all(page.items for page in pages[:-1])
+    assert sorted(d["id"] for pages in walks.values() for page in pages
+                  for d in page.items) == [f"a{i}" for i in range(5)]
+    store.create({"id": "late", "partitionKey": "P_1"})
+    resumed = [d["id"] for r, pages in walks.items()
+               for page in iter_feed(store, r, pages[-1].continuation) for d in page.items]
+    assert resumed == ["late"]
