@@ -8,6 +8,7 @@ import pytest
 
 from cosmos_backend import errors
 from cosmos_backend.store import BatchOp, DocumentStore
+from tests.contract.conftest import StoreFactory
 
 pytestmark = pytest.mark.contract
 
@@ -92,7 +93,8 @@ def test_it_fails_a_batch_on_a_missing_document_and_a_stale_upsert(store: Docume
     assert store.read("P_1", "x")["v"] == 2
 
 
-def test_it_lets_one_of_two_concurrent_batches_on_one_etag_win(store_factory) -> None:  # noqa: ANN001
+def test_it_lets_one_of_two_concurrent_batches_on_one_etag_win(
+        store_factory: StoreFactory) -> None:
     base = store_factory().create(d("x", v=0))
     outcomes: list[str] = []
     barrier = threading.Barrier(2)

@@ -8,6 +8,7 @@ import pytest
 
 from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore
+from tests.contract.conftest import StoreFactory
 
 pytestmark = pytest.mark.contract
 
@@ -66,7 +67,7 @@ def test_it_answers_404_when_replacing_or_deleting_a_missing_document(
         store.delete("P_1", "a")
 
 
-def test_it_lets_exactly_one_of_two_concurrent_writers_win(store_factory) -> None:  # noqa: ANN001
+def test_it_lets_exactly_one_of_two_concurrent_writers_win(store_factory: StoreFactory) -> None:
     base = store_factory().create(doc(v=0))
     outcomes: list[str] = []
     barrier = threading.Barrier(2)
@@ -89,7 +90,8 @@ def test_it_lets_exactly_one_of_two_concurrent_writers_win(store_factory) -> Non
     assert store_factory().read("P_1", "a")["v"] in (1, 2)
 
 
-def test_it_lets_exactly_one_of_two_concurrent_creators_win(store_factory) -> None:  # noqa: ANN001
+def test_it_lets_exactly_one_of_two_concurrent_creators_win(
+        store_factory: StoreFactory) -> None:
     outcomes: list[str] = []
     barrier = threading.Barrier(2, timeout=60)  # a creator that fails must not hang the other
 

@@ -38,7 +38,7 @@ def ids(store: DocumentStore, query: Query, page_size: int = 2) -> list[str]:
     return [d["id"] for d in store.query_all("V_T", query, page_size=page_size)]
 
 
-def C(path: str, op: str, value: object) -> Cond:  # noqa: N802 - reads like a term
+def C(path: str, op: str, value: object) -> Cond:  # capital: reads like a term in a query
     return Cond(path, op, value)  # type: ignore[arg-type]
 
 
