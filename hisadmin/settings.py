@@ -1,4 +1,5 @@
-"""Settings. Every production knob is an environment variable, documented in README."""
+"""Settings. Every knob is an environment variable (the production ones are documented in
+README); an unreadable boolean or integer stops start-up, naming the variable."""
 
 from __future__ import annotations
 

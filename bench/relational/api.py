@@ -47,7 +47,7 @@ class TokenAuth(HttpBearer):
 
 
 class ORJSONRenderer(BaseRenderer):
-    """The product's renderer (``hisadmin/renderers.py``), written again on purpose: the
+    """The product's renderer (``hisadmin/core/renderers.py``), written again on purpose: the
     baseline imports nothing of the product's (importing ``hisadmin`` would load Celery
     into its workers, about 6 MB each, and skew the memory comparison)."""
 
