@@ -235,7 +235,10 @@ def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
 
     from cosmos_backend.azure.client import build_client
     from cosmos_backend.azure.store import connect, provision
+    from cosmos_backend.uow import UnitOfWork
     from hisadmin.core import store as handles
+    from hisadmin.core.actor import SYSTEM_ACTOR
+    from patients import use_cases
     from patients.persistence import reference
 
     database = f"his-bench-{uuid.uuid4().hex[:8]}"
@@ -243,7 +246,7 @@ def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
     provision(endpoint, key, database, spec, connection_verify=verify)
     try:
         remote = connect(endpoint, key, database, spec, connection_verify=verify)
-        list(reference.load(remote))
+        list(use_cases.load_reference_data(UnitOfWork(remote), actor=SYSTEM_ACTOR))
         _add_wards(remote)
         return command_costs(remote, tokens, beds, iterations)
     finally:

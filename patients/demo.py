@@ -11,11 +11,13 @@ from django.contrib.auth.models import Group, User
 from cosmos_backend import errors, keys
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import DocumentStore
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.policy import actor_for
 from hisadmin.core.roles import ensure_groups
 from hisadmin.core.store import new_uow
 from patients import use_cases
-from patients.persistence import mrn, reference
+from patients.persistence import mrn
 
 DEMO_USERS = (
     ("clinician", "clinician-demo-2026", "clinician", "Grace Hopper"),
@@ -109,7 +111,8 @@ def load_patients(store: DocumentStore) -> Iterator[str]:
 
 def setup(store: DocumentStore, *, patients: bool = True) -> Iterator[str]:
     yield from ensure_users()
-    outcomes = [o for _, _, o in reference.load(store)]
+    loaded = use_cases.load_reference_data(UnitOfWork(store), actor=SYSTEM_ACTOR)
+    outcomes = [outcome for _, _, outcome in loaded]
     yield f"reference data: {outcomes.count('created')} created, {outcomes.count('updated')} updated"
     if patients:
         yield from load_patients(store)

@@ -71,3 +71,8 @@ class UnknownAllergy(DomainError):
 class InvalidTransition(DomainError):
     http_status = 409
     title = "Not possible in the current state"
+
+
+class ReferenceExists(DomainError):
+    http_status = 409
+    title = "Already exists"

@@ -30,6 +30,9 @@ class EventType(StrEnum):
     ORDER_ASSIGNED = "OrderAssigned"
     ORDER_UNASSIGNED = "OrderUnassigned"
     MEDICATION_ADMINISTERED = "MedicationAdministered"
+    # reference data (in the reference type's own stream)
+    REFERENCE_ENTRY_ADDED = "ReferenceEntryAdded"
+    REFERENCE_ENTRY_CHANGED = "ReferenceEntryChanged"
 
 
 # The event that places an order of each kind.
@@ -221,3 +224,26 @@ class MedicationAdministered(Event):
     def payload(self) -> dict[str, Any]:
         return {"orderId": self.order_id, **self.record}
 
+
+
+@dataclass(frozen=True)
+class ReferenceEntrySaved(Event):
+    """An entry of reference data added (``previous`` None) or changed (retired included:
+    ``entry["active"]`` false). ``entry`` and ``previous`` are the whole entries."""
+
+    type = EventType.REFERENCE_ENTRY_ADDED  # see event_type: added or changed
+    type_name: str
+    code: str
+    entry: dict[str, Any]
+    previous: dict[str, Any] | None = None
+
+    @property
+    def event_type(self) -> EventType:
+        return (EventType.REFERENCE_ENTRY_ADDED if self.previous is None
+                else EventType.REFERENCE_ENTRY_CHANGED)
+
+    def payload(self) -> dict[str, Any]:
+        changed = sorted(k for k in {*self.entry, *(self.previous or {})}
+                         if (self.previous or {}).get(k) != self.entry.get(k))
+        return {"referenceType": self.type_name, "code": self.code, "entry": self.entry,
+                "previous": self.previous, "changed": changed}

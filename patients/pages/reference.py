@@ -9,12 +9,14 @@ from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from cosmos_backend import errors, keys
-from cosmos_backend.envelope import wrap
+from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore, validate_id
-from hisadmin.core.policy import requires
-from hisadmin.core.store import get_store
-from patients.persistence import beds, reference
+from cosmos_backend.uow import StaleWrite
+from hisadmin.core.policy import actor_for, requires
+from hisadmin.core.store import get_store, new_uow
+from patients import use_cases
+from patients.domain.errors import DomainError
+from patients.persistence import reference
 
 
 class EntryForm(forms.Form):
@@ -89,13 +91,6 @@ def _make_form(type_name: str, data: Any, initial: dict[str, Any],
     return form_class(data, initial=initial)
 
 
-def _occupied_beds_removed(store: DocumentStore, ward: str, before: list[str],
-                           after: list[str]) -> list[str]:
-    """Beds dropped from the list while a patient lies in them (those must stay)."""
-    gone = [b for b in before if b not in after]
-    return [b for b in gone if beds.is_occupied(store, ward_id=ward, bed=b)]
-
-
 def _details(entry: dict[str, Any]) -> str:
     if "beds" in entry:
         return f"{entry.get('departmentId')}; {len(entry['beds'])} beds"
@@ -122,51 +117,36 @@ def reference_index(request: HttpRequest) -> HttpResponse:
 def reference_edit(request: HttpRequest, type_name: str, code: str = "") -> HttpResponse:
     type_name = _type_or_404(type_name)
     store = get_store()
-    existing = store.try_read(keys.reference(type_name), code) if code else None
-    if code and existing is None:
+    found = reference.entry(store, type_name, code) if code else None
+    if code and found is None:
         raise Http404("No such entry.")
-    initial = {"active": True}
-    if existing is not None:
-        initial = {**existing["docContents"], "etag": existing["_etag"]}
+    initial: dict[str, Any] = {"active": True}
+    if found is not None:
+        initial = {**found[0], "etag": found[1]}
     form = _make_form(type_name, request.POST or None, initial, store)
-    if existing is not None:
+    if found is not None:
         form.fields["code"].disabled = True
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        contents = {**(existing["docContents"] if existing else {}), "code": data["code"],
-                    "name": data["name"], "active": data["active"]}
+        fields = {"name": data["name"], "active": data["active"]}
         for form_field, doc_field in EXTRA_FIELDS.get(type_name, {}).items():
-            if data.get(form_field) in (None, ""):
-                contents.pop(doc_field, None)
-            else:
-                contents[doc_field] = data[form_field]
-        if type_name == "Ward" and existing is not None:
-            kept = _occupied_beds_removed(store, data["code"],
-                                          existing["docContents"].get("beds", []),
-                                          contents.get("beds", []))
-            if kept:
-                form.add_error("beds", f"Bed {', '.join(kept)} is occupied; transfer or "
-                                       "discharge its patient before removing it.")
-    if request.method == "POST" and form.is_valid():
-        doc = wrap(doc_id=data["code"], pk=keys.reference(type_name), doc_type="Reference",
-                   sub_type=type_name, contents=contents)
+            fields[doc_field] = None if data.get(form_field) in (None, "") else data[form_field]
         try:
-            if existing is None:
-                store.create(doc)
-            else:
-                store.replace(doc, if_match=data["etag"] or existing["_etag"])
-        except errors.Conflict:
-            form.add_error("code", "An entry with this code exists; edit it instead.")
-        except errors.PreconditionFailed:
-            current = store.read(keys.reference(type_name), data["code"])
+            use_cases.save_reference_entry(use_cases.SaveReferenceEntry(
+                type_name, data["code"], fields, create=found is None,
+                expected_version=data["etag"] or None), new_uow(),
+                actor=actor_for(request.user))
+        except StaleWrite:
+            current = reference.entry(store, type_name, data["code"])
             messages.error(request, "This entry was changed by someone else meanwhile. The "
                                     "form now shows the current values; review them and save "
                                     "again.")
-            form = _make_form(type_name, None, {**current["docContents"],
-                                                "etag": current["_etag"]}, store)
+            form = _make_form(type_name, None, {**current[0], "etag": current[1]}
+                              if current else {}, store)
             form.fields["code"].disabled = True
+        except DomainError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
         else:
-            reference.invalidate()
             messages.success(request, f"{type_name} {data['code']} saved.")
             return redirect("admin:reference_list", type_name)
     entries = [{**e, "details": _details(e)} for e in

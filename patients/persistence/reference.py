@@ -1,58 +1,94 @@
-"""Reference data in ``R_<Type>`` partitions: one document per entry, id = code."""
+"""Reference data in ``R_<Type>`` partitions: one document per entry (id = code), and the
+type's event stream (its edits, with who made them) in the same partition.
+
+Commands read reference data from one per-process cache, never from the store on every
+call: a type's entries are kept with the sequence number of its stream (the version stamp
+that every edit bumps, in the edit's own batch); after ``CHECK_SECONDS`` one point read of
+the stream tells whether they are still current, and only a changed type is read again.
+"""
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from cosmos_backend import errors, keys
 from cosmos_backend.envelope import wrap
+from cosmos_backend.outbox import STREAM_ID, append_events
 from cosmos_backend.store import DocumentStore, Query
+from cosmos_backend.uow import StaleWrite, UnitOfWork
+from hisadmin.core.actor import Actor
+from hisadmin.core.cache import ExpiringCache
 from patients.domain.errors import UnknownReference
+from patients.domain.events import Event
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "reference_data"
 TYPES = ("Department", "Ward", "Medication", "Unit", "Route", "Frequency", "Modality",
          "BodyPart", "LabTest")
-_CACHE_SECONDS = 5.0  # admins' edits show within seconds without a read per request
-_cache: dict[tuple[int, str], tuple[float, dict[str, dict[str, Any]]]] = {}
+REFERENCE = "Reference"
+CHECK_SECONDS = 5.0  # how long a process trusts its copy before checking the stamp
+
+Entries = dict[str, dict[str, Any]]
+
+
+@dataclass
+class _Copies:
+    """One store's reference data in this process."""
+
+    fresh: ExpiringCache[tuple[int, Entries]] = field(
+        default_factory=lambda: ExpiringCache(CHECK_SECONDS))
+    known: dict[str, tuple[int, Entries]] = field(default_factory=dict)  # kept past expiry
+
+
+# Per store object: a store that is gone (tests make one each) takes its copies with it.
+_copies: weakref.WeakKeyDictionary[DocumentStore, _Copies] = weakref.WeakKeyDictionary()
+
+
+def _copies_of(store: DocumentStore) -> _Copies:
+    copies = _copies.get(store)
+    if copies is None:
+        copies = _copies.setdefault(store, _Copies())
+    return copies
 
 
 def entries_from_files() -> Iterator[tuple[str, dict[str, Any]]]:
+    """The reference data shipped with the product, type by type."""
     for type_name in TYPES:
         for entry in json.loads((DATA_DIR / f"{type_name}.json").read_text()):
             yield type_name, entry
 
 
-def load(store: DocumentStore) -> Iterator[tuple[str, str, str]]:
-    """Upsert the repo's reference data; yields (type, code, created|updated|unchanged)."""
-    for type_name, entry in entries_from_files():
-        contents = {"active": True, **entry}
-        existing = store.try_read(keys.reference(type_name), entry["code"])
-        if existing is not None and existing["docContents"] == contents:
-            yield type_name, entry["code"], "unchanged"
-            continue
-        store.upsert(wrap(doc_id=entry["code"], pk=keys.reference(type_name),
-                          doc_type="Reference", sub_type=type_name, contents=contents))
-        yield type_name, entry["code"], "created" if existing is None else "updated"
-    _cache.clear()
+# ------------------------------------------------------------------ the cache
+def _stamp(store: DocumentStore, type_name: str) -> int:
+    stream = store.try_read(keys.reference(type_name), STREAM_ID)
+    return 0 if stream is None else int(stream["docContents"]["seq"])
 
 
-def all_of(store: DocumentStore, type_name: str) -> dict[str, dict[str, Any]]:
-    """Every entry of a type by code (cached for a few seconds per process)."""
-    key = (id(store), type_name)
-    hit = _cache.get(key)
-    if hit is not None and time.monotonic() - hit[0] < _CACHE_SECONDS:
-        return hit[1]
+def _read(store: DocumentStore, type_name: str, known: dict[str, tuple[int, Entries]]
+          ) -> tuple[int, Entries]:
+    stamp = _stamp(store, type_name)
+    last = known.get(type_name)
+    if last is not None and stamp and last[0] == stamp:
+        return last  # unchanged since we read it (stamp 0: written without events, re-read)
     docs = store.query_all(keys.reference(type_name), Query())
-    entries = {d["id"]: d["docContents"] for d in docs}
-    _cache[key] = (time.monotonic(), entries)
-    return entries
+    entries = {d["id"]: d["docContents"] for d in docs if d["docType"] == REFERENCE}
+    known[type_name] = (stamp, entries)
+    return stamp, entries
+
+
+def all_of(store: DocumentStore, type_name: str) -> Entries:
+    """Every entry of a type by code, retired ones included (from the cache)."""
+    copies = _copies_of(store)
+    return copies.fresh.get(type_name, lambda: _read(store, type_name, copies.known))[1]
 
 
 def get(store: DocumentStore, type_name: str, code: str, *, field: str) -> dict[str, Any]:
+    """An entry that may be chosen now; UnknownReference (on ``field``) otherwise."""
     try:
         entry = all_of(store, type_name).get(code)
     except errors.InvalidRequest:
@@ -68,5 +104,59 @@ def choices(store: DocumentStore, type_name: str) -> list[tuple[str, str]]:
                    if e.get("active", True)), key=lambda c: c[1])
 
 
+def entry(store: DocumentStore, type_name: str, code: str) -> tuple[dict[str, Any], str] | None:
+    """One entry as stored now and its version (a point read past the cache), or None."""
+    try:
+        doc = store.read(keys.reference(type_name), code)
+    except (errors.NotFound, errors.InvalidRequest):
+        return None
+    return dict(doc["docContents"]), doc["_etag"]
+
+
 def invalidate() -> None:
-    _cache.clear()
+    """Forget this process's copies (after an edit here, or a test's direct writes)."""
+    _copies.clear()
+
+
+# ------------------------------------------------------------------ edits
+class ReferenceEntries:
+    """Loads one entry and saves it with its events as one batch in its type's partition."""
+
+    def __init__(self, uow: UnitOfWork) -> None:
+        self.uow = uow
+        self._etags: dict[tuple[str, str], str] = {}
+
+    def load(self, type_name: str, code: str) -> dict[str, Any] | None:
+        """The stored entry (one point read), or None."""
+        try:
+            doc = self.uow.get(keys.reference(type_name), code)
+        except (errors.NotFound, errors.InvalidRequest):
+            return None
+        self._etags[(type_name, code)] = doc["_etag"]
+        return dict(doc["docContents"])
+
+    def version(self, type_name: str, code: str) -> str | None:
+        return self._etags.get((type_name, code))
+
+    def expect(self, type_name: str, code: str, version: str | None) -> None:
+        if version and version != self.version(type_name, code):
+            raise StaleWrite(keys.reference(type_name), code)
+
+    def save(self, type_name: str, entry: dict[str, Any], events: Sequence[Event], *,
+             actor: Actor, now: datetime) -> None:
+        """Create or replace the entry (StaleWrite if it changed or appeared meanwhile)."""
+        pk = keys.reference(type_name)
+        doc = wrap(doc_id=entry["code"], pk=pk, doc_type=REFERENCE, sub_type=type_name,
+                   contents=entry)
+        if (type_name, entry["code"]) in self._etags:
+            self.uow.update(doc)
+        else:
+            self.uow.add(doc)
+        append_events(self.uow, pk, [(e.event_type, e.payload()) for e in events],
+                      actor=actor.as_dict(), now=now)
+        written = self.uow.commit()
+        self._etags.update({(type_name, d["id"]): d["_etag"] for d in written
+                            if d["docType"] == REFERENCE})
+        invalidate()
+
+

@@ -20,13 +20,20 @@ from patients.use_cases.orders import (
     place_order,
     progress_order,
 )
+from patients.use_cases.reference import (
+    SaveReferenceEntry,
+    load_reference_data,
+    save_reference_entry,
+)
 from patients.use_cases.registration import RegisterPatient, register_patient
 from patients.use_cases.transfers import TransferPatient, transfer_patient
 
 __all__ = [
     "AddAllergy", "Administer", "AdmitPatient", "AssignOrder", "DischargePatient",
-    "PlaceOrder", "ProgressOrder", "RegisterPatient", "RemoveAllergy", "TransferPatient",
+    "PlaceOrder", "ProgressOrder", "RegisterPatient", "RemoveAllergy", "SaveReferenceEntry",
+    "TransferPatient",
     "UpdateDemographics", "add_allergy", "administer", "admit_patient", "assign_order",
-    "discharge_patient", "place_order", "progress_order", "register_patient",
+    "discharge_patient", "load_reference_data", "place_order", "progress_order",
+    "register_patient", "save_reference_entry",
     "remove_allergy", "transfer_patient", "update_demographics",
 ]

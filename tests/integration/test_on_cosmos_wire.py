@@ -15,11 +15,13 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.test import Client
 
+from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import store as handles
+from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
 from hisadmin.embedded_redis import EmbeddedRedis
 from hisadmin.models import ApiToken
-from patients.persistence import reference
+from patients import use_cases
 from tests.conftest import WIRE_KEY
 from tests.integration.processes import stack_env, start_relay, start_worker, stop, wait_for
 
@@ -49,7 +51,7 @@ def cosmos_stack(wire_endpoint: str, tmp_path: Path, settings) -> Iterator[dict]
 
 
 def test_it_runs_the_slice_on_the_azure_adapter(cosmos_stack: dict) -> None:
-    list(reference.load(handles.get_store()))
+    list(use_cases.load_reference_data(UnitOfWork(handles.get_store()), actor=SYSTEM_ACTOR))
     ensure_groups()
     user = User.objects.create_user("clerk-wire", password="pw-clerk-wire-1")
     user.groups.add(Group.objects.get(name="clerk"))

@@ -11,9 +11,9 @@ import pytest
 from cosmos_backend import keys
 from cosmos_backend.store import BatchOp, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
-from hisadmin.core.actor import Actor
+from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from patients import use_cases
-from patients.persistence import beds, reference
+from patients.persistence import beds
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor(id="7", username="tester", display_name="Test User", roles=("clerk",))
@@ -21,7 +21,7 @@ ACTOR = Actor(id="7", username="tester", display_name="Test User", roles=("clerk
 
 @pytest.fixture
 def record(his_store) -> dict[str, str]:  # noqa: ANN001
-    list(reference.load(his_store))
+    list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
 
     def uow() -> UnitOfWork:
         return UnitOfWork(his_store)

@@ -104,9 +104,8 @@ def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store) -> None: 
 
 def test_it_discharges_a_stay_with_more_orders_than_one_batch_holds(his_store) -> None:  # noqa: ANN001
     from cosmos_backend.store import Cond, Query
-    from patients.persistence import reference
 
-    list(reference.load(his_store))
+    list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
     pid = register(his_store).patient_id
     use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Long stay"),
                            UnitOfWork(his_store), actor=SYSTEM_ACTOR)

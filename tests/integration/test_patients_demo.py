@@ -31,7 +31,7 @@ def test_it_sets_up_the_demo_once_and_says_what_it_did(his_store, settings) -> N
     ids = [mrn.lookup(his_store, demo.demo_mrn(n)) for n in range(1, 13)]
     assert all(ids)
     admitted = [pid for pid in ids if queries.chart(his_store, pid)["active_admission"]]
-    wards = {queries.chart(his_store, pid)["active_admission"]["docContents"]["wardId"]
+    wards = {queries.chart(his_store, pid)["active_admission"]["wardId"]
              for pid in admitted}
     assert len(admitted) >= 6 and len(wards) >= 4
     assert any(queries.orders(his_store, pid, active_only=True) for pid in admitted)

@@ -8,9 +8,11 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
-from patients.persistence import reference
+from patients import use_cases
 from tests.integration.processes import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -20,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 def clerk_api(running_stack, stack_settings) -> Client:  # noqa: ANN001
     from hisadmin.core.store import get_store
 
-    list(reference.load(get_store()))
+    list(use_cases.load_reference_data(UnitOfWork(get_store()), actor=SYSTEM_ACTOR))
     ensure_groups()
     user = User.objects.create_user("clerk-it", password="pw-clerk-it-123")
     user.groups.add(Group.objects.get(name="clerk"))

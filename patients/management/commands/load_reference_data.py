@@ -7,8 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.store import get_store
-from patients.persistence import reference
+from patients import use_cases
 
 
 class Command(BaseCommand):
@@ -16,7 +18,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         outcomes: Counter[str] = Counter()
-        for type_name, code, outcome in reference.load(get_store()):
+        loaded = use_cases.load_reference_data(UnitOfWork(get_store()), actor=SYSTEM_ACTOR)
+        for type_name, code, outcome in loaded:
             outcomes[outcome] += 1
             if outcome != "unchanged" and options["verbosity"] > 1:
                 self.stdout.write(f"  {type_name} {code}: {outcome}")
