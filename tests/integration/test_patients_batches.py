@@ -20,7 +20,7 @@ ACTOR = Actor(id="7", username="tester", display_name="Test User", roles=("clerk
 
 
 @pytest.fixture
-def record(his_store) -> dict[str, str]:  # noqa: ANN001
+def record(his_store) -> dict[str, str]:
     list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
 
     def uow() -> UnitOfWork:
@@ -86,12 +86,12 @@ COMMANDS: dict[str, tuple[Command, list[str], list[str]]] = {
 }
 
 
-def snapshot(store, pid: str) -> dict[str, str]:  # noqa: ANN001
+def snapshot(store, pid: str) -> dict[str, str]:
     return {d["id"]: d["_etag"] for d in store.query_all(keys.patient(pid), Query())}
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store, record, name: str,  # noqa: ANN001
+def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store, record, name: str,
                                                             monkeypatch) -> None:
     run, aggregates, event_types = COMMANDS[name]
     pid = record["b"] if name == "admit" else record["a"]
@@ -117,7 +117,7 @@ def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store, record, n
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_it_writes_nothing_when_the_batch_fails(his_store, record, name: str,  # noqa: ANN001
+def test_it_writes_nothing_when_the_batch_fails(his_store, record, name: str,
                                                 monkeypatch) -> None:
     run, _, _ = COMMANDS[name]
     pid = record["b"] if name == "admit" else record["a"]
@@ -135,7 +135,7 @@ def test_it_writes_nothing_when_the_batch_fails(his_store, record, name: str,  #
     assert beds.is_occupied(his_store, ward_id="MED-1", bed="M101")  # untouched
 
 
-def test_it_refuses_a_second_patient_in_an_occupied_bed(his_store, record) -> None:  # noqa: ANN001
+def test_it_refuses_a_second_patient_in_an_occupied_bed(his_store, record) -> None:
     from patients.domain.errors import BedOccupied
 
     before = his_store.count()
@@ -146,7 +146,7 @@ def test_it_refuses_a_second_patient_in_an_occupied_bed(his_store, record) -> No
     assert his_store.count() == before
 
 
-def test_it_frees_the_bed_on_discharge(his_store, record) -> None:  # noqa: ANN001
+def test_it_frees_the_bed_on_discharge(his_store, record) -> None:
     use_cases.discharge_patient(use_cases.DischargePatient(record["a"], "home"),
                                UnitOfWork(his_store), actor=ACTOR)
     assert not beds.is_occupied(his_store, ward_id="MED-1", bed="M101")
@@ -154,7 +154,7 @@ def test_it_frees_the_bed_on_discharge(his_store, record) -> None:  # noqa: ANN0
                            UnitOfWork(his_store), actor=ACTOR)
 
 
-def test_it_lets_a_bed_whose_release_was_lost_be_taken(his_store, record, monkeypatch) -> None:  # noqa: ANN001
+def test_it_lets_a_bed_whose_release_was_lost_be_taken(his_store, record, monkeypatch) -> None:
     monkeypatch.setattr(beds, "free", lambda *a, **k: None)  # crash after the discharge batch
     use_cases.discharge_patient(use_cases.DischargePatient(record["a"], "home"),
                                UnitOfWork(his_store), actor=ACTOR)

@@ -19,13 +19,13 @@ from patients.persistence import mrn
 pytestmark = pytest.mark.django_db
 
 
-def register(store, mrn_value: str = "", name: str = "Doe"):  # noqa: ANN001, ANN201
+def register(store, mrn_value: str = "", name: str = "Doe"):
     return use_cases.register_patient(use_cases.RegisterPatient(
         given_name="Jo", family_name=name, birth_date=date(1980, 1, 1), mrn=mrn_value),
         UnitOfWork(store), actor=SYSTEM_ACTOR)
 
 
-def test_it_gives_the_second_of_two_writers_a_clear_conflict(his_store) -> None:  # noqa: ANN001
+def test_it_gives_the_second_of_two_writers_a_clear_conflict(his_store) -> None:
     pid = register(his_store).patient_id
     first, second = UnitOfWork(his_store), UnitOfWork(his_store)
     first.get(keys.patient(pid), "patient")
@@ -39,7 +39,7 @@ def test_it_gives_the_second_of_two_writers_a_clear_conflict(his_store) -> None:
     assert [a["substance"] for a in allergies] == ["Penicillin"]  # nothing lost, nothing merged
 
 
-def test_it_registers_one_mrn_exactly_once_under_20_parallel_attempts(his_store) -> None:  # noqa: ANN001
+def test_it_registers_one_mrn_exactly_once_under_20_parallel_attempts(his_store) -> None:
     outcomes: list[str] = []
     barrier = threading.Barrier(20)
     before = his_store.count()
@@ -68,8 +68,8 @@ def test_it_registers_one_mrn_exactly_once_under_20_parallel_attempts(his_store)
     assert "ttl" not in reservation  # held for good: never expires
 
 
-def test_it_frees_the_mrn_when_the_patient_batch_fails(his_store, monkeypatch) -> None:  # noqa: ANN001
-    def broken_commit(self):  # noqa: ANN001, ANN202
+def test_it_frees_the_mrn_when_the_patient_batch_fails(his_store, monkeypatch) -> None:
+    def broken_commit(self):
         raise StaleWrite("P_x", "stream")
 
     with monkeypatch.context() as m:
@@ -81,7 +81,7 @@ def test_it_frees_the_mrn_when_the_patient_batch_fails(his_store, monkeypatch) -
 
 
 def test_it_frees_an_mrn_held_by_a_crashed_registration_once_out_of_flight(
-        his_store, monkeypatch) -> None:  # noqa: ANN001
+        his_store, monkeypatch) -> None:
     monkeypatch.setattr(mrn, "IN_FLIGHT_SECONDS", 1)
     mrn.reserve(his_store, "CRASH01", "never-committed")  # the process died right here
     with pytest.raises(MrnBeingRegistered):
@@ -90,7 +90,7 @@ def test_it_frees_an_mrn_held_by_a_crashed_registration_once_out_of_flight(
     assert register(his_store, "CRASH01").mrn == "CRASH01"
 
 
-def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store) -> None:  # noqa: ANN001
+def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store) -> None:
     patient = register(his_store)
     docs = his_store.query_all(keys.patient(patient.patient_id), Query())
     assert sorted(d["docType"] for d in docs) == ["Event", "Patient", "Stream"]
@@ -102,7 +102,7 @@ def test_it_writes_aggregate_stream_and_events_in_one_batch(his_store) -> None: 
     assert events[0]["docContents"]["seq"] == 1
 
 
-def test_it_discharges_a_stay_with_more_orders_than_one_batch_holds(his_store) -> None:  # noqa: ANN001
+def test_it_discharges_a_stay_with_more_orders_than_one_batch_holds(his_store) -> None:
     from cosmos_backend.store import Cond, Query
 
     list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))

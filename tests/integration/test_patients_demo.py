@@ -21,7 +21,7 @@ def run() -> str:
     return out.getvalue()
 
 
-def test_it_sets_up_the_demo_once_and_says_what_it_did(his_store, settings) -> None:  # noqa: ANN001
+def test_it_sets_up_the_demo_once_and_says_what_it_did(his_store, settings) -> None:
     settings.DEMO_DATA = True
     first = run()
     assert "user clinician (clinician) created" in first
@@ -41,7 +41,7 @@ def test_it_sets_up_the_demo_once_and_says_what_it_did(his_store, settings) -> N
     assert his_store.count() == count
 
 
-def test_it_resumes_an_interrupted_demo_load_without_duplicates(his_store, settings) -> None:  # noqa: ANN001
+def test_it_resumes_an_interrupted_demo_load_without_duplicates(his_store, settings) -> None:
     settings.DEMO_DATA = True
     run()
     his_store.delete(demo.MARKER_PK, "demo")  # as if the first run died before its marker

@@ -11,11 +11,11 @@ ANA = {"given_name": "Ana", "family_name": "García", "birth_date": "1980-05-01"
 
 
 @pytest.fixture
-def clerk(api_client, reference_data) -> Client:  # noqa: ANN001
+def clerk(api_client, reference_data) -> Client:
     return api_client("clerk")
 
 
-def _count(store) -> int:  # noqa: ANN001
+def _count(store) -> int:
     return store.count()
 
 
@@ -50,7 +50,7 @@ def test_it_admits_and_records_the_audit_trail(clerk: Client) -> None:
     ({**ANA, "mrn": "bad mrn!"}, "mrn"),
 ])
 def test_it_rejects_bad_registrations_with_the_field_and_writes_nothing(
-        clerk: Client, his_store, payload: dict, field: str) -> None:  # noqa: ANN001
+        clerk: Client, his_store, payload: dict, field: str) -> None:
     before = _count(his_store)
     response = clerk.post("/api/v1/patients", payload, content_type="application/json")
     assert response.status_code == 422, response.content
@@ -58,7 +58,7 @@ def test_it_rejects_bad_registrations_with_the_field_and_writes_nothing(
     assert _count(his_store) == before
 
 
-def test_it_refuses_a_duplicate_mrn_with_409_and_writes_nothing(clerk: Client, his_store) -> None:  # noqa: ANN001
+def test_it_refuses_a_duplicate_mrn_with_409_and_writes_nothing(clerk: Client, his_store) -> None:
     assert clerk.post("/api/v1/patients", {**ANA, "mrn": "X12345"},
                       content_type="application/json").status_code == 201
     before = _count(his_store)
@@ -69,7 +69,7 @@ def test_it_refuses_a_duplicate_mrn_with_409_and_writes_nothing(clerk: Client, h
     assert _count(his_store) == before
 
 
-def test_it_refuses_an_unknown_department_and_writes_nothing(clerk: Client, his_store) -> None:  # noqa: ANN001
+def test_it_refuses_an_unknown_department_and_writes_nothing(clerk: Client, his_store) -> None:
     pid = clerk.post("/api/v1/patients", ANA, content_type="application/json").json()["id"]
     before = _count(his_store)
     response = clerk.post(f"/api/v1/patients/{pid}/admissions",
@@ -85,7 +85,7 @@ def test_it_answers_404_for_an_unknown_patient(clerk: Client) -> None:
 
 
 def test_it_replays_an_idempotent_registration_instead_of_creating_twice(
-        clerk: Client, his_store) -> None:  # noqa: ANN001
+        clerk: Client, his_store) -> None:
     first = clerk.post("/api/v1/patients", ANA, content_type="application/json",
                        HTTP_IDEMPOTENCY_KEY="k-1")
     second = clerk.post("/api/v1/patients", ANA, content_type="application/json",
@@ -95,7 +95,7 @@ def test_it_replays_an_idempotent_registration_instead_of_creating_twice(
     assert second["Idempotent-Replayed"] == "true"
 
 
-def test_it_forbids_registration_without_the_clerk_role(api_client, reference_data) -> None:  # noqa: ANN001
+def test_it_forbids_registration_without_the_clerk_role(api_client, reference_data) -> None:
     nurse = api_client("nurse")
     response = nurse.post("/api/v1/patients", ANA, content_type="application/json")
     assert response.status_code == 403
@@ -115,7 +115,7 @@ def test_it_refuses_a_stale_discharge_with_412(clerk: Client) -> None:
     assert ok.json()["status"] == "ended"
 
 
-def test_it_forgets_an_idempotency_key_after_its_retention(clerk: Client, his_store) -> None:  # noqa: ANN001
+def test_it_forgets_an_idempotency_key_after_its_retention(clerk: Client, his_store) -> None:
     from datetime import timedelta
 
     from django.core.management import call_command
@@ -138,7 +138,7 @@ def test_it_forgets_an_idempotency_key_after_its_retention(clerk: Client, his_st
 
 
 def test_a_cached_token_sees_revocation_and_role_changes_at_once(
-        api_client, reference_data) -> None:  # noqa: ANN001
+        api_client, reference_data) -> None:
     """The 5 s token cache is dropped in this process when a token, a user or a user's
     groups change, so the next request is judged on the new facts."""
     from django.contrib.auth.models import User

@@ -14,7 +14,7 @@ PERSON = {"given_name": "Ana", "family_name": "Lopez", "birth_date": "1980-01-01
 
 
 @pytest.fixture
-def world(api_client, reference_data, make_user) -> dict:  # noqa: ANN001
+def world(api_client, reference_data, make_user) -> dict:
     clerk, doc, nurse = api_client("clerk"), api_client("clinician"), api_client("nurse")
     a = clerk.post("/api/v1/patients", {**PERSON, "mrn": "TAKEN1"}, content_type=J).json()
     b = clerk.post("/api/v1/patients", PERSON, content_type=J).json()["id"]
@@ -117,7 +117,7 @@ CASES = [
 
 
 def test_it_answers_bad_input_with_a_specific_problem_and_writes_nothing(
-        world: dict, his_store, subtests) -> None:  # noqa: ANN001
+        world: dict, his_store, subtests) -> None:
     # One record for every case (none of them may write), so the table runs in seconds.
     for who, method, path, body, headers, status, field, words in CASES:
         url = path.format(**world)

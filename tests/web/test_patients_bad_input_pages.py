@@ -13,7 +13,7 @@ MED = {"medication_code": "PARA", "dose": "1", "unit": "g", "route": "PO", "freq
 
 
 @pytest.fixture
-def world(api_client, make_user, reference_data) -> dict:  # noqa: ANN001
+def world(api_client, make_user, reference_data) -> dict:
     clerk, doc = api_client("clerk"), api_client("clinician")
     a = clerk.post("/api/v1/patients", {"given_name": "Ana", "family_name": "Page",
                                         "birth_date": "1980-01-01"}, content_type=J).json()
@@ -76,7 +76,7 @@ BUTTON_CASES = [
 ]
 
 
-def test_it_puts_errors_on_the_fields_and_writes_nothing(world: dict, his_store,  # noqa: ANN001
+def test_it_puts_errors_on_the_fields_and_writes_nothing(world: dict, his_store,
                                                          subtests) -> None:
     web: Client = world["web"]
     for url, data, field in FORM_CASES:
@@ -98,7 +98,7 @@ def test_it_puts_errors_on_the_fields_and_writes_nothing(world: dict, his_store,
             assert his_store.count() == before
 
 
-def test_it_shows_the_current_record_after_a_stale_submit(world: dict, his_store,  # noqa: ANN001
+def test_it_shows_the_current_record_after_a_stale_submit(world: dict, his_store,
                                                           api_client) -> None:
     web: Client = world["web"]
     base = f"/admin/patients/{world['a']}/"
@@ -125,7 +125,7 @@ def test_it_shows_the_current_record_after_a_stale_submit(world: dict, his_store
     assert again.status_code == 302  # resubmitting the re-shown form is based on the new version
 
 
-def test_it_refuses_a_stale_transfer_and_order_button(world: dict, his_store, api_client) -> None:  # noqa: ANN001
+def test_it_refuses_a_stale_transfer_and_order_button(world: dict, his_store, api_client) -> None:
     web: Client = world["web"]
     base = f"/admin/patients/{world['a']}/"
     api_client("clerk").post(f"/api/v1/patients/{world['a']}/transfer", {"ward_id": "MED-2"},

@@ -12,7 +12,7 @@ MED = {"kind": "medication", "medication_code": "PARA", "dose": "1000", "unit": 
 
 
 @pytest.fixture
-def team(api_client, reference_data) -> dict[str, Client]:  # noqa: ANN001
+def team(api_client, reference_data) -> dict[str, Client]:
     return {"clerk": api_client("clerk"), "doc": api_client("clinician"),
             "nurse": api_client("nurse")}
 
@@ -76,7 +76,7 @@ def test_it_cancels_active_orders_on_discharge_each_with_an_event(
 
 
 def test_it_rejects_unknown_reference_data_on_the_field(team: dict[str, Client],
-                                                        admitted: str, his_store) -> None:  # noqa: ANN001
+                                                        admitted: str, his_store) -> None:
     before = his_store.count()
     r = team["doc"].post(f"/api/v1/patients/{admitted}/orders", {**MED, "medication_code": "XX"},
                          content_type=J)
@@ -141,7 +141,7 @@ def test_it_records_allergies_and_refuses_a_stale_demographics_edit(
     assert fresh.json()["allergies"][0]["substance"] == "Penicillin"  # nothing lost
 
 
-def test_it_assigns_and_unassigns(team: dict[str, Client], admitted: str, make_user) -> None:  # noqa: ANN001
+def test_it_assigns_and_unassigns(team: dict[str, Client], admitted: str, make_user) -> None:
     make_user("night-nurse", "nurse")
     order = team["doc"].post(f"/api/v1/patients/{admitted}/orders", MED, content_type=J).json()
     url = f"/api/v1/patients/{admitted}/orders/{order['orderId']}/assignee"
@@ -152,7 +152,7 @@ def test_it_assigns_and_unassigns(team: dict[str, Client], admitted: str, make_u
 
 
 def test_it_names_a_clinician_as_attending_never_the_admitting_clerk(
-        team: dict[str, Client], make_user, client) -> None:  # noqa: ANN001
+        team: dict[str, Client], make_user, client) -> None:
     doctor = make_user("dr-house", "clinician")
     doctor.first_name, doctor.last_name = "Greg", "House"
     doctor.save()

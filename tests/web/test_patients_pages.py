@@ -12,13 +12,13 @@ GOOD = {"given_name": "Ana", "family_name": "García", "birth_date": "1980-05-01
 
 
 @pytest.fixture
-def clerk(make_user, reference_data) -> Client:  # noqa: ANN001
+def clerk(make_user, reference_data) -> Client:
     client = Client()
     client.force_login(make_user("desk", "clerk"))
     return client
 
 
-def _register(client: Client, **changes: str):  # noqa: ANN202
+def _register(client: Client, **changes: str):
     return client.post("/admin/patients/register/", {**GOOD, **changes})
 
 
@@ -37,7 +37,7 @@ def test_it_registers_and_redirects_to_the_chart(clerk: Client) -> None:
     ({"mrn": "no spaces!"}, "mrn", "3–20 letters, digits or dashes"),
 ])
 def test_it_shows_field_errors_and_writes_nothing(clerk: Client, his_store, changes: dict,
-                                                  field: str, message: str) -> None:  # noqa: ANN001
+                                                  field: str, message: str) -> None:
     before = his_store.count()
     response = _register(clerk, **changes)
     assert response.status_code == 200
@@ -45,7 +45,7 @@ def test_it_shows_field_errors_and_writes_nothing(clerk: Client, his_store, chan
     assert his_store.count() == before
 
 
-def test_it_refuses_a_duplicate_mrn_on_the_field(clerk: Client, his_store) -> None:  # noqa: ANN001
+def test_it_refuses_a_duplicate_mrn_on_the_field(clerk: Client, his_store) -> None:
     assert _register(clerk, mrn="DUP123").status_code == 302
     before = his_store.count()
     response = _register(clerk, mrn="dup123")
@@ -53,7 +53,7 @@ def test_it_refuses_a_duplicate_mrn_on_the_field(clerk: Client, his_store) -> No
     assert his_store.count() == before
 
 
-def test_it_refuses_an_unknown_department_on_the_admit_form(clerk: Client, his_store) -> None:  # noqa: ANN001
+def test_it_refuses_an_unknown_department_on_the_admit_form(clerk: Client, his_store) -> None:
     chart_url = _register(clerk)["Location"]
     before = his_store.count()
     response = clerk.post(chart_url + "admit/", {"department_id": "NOPE", "ward_id": "CARD-A",
@@ -93,7 +93,7 @@ def test_it_tells_the_second_of_two_discharges_that_the_record_changed(clerk: Cl
     assert "no active admission" in second.content.decode()
 
 
-def test_it_forbids_registration_pages_to_nurses(make_user) -> None:  # noqa: ANN001
+def test_it_forbids_registration_pages_to_nurses(make_user) -> None:
     client = Client()
     client.force_login(make_user("ward-nurse", "nurse"))
     assert client.get("/admin/patients/register/").status_code == 403

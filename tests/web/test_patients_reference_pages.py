@@ -10,7 +10,7 @@ from cosmos_backend import keys
 pytestmark = pytest.mark.django_db
 
 
-def test_it_lets_admins_add_and_retire_entries(make_user, reference_data, his_store) -> None:  # noqa: ANN001
+def test_it_lets_admins_add_and_retire_entries(make_user, reference_data, his_store) -> None:
     client = Client()
     client.force_login(make_user("boss", "admin"))
     assert client.get("/admin/reference/").status_code == 200
@@ -26,15 +26,15 @@ def test_it_lets_admins_add_and_retire_entries(make_user, reference_data, his_st
     assert bad.context["form"].errors["code"]
 
 
-def test_it_forbids_reference_pages_to_clinicians(make_user, reference_data) -> None:  # noqa: ANN001
+def test_it_forbids_reference_pages_to_clinicians(make_user, reference_data) -> None:
     client = Client()
     client.force_login(make_user("doc2", "clinician"))
     assert client.get("/admin/reference/").status_code == 403
     assert client.post("/admin/reference/Medication/", {"code": "X", "name": "X"}).status_code == 403
 
 
-def test_it_edits_a_wards_beds_but_keeps_an_occupied_one(make_user, reference_data,  # noqa: ANN001
-                                                         his_store, api_client) -> None:  # noqa: ANN001
+def test_it_edits_a_wards_beds_but_keeps_an_occupied_one(make_user, reference_data,
+                                                         his_store, api_client) -> None:
     clerk = api_client("clerk")
     pid = clerk.post("/api/v1/patients", {"given_name": "A", "family_name": "Bed",
                                           "birth_date": "1970-01-01"},

@@ -16,7 +16,7 @@ ROLES = ("clerk", "clinician", "nurse", "admin", "")
 
 
 @pytest.fixture
-def record(api_client, reference_data) -> dict[str, str]:  # noqa: ANN001
+def record(api_client, reference_data) -> dict[str, str]:
     clerk, doc = api_client("clerk"), api_client("clinician")
     pid = clerk.post("/api/v1/patients", {"given_name": "P", "family_name": "Matrix",
                                           "birth_date": "1970-01-01"}, content_type=J).json()["id"]
@@ -58,7 +58,7 @@ def api_calls(r: dict[str, str]) -> dict[str, Callable[[Client], object]]:
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_it_enforces_the_role_table_in_the_api(api_client, record: dict[str, str],  # noqa: ANN001
+def test_it_enforces_the_role_table_in_the_api(api_client, record: dict[str, str],
                                                role: str) -> None:
     client = api_client(*([role] if role else []))
     calls = api_calls(record)
@@ -90,7 +90,7 @@ POST_ONLY = {  # commands behind buttons on the chart
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_it_enforces_the_role_table_in_the_pages(make_user, record: dict[str, str],  # noqa: ANN001
+def test_it_enforces_the_role_table_in_the_pages(make_user, record: dict[str, str],
                                                  role: str) -> None:
     client = Client()
     client.force_login(make_user(f"page-{role or 'none'}", *([role] if role else [])))
@@ -130,7 +130,7 @@ OTHER_API = {
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_it_enforces_the_worklist_and_admin_actions(make_user, api_client, reference_data,  # noqa: ANN001
+def test_it_enforces_the_worklist_and_admin_actions(make_user, api_client, reference_data,
                                                     role: str) -> None:
     assert set(OTHER_PAGES) == set(WORKLIST_ACTIONS) | set(ADMIN_ACTIONS)
     client = Client()
