@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from cosmos_backend import keys
+from hisadmin.core.consumers import register_consumer
 from hisadmin.core.store import register_indexes
 from patients.persistence.documents import COMPOSITE_INDEXES
+from patients.use_cases.beds import BED_LEAVING_EVENTS
 
 
 class PatientsConfig(AppConfig):
@@ -11,3 +14,6 @@ class PatientsConfig(AppConfig):
 
     def ready(self) -> None:
         register_indexes(COMPOSITE_INDEXES)  # the container's policy serves this app's queries
+        register_consumer("patients.follow_up", queue="celery",  # the worker's default queue
+                          stream_prefix=keys.PATIENT,
+                          event_types=BED_LEAVING_EVENTS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from cosmos_backend import errors, keys
+from cosmos_backend.outbox import event_id
 from cosmos_backend.store import Cond, Document, DocumentStore, Query
 from cosmos_backend.uow import UnitOfWork
 from patients.domain.errors import UnknownOrder, UnknownPatient
@@ -78,6 +79,12 @@ def events(store: DocumentStore, patient_id: str, *, page_size: int = 50,
         where=(Cond("docType", "=", "Event"),), order_by=(("id", "DESC"),)),
         page_size=page_size, continuation=continuation)
     return [dict(d["docContents"]) for d in page.items], page.continuation
+
+
+def event(store: DocumentStore, stream_pk: str, seq: int) -> View | None:
+    """Event ``seq`` of a patient's stream (type, seq, data…), or None if it is gone."""
+    doc = store.try_read(stream_pk, event_id(seq))
+    return None if doc is None else dict(doc["docContents"])
 
 
 def chart(store: DocumentStore, patient_id: str) -> dict[str, Any]:

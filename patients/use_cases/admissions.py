@@ -116,7 +116,4 @@ def discharge_patient(cmd: DischargePatient, uow: UnitOfWork, *, actor: Actor) -
         admission_id=admission.admission_id, disposition=admission.disposition,
         ended_at=admission.ended_at, ward_id=admission.ward_id, bed=admission.bed)],
         actor=actor, now=now)
-    if admission.bed:
-        beds.free(store=uow.store, ward_id=admission.ward_id, bed=admission.bed,
-                  admission_id=admission.admission_id)
-    return admission
+    return admission  # its bed is given back after the event (use_cases.beds)

@@ -23,7 +23,8 @@ class TransferPatient:
 
 
 def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> Admission:
-    """Move the active admission; the new bed is held first and the old one freed last."""
+    """Move the active admission. The new bed is held first; the old one is given back
+    after the event (:mod:`patients.use_cases.beds`)."""
     now = datetime.now(UTC)
     store = uow.store
     ward = reference.get(store, "Ward", cmd.ward_id, field="ward_id")
@@ -37,7 +38,6 @@ def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> 
     if admission is None:
         raise NotAdmitted("Only an admitted patient can be transferred; admit them first.")
     records.expect(record, admission, cmd.expected_version)
-    old_ward, old_bed = admission.ward_id, admission.bed
     move = admission.transfer(ward_id=cmd.ward_id, department_id=ward["departmentId"], bed=bed,
                               now=now, by=actor.username)
     held = None
@@ -51,6 +51,4 @@ def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> 
         if held is not None:
             beds.release(store, held)
         raise
-    if old_bed:
-        beds.free(store, ward_id=old_ward, bed=old_bed, admission_id=admission.admission_id)
     return admission

@@ -14,6 +14,7 @@ from cosmos_backend.uow import StaleWrite, UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from patients import use_cases
 from patients.persistence import beds
+from patients.tasks import follow_up
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor(id="7", username="tester", display_name="Test User", roles=("clerk",))
@@ -161,3 +162,33 @@ def test_it_lets_a_bed_whose_release_was_lost_be_taken(his_store, record, monkey
     assert his_store.try_read(beds.bed_pk("MED-1", "M101"), beds.DOC_ID) is not None
     use_cases.admit_patient(use_cases.AdmitPatient(record["b"], "MED", "MED-1", "x", bed="M101"),
                            UnitOfWork(his_store), actor=ACTOR)  # the stale holder is replaced
+
+
+def _last_seq(store: object, patient_id: str) -> int:
+    return store.read(keys.patient(patient_id), "stream")["docContents"]["seq"]  # type: ignore[attr-defined]
+
+
+def test_it_gives_the_bed_back_after_the_discharge_event(his_store, record) -> None:
+    use_cases.discharge_patient(use_cases.DischargePatient(record["a"], "home"),
+                                UnitOfWork(his_store), actor=ACTOR)
+    bed = beds.bed_pk("MED-1", "M101")
+    assert his_store.try_read(bed, beds.DOC_ID) is not None  # the discharge wrote no bed
+    stream = keys.patient(record["a"])
+    assert follow_up(stream, _last_seq(his_store, record["a"])) == "bed given back"
+    assert his_store.try_read(bed, beds.DOC_ID) is None
+    follow_up(stream, _last_seq(his_store, record["a"]))  # a redelivery does no harm
+    assert his_store.try_read(bed, beds.DOC_ID) is None
+
+
+def test_it_gives_the_old_bed_back_after_a_transfer_but_not_a_retaken_one(his_store,
+                                                                           record) -> None:
+    use_cases.transfer_patient(use_cases.TransferPatient(record["a"], "MED-2", "M205"),
+                               UnitOfWork(his_store), actor=ACTOR)
+    seq = _last_seq(his_store, record["a"])
+    # Someone takes the old bed before the follow-up runs: it must stay theirs.
+    use_cases.admit_patient(use_cases.AdmitPatient(record["b"], "MED", "MED-1", "x",
+                                                   bed="M101"), UnitOfWork(his_store),
+                            actor=ACTOR)
+    follow_up(keys.patient(record["a"]), seq)
+    assert beds.is_occupied(his_store, ward_id="MED-1", bed="M101")
+    assert beds.is_occupied(his_store, ward_id="MED-2", bed="M205")
