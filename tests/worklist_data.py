@@ -15,6 +15,7 @@ from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
+from patients.domain.events import ORDER_PLACED
 from patients.domain.orders import Order
 from patients.persistence.documents import order_from_doc, order_to_doc
 
@@ -53,7 +54,7 @@ def place_order(store: DocumentStore, patient_id: str, admission_id: str, *,
                 "modality": "CR", "bodyPart": "chest", "version": 1}
     uow = UnitOfWork(store)
     uow.add(order_to_doc(Order.from_record(contents)))
-    append_events(uow, keys.patient(patient_id), [("ImagingExamRequested", contents)],
+    append_events(uow, keys.patient(patient_id), [(ORDER_PLACED["imaging"], contents)],
                   actor=SYSTEM_ACTOR.as_dict())
     uow.commit()
     return order_id

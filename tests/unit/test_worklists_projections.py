@@ -7,10 +7,12 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit.worklist_events import History, source_docs
-from worklists.projection.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS, name_bucket
+from patients.domain.events import EventType
+from tests.unit.worklist_events import History, source_record
+from worklists.projection.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS, name_bucket, rows_for
 from worklists.projection.rows import fold as fold_text
-from worklists.projection.rules import PatientState, fold, from_source, rows_for, step
+from worklists.projection.rules import fold, from_source, step
+from worklists.projection.state import PatientState
 
 
 def fold_all(events: list[dict]) -> PatientState:
@@ -48,11 +50,11 @@ def test_it_puts_an_assigned_order_in_active_and_my_orders_and_drops_it_when_don
     rnd = random.Random(2)
     h._admit(rnd)
     h._prescribe(rnd)
-    h.add("OrderAssigned", {"orderId": "o0", "assigneeId": "8", "assigneeName": "N"})
+    h.add(EventType.ORDER_ASSIGNED, {"orderId": "o0", "assigneeId": "8", "assigneeName": "N"})
     rows = rows_for(fold_all(h.events))
     assert {(k[0], k[1]) for k in rows if k[0] in (ORDERS, MY_ORDERS)} == {
         (ORDERS, "CARD"), (MY_ORDERS, "8")}
-    h.add("OrderCompleted", {"orderId": "o0"})
+    h.add(EventType.ORDER_COMPLETED, {"orderId": "o0"})
     assert not [k for k in rows_for(fold_all(h.events)) if k[0] in (ORDERS, MY_ORDERS)]
 
 
@@ -82,10 +84,10 @@ def test_it_buckets_names_by_their_first_two_folded_letters() -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 10_000), length=st.integers(0, 25))
-def test_it_builds_the_same_state_from_source_documents_as_from_events(seed: int,
+def test_it_builds_the_same_state_from_the_source_record_as_from_events(seed: int,
                                                                       length: int) -> None:
     truth = fold_all(history(seed, length).events)
-    assert from_source("p1", truth.seq, source_docs(truth)) == truth
+    assert from_source("p1", truth.seq, *source_record(truth)) == truth
 
 
 @settings(max_examples=200, deadline=None)
@@ -104,7 +106,7 @@ def test_it_converges_to_in_order_views_whatever_the_delivery(seed: int, length:
     for i in deliveries:
         committed = max(committed, i + 1)  # an event is relayed only once committed
         state, _ = step(state, events[i],
-                        lambda n=committed: from_source("p1", n, source_docs(fold_all(events[:n]))))
+                        lambda n=committed: from_source("p1", n, *source_record(fold_all(events[:n]))))
     truth = fold_all(events)
     assert state == truth
     assert rows_for(state) == rows_for(truth)

@@ -2,7 +2,7 @@
 
 Per generation, a patient's tracker holds the folded state and the rows it owns. An event is
 applied when it is the tracker's next sequence number; older ones are duplicates; a gap (or an
-event the fold cannot trust) rebuilds the state from the patient's partition. Rows are
+event the fold cannot trust) rebuilds the state from the patient's record. Rows are
 written first, each guarded by the sequence it was computed at (never replaced by an older
 one); the tracker is written last under its etag. A crash in between is repaired when the
 event is redelivered; a concurrent writer makes us rebuild from source, including every row
@@ -16,11 +16,14 @@ from typing import Any
 
 from cosmos_backend import errors, keys
 from cosmos_backend.envelope import wrap
-from cosmos_backend.outbox import STREAM_DOC_TYPE, event_id
-from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, Cond, Document, DocumentStore, Query
+from cosmos_backend.outbox import event_id
+from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, Document, DocumentStore
 from worklists.delivery import failpoints
-from worklists.projection.rules import PatientState, Row, diff, from_source, rows_for, step
+from worklists.persistence.source import read_source
+from worklists.projection.rows import rows_for
+from worklists.projection.rules import diff, step
 from worklists.projection.schema import tracker_id, tracker_pk, view_pk
+from worklists.projection.state import PatientState, Row
 from worklists.read.generations import live_generations
 
 MAX_ATTEMPTS = 8
@@ -36,16 +39,6 @@ class EventMissing(errors.StoreError):
 
 
 # ------------------------------------------------------------------------------ reads
-def read_source(store: DocumentStore, patient_id: str) -> PatientState:
-    """The patient's state from its partition, in ONE query (one consistent read)."""
-    docs = store.query_all(keys.patient(patient_id), Query(where=(
-        Cond("docType", "in", ["Patient", "Admission", "Order", STREAM_DOC_TYPE]),)),
-        page_size=1000)
-    stream = next((d for d in docs if d["docType"] == STREAM_DOC_TYPE), None)
-    seq = 0 if stream is None else int(stream["docContents"]["seq"])
-    return from_source(patient_id, seq, [d for d in docs if d["docType"] != STREAM_DOC_TYPE])
-
-
 def read_tracker(store: DocumentStore, patient_id: str, gen: int
                  ) -> tuple[PatientState, list[RowKey], Document | None]:
     doc = store.try_read(tracker_pk(patient_id), tracker_id(gen))

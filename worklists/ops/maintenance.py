@@ -20,6 +20,7 @@ from worklists.delivery.projector import (
     rebuild_patient,
     row_document,
 )
+from worklists.projection.rows import rows_for
 from worklists.projection.schema import tracker_id, tracker_pk, view_pk
 from worklists.read import generations
 
@@ -102,8 +103,6 @@ def check(store: DocumentStore, ids: list[str], *, repair: bool = False,
 
 
 def check_patient(store: DocumentStore, gen: int, patient_id: str) -> list[str]:
-    from worklists.projection.rules import rows_for
-
     source = read_source(store, patient_id)
     expected = rows_for(source)
     problems = []

@@ -20,13 +20,15 @@ from django.urls import reverse
 
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
+from patients.domain import orders
 from patients.persistence import reference
 from worklists.read import queries
 from worklists.read.lag import relay_lag
 
 REFRESH_SECONDS = 2
-KINDS = [("medication", "Medication"), ("imaging", "Imaging"), ("lab", "Laboratory")]
-STATUSES = [("created", "Created"), ("ready", "Ready"), ("in_progress", "In progress")]
+_KIND_LABELS = {"lab": "Laboratory"}  # other kinds read well as their capitalised code
+KINDS = [(str(kind), _KIND_LABELS.get(kind, kind.capitalize())) for kind in orders.KINDS]
+STATUSES = [(str(status), orders.STATUS_LABELS[status]) for status in orders.ACTIVE]
 URGENCIES = [("routine", "Routine"), ("stat", "STAT")]
 
 Cell = Callable[[dict[str, Any]], Any]

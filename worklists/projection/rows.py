@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from worklists.projection.rules import PatientState
+from worklists.projection.state import PatientState, Row, RowKey
 
 ADMITTED = "Admitted"
 ORDERS = "Orders"
@@ -34,19 +32,6 @@ def fold(text: str) -> str:
 def name_bucket(folded: str) -> str:
     """The Names partition of a folded name or name prefix (``_`` pads short ones)."""
     return _NOT_KEY.sub("_", folded[:NAME_BUCKET_LEN]).ljust(NAME_BUCKET_LEN, "_")
-
-
-@dataclass(frozen=True)
-class Row:
-    view: str
-    bucket: str
-    row_id: str
-    contents: dict[str, Any]
-    query: dict[str, Any]  # top-level Query* fields: the only indexed paths
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.view, self.bucket, self.row_id)
 
 
 def _person(state: PatientState) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -115,7 +100,7 @@ def name_row(state: PatientState, person: dict, pq: dict) -> Row:
                {**person, "admission": where}, pq)
 
 
-def rows_for(state: PatientState) -> dict[tuple[str, str, str], Row]:
+def rows_for(state: PatientState) -> dict[RowKey, Row]:
     """Every view row this patient should have, keyed by (view, bucket, row id)."""
     if state.patient is None:
         return {}  # nothing to show before registration (or a patient we cannot read)

@@ -1,61 +1,38 @@
-"""Projection rules, pure: events fold into a per-patient state; the state yields view rows.
+"""Projection rules, pure: events fold into a per-patient state.
 
 Two ways to the same state: :func:`fold` applies one event to the state of the previous
-sequence number; :func:`from_source` builds it from the patient's partition (the source of
-truth) when an event cannot be applied in sequence (a gap, an unknown event type, data the
-fold cannot trust). :func:`step` is the version guard deciding between them; it is the whole
-exactly-once-in-effect argument and is tested with shuffled, duplicated deliveries.
+sequence number; :func:`from_source` builds it from the patient's record (the source of
+truth, as domain objects) when an event cannot be applied in sequence (a gap, an unknown
+event type, data the fold cannot trust). :func:`step` is the version guard deciding between
+them; it is the whole exactly-once-in-effect argument and is tested with shuffled,
+duplicated deliveries. The state's rows are built in :mod:`worklists.projection.rows`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from worklists.projection.rows import Row, rows_for
+from patients.domain.events import ORDER_PLACED, ORDER_STATUS_AFTER, EventType
+from patients.domain.orders import ACTIVE, Order, OrderStatus
+from patients.domain.records import Admission, AdmissionStatus, Patient
+from worklists.projection.state import PatientState, Row, RowKey
 
-__all__ = ["PatientState", "NeedsSource", "fold", "from_source", "step", "diff", "rows_for",
-           "Row", "ACTIVE_ORDER_STATUSES"]
-
-ACTIVE_ORDER_STATUSES = ("created", "ready", "in_progress")
 PATIENT_FIELDS = ("mrn", "givenName", "familyName", "birthDate", "sex")
 ADMISSION_FIELDS = ("admissionId", "departmentId", "wardId", "bed", "attendingId",
                     "attendingName", "startedAt")
 ORDER_FIELDS = ("orderId", "admissionId", "kind", "status", "urgency", "description",
                 "departmentId", "wardId", "assigneeId", "assigneeName", "placedAt")
-ORDER_KIND_BY_EVENT = {"MedicationPrescribed": "medication", "ImagingExamRequested": "imaging",
-                       "LabTestRequested": "lab"}
-ORDER_KIND_BY_SUBTYPE = {"MedicationPrescription": "medication", "ImagingExam": "imaging",
-                         "LabTest": "lab"}
-STATUS_BY_EVENT = {"OrderReady": "ready", "OrderStarted": "in_progress",
-                   "OrderCompleted": "completed", "OrderCancelled": "cancelled"}
+ORDER_KIND_BY_EVENT = {event: kind for kind, event in ORDER_PLACED.items()}
+PLACED_STATUS = OrderStatus.CREATED.value  # when the placing event does not say
 # Events that change nothing any view shows: applied by bumping the sequence only.
-NO_VIEW_EFFECT = frozenset({"AllergyAdded", "AllergyRemoved", "MedicationAdministered"})
+NO_VIEW_EFFECT = frozenset({EventType.ALLERGY_ADDED, EventType.ALLERGY_REMOVED,
+                            EventType.MEDICATION_ADMINISTERED})
 
 
 class NeedsSource(Exception):
     """The event cannot be folded safely; rebuild the state from the source record."""
-
-
-@dataclass(frozen=True)
-class PatientState:
-    """What the views need of one patient as of stream sequence ``seq``."""
-
-    patient_id: str
-    seq: int = 0
-    patient: dict[str, Any] | None = None
-    admission: dict[str, Any] | None = None
-    orders: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"patientId": self.patient_id, "seq": self.seq,
-                "patient": self.patient, "admission": self.admission, "orders": self.orders}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PatientState:
-        return cls(patient_id=data["patientId"], seq=int(data["seq"]), patient=data.get("patient"),
-                   admission=data.get("admission"), orders=dict(data.get("orders") or {}))
 
 
 def _pick(data: dict[str, Any], names: Iterable[str], required: Iterable[str]) -> dict[str, Any]:
@@ -74,7 +51,7 @@ def _order_of(state: PatientState, data: dict[str, Any]) -> dict[str, Any]:
 
 def _with_order(state: PatientState, order: dict[str, Any]) -> PatientState:
     orders = dict(state.orders)
-    if order.get("status") in ACTIVE_ORDER_STATUSES:
+    if order.get("status") in ACTIVE:
         orders[order["orderId"]] = order
     else:
         orders.pop(order["orderId"], None)  # views show active orders only
@@ -84,18 +61,18 @@ def _with_order(state: PatientState, order: dict[str, Any]) -> PatientState:
 def _apply(state: PatientState, etype: str, data: dict[str, Any]) -> PatientState:
     if etype in NO_VIEW_EFFECT:
         return state
-    if etype == "PatientRegistered":
+    if etype == EventType.PATIENT_REGISTERED:
         return replace(state, patient=_pick(data, PATIENT_FIELDS, PATIENT_FIELDS[:4]))
-    if etype == "PatientDemographicsUpdated":
+    if etype == EventType.DEMOGRAPHICS_UPDATED:
         if state.patient is None:
             raise NeedsSource("demographics of an unknown patient")
         changes = {k: data[k] for k in PATIENT_FIELDS if k in data}
         return replace(state, patient={**state.patient, **changes})
-    if etype == "AdmissionStarted":
+    if etype == EventType.ADMISSION_STARTED:
         adm = _pick(data, ADMISSION_FIELDS, ("admissionId", "departmentId", "wardId",
                                              "startedAt"))
         return replace(state, admission=adm)
-    if etype == "PatientTransferred":
+    if etype == EventType.PATIENT_TRANSFERRED:
         adm = state.admission
         if adm is None or data.get("admissionId", adm["admissionId"]) != adm["admissionId"]:
             raise NeedsSource("transfer of an admission this state does not hold")
@@ -106,7 +83,7 @@ def _apply(state: PatientState, etype: str, data: dict[str, Any]) -> PatientStat
                  "departmentId": data.get("toDepartment",
                                           data.get("departmentId", adm["departmentId"]))}
         return replace(state, admission=moved)
-    if etype == "AdmissionEnded":
+    if etype == EventType.ADMISSION_ENDED:
         adm = state.admission
         if adm is None or data.get("admissionId", adm["admissionId"]) != adm["admissionId"]:
             raise NeedsSource("end of an admission this state does not hold")
@@ -115,17 +92,17 @@ def _apply(state: PatientState, etype: str, data: dict[str, Any]) -> PatientStat
                   if o.get("admissionId") not in (None, adm["admissionId"])}
         return replace(state, admission=None, orders=orders)
     if etype in ORDER_KIND_BY_EVENT:
-        order = _pick({"kind": ORDER_KIND_BY_EVENT[etype], "status": "created", **data},
+        order = _pick({"kind": ORDER_KIND_BY_EVENT[etype], "status": PLACED_STATUS, **data},
                       ORDER_FIELDS, ("orderId", "urgency", "description", "placedAt"))
         return _with_order(state, order)
-    if etype in STATUS_BY_EVENT:
-        return _with_order(state, {**_order_of(state, data), "status": STATUS_BY_EVENT[etype]})
-    if etype == "OrderAssigned":
+    if etype in ORDER_STATUS_AFTER:
+        return _with_order(state, {**_order_of(state, data), "status": ORDER_STATUS_AFTER[etype]})
+    if etype == EventType.ORDER_ASSIGNED:
         if not data.get("assigneeId"):
             raise NeedsSource("assignment without an assignee")
         return _with_order(state, {**_order_of(state, data), "assigneeId": data["assigneeId"],
                                    "assigneeName": data.get("assigneeName", "")})
-    if etype == "OrderUnassigned":
+    if etype == EventType.ORDER_UNASSIGNED:
         return _with_order(state, {**_order_of(state, data), "assigneeId": None,
                                    "assigneeName": None})
     raise NeedsSource(f"no fold rule for {etype}")  # unknown: the source record decides
@@ -139,29 +116,41 @@ def fold(state: PatientState, event: dict[str, Any]) -> PatientState:
     return replace(folded, seq=state.seq + 1)
 
 
-def from_source(patient_id: str, seq: int, docs: list[dict[str, Any]]) -> PatientState:
-    """The state as of ``seq`` from the partition's documents (patient, admissions, orders)."""
-    patient = admission = None
-    orders: dict[str, dict[str, Any]] = {}
-    for doc in docs:
-        c = doc["docContents"]
-        if doc["docType"] == "Patient":
-            patient = {k: c.get(k) for k in PATIENT_FIELDS}
-            if not all(patient[k] for k in PATIENT_FIELDS[:4]):
-                raise ValueError("patient document lacks a required field")
-        elif doc["docType"] == "Admission" and c.get("status") == "active":
-            admission = {k: c.get(k) for k in ADMISSION_FIELDS}
-        elif doc["docType"] == "Order" and c.get("status") in ACTIVE_ORDER_STATUSES:
-            order = {k: c.get(k) for k in ORDER_FIELDS}
-            order["kind"] = order["kind"] or ORDER_KIND_BY_SUBTYPE.get(doc.get("docSubType"))
-            orders[c["orderId"]] = order
-    if admission is None:
-        orders = {k: o for k, o in orders.items() if o.get("admissionId") is None}
-    else:
-        orders = {k: o for k, o in orders.items()
-                  if o.get("admissionId") in (None, admission["admissionId"])}
-    return PatientState(patient_id, seq=seq, patient=patient,
-                        admission=admission, orders=orders)
+def _patient(p: Patient) -> dict[str, Any]:
+    return {"mrn": p.mrn, "givenName": p.given_name, "familyName": p.family_name,
+            "birthDate": p.birth_date.isoformat(), "sex": p.sex}
+
+
+def _admission(a: Admission) -> dict[str, Any]:
+    return {"admissionId": a.admission_id, "departmentId": a.department_id,
+            "wardId": a.ward_id, "bed": a.bed, "attendingId": a.attending_id,
+            "attendingName": a.attending_name, "startedAt": a.started_at}
+
+
+def _order(o: Order) -> dict[str, Any]:
+    return {"orderId": o.order_id, "admissionId": o.admission_id, "kind": o.kind,
+            "status": o.status, "urgency": o.urgency, "description": o.description,
+            "departmentId": o.department_id, "wardId": o.ward_id,
+            "assigneeId": o.assignee_id, "assigneeName": o.assignee_name,
+            "placedAt": o.placed_at}
+
+
+def from_source(patient_id: str, seq: int, patient: Patient | None,
+                admissions: Iterable[Admission], orders: Iterable[Order]) -> PatientState:
+    """The state as of ``seq`` from the record: the patient, the active admission and the
+    active orders of that admission (or of none)."""
+    person = None if patient is None else _patient(patient)
+    if person is not None and not all(person[k] for k in PATIENT_FIELDS[:4]):
+        raise ValueError("patient document lacks a required field")
+    admission = None
+    for adm in admissions:
+        if adm.status == AdmissionStatus.ACTIVE:
+            admission = _admission(adm)
+    held = (None,) if admission is None else (None, admission["admissionId"])
+    active = {o.order_id: _order(o) for o in orders
+              if o.status in ACTIVE and o.admission_id in held}
+    return PatientState(patient_id, seq=seq, patient=person, admission=admission,
+                        orders=active)
 
 
 Outcome = str  # "applied" | "duplicate" | "rebuilt"
@@ -184,8 +173,7 @@ def step(state: PatientState, event: dict[str, Any],
     return rebuilt, "rebuilt"
 
 
-def diff(old: dict[tuple[str, str, str], Row], new: dict[tuple[str, str, str], Row]
-         ) -> tuple[list[Row], list[tuple[str, str, str]]]:
+def diff(old: dict[RowKey, Row], new: dict[RowKey, Row]) -> tuple[list[Row], list[RowKey]]:
     """Rows to write (new or changed) and keys to delete to go from ``old`` to ``new``."""
     writes = [row for key, row in new.items() if old.get(key) != row]
     deletes = [key for key in old if key not in new]

@@ -1,0 +1,15 @@
+"""The projection's source of truth: a patient's record, read through the patients app."""
+
+from __future__ import annotations
+
+from cosmos_backend.store import DocumentStore
+from patients.persistence.snapshots import read_snapshot
+from worklists.projection.rules import from_source
+from worklists.projection.state import PatientState
+
+
+def read_source(store: DocumentStore, patient_id: str) -> PatientState:
+    """The patient's state from its partition, in ONE query (one consistent read)."""
+    record = read_snapshot(store, patient_id)
+    return from_source(patient_id, record.seq, record.patient, record.admissions,
+                       record.orders)

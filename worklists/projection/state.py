@@ -1,0 +1,50 @@
+"""The projection's two value types: a patient's folded state and a view row.
+
+Both the rules (events → state) and the row building (state → rows) use them; neither
+imports the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+RowKey = tuple[str, str, str]  # (view, bucket, row id)
+
+
+@dataclass(frozen=True)
+class PatientState:
+    """What the views need of one patient as of stream sequence ``seq``.
+
+    Trackers store :meth:`as_json`; its shape is kept stable across releases.
+    """
+
+    patient_id: str
+    seq: int = 0
+    patient: dict[str, Any] | None = None
+    admission: dict[str, Any] | None = None
+    orders: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"patientId": self.patient_id, "seq": self.seq,
+                "patient": self.patient, "admission": self.admission, "orders": self.orders}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PatientState:
+        return cls(patient_id=data["patientId"], seq=int(data["seq"]), patient=data.get("patient"),
+                   admission=data.get("admission"), orders=dict(data.get("orders") or {}))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of one view bucket: display ``contents`` and the indexed ``query`` fields."""
+
+    view: str
+    bucket: str
+    row_id: str
+    contents: dict[str, Any]
+    query: dict[str, Any]  # top-level Query* fields: the only indexed paths
+
+    @property
+    def key(self) -> RowKey:
+        return (self.view, self.bucket, self.row_id)
