@@ -233,8 +233,8 @@ def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
     after."""
     import uuid
 
+    from cosmos_backend.azure import connect, provision
     from cosmos_backend.azure.client import build_client
-    from cosmos_backend.azure.store import connect, provision
     from cosmos_backend.uow import UnitOfWork
     from hisadmin.core import store as handles
     from hisadmin.core.actor import SYSTEM_ACTOR

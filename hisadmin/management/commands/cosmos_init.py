@@ -7,8 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from cosmos_backend.azure.store import provision
-from cosmos_backend.embedded.store import EmbeddedStore
+from cosmos_backend.azure import provision
+from cosmos_backend.embedded import EmbeddedStore
 from hisadmin.core import store as handles
 
 
