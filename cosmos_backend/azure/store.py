@@ -25,10 +25,6 @@ from cosmos_backend.azure.client import (
     charge_of,
     map_error,
 )
-
-# provision is re-exported for callers that import it from this module; the package
-# (``from cosmos_backend.azure import provision``) is the place to import it from.
-from cosmos_backend.azure.provision import provision
 from cosmos_backend.azure.sql import to_sql
 from cosmos_backend.store import (
     BatchOp,
@@ -220,6 +216,3 @@ def connect(endpoint: str, key: str, database: str, spec: ContainerSpec, *,
                           enable_endpoint_discovery=enable_endpoint_discovery)
     container = client.get_database_client(database).get_container_client(spec.name)
     return AzureCosmosStore(container, spec, client=client, profile=profile)
-
-
-__all__ = ["AzureCosmosStore", "connect", "provision"]
