@@ -22,7 +22,7 @@ from pathlib import Path
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hisadmin.settings")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 

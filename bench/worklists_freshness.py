@@ -47,13 +47,12 @@ def main() -> None:
     from hisadmin.core.actor import SYSTEM_ACTOR
     from hisadmin.core.store import get_store
     from patients import use_cases
-    from patients.persistence import reference
+    from worklists.persistence.generations import active_generation
     from worklists.projection.rows import ADMITTED
     from worklists.projection.schema import view_pk
-    from worklists.read.generations import active_generation
 
     store = get_store()
-    list(reference.load(store))
+    list(use_cases.load_reference_data(UnitOfWork(store), actor=SYSTEM_ACTOR))
     n = int(args.rate * args.seconds)
     from datetime import date
 

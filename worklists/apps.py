@@ -2,13 +2,12 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from hisadmin.core.store import register_indexes
+from worklists.projection.schema import COMPOSITE_INDEXES
+
 
 class WorklistsConfig(AppConfig):
     name = "worklists"
 
     def ready(self) -> None:
-        # Imported here: the app registry must be ready before the app's modules load.
-        from hisadmin.core.store import register_indexes
-        from worklists.projection.schema import COMPOSITE_INDEXES
-
-        register_indexes(COMPOSITE_INDEXES)
+        register_indexes(COMPOSITE_INDEXES)  # the container's policy serves this app's queries

@@ -21,10 +21,10 @@ from hisadmin.core.actor import SYSTEM_ACTOR
 from tests import worklist_data as data
 from tests.integration.processes import wait_for
 from tests.integration.worklist_stack import WorklistStack, kill, worklist_stack  # noqa: F401 - fixture
-from worklists.delivery import deadletters
-from worklists.delivery.projector import read_tracker
 from worklists.ops.maintenance import check_patient
-from worklists.read import generations
+from worklists.persistence import generations
+from worklists.persistence.deadletters import all_letters
+from worklists.persistence.trackers import read_tracker
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.django_db]
 
@@ -35,16 +35,16 @@ def stack(worklist_stack: WorklistStack) -> Iterator[WorklistStack]:  # noqa: F8
     worklist_stack.stop_all()
 
 
-def settled(store, patient_ids: list[str]) -> bool:  # noqa: ANN001
-    gen = generations.pointer(store)[0]["active"]
+def settled(store, patient_ids: list[str]) -> bool:
+    gen = generations.pointer(store)["active"]
     for pid in patient_ids:
         stream = store.read(f"P_{pid}", "stream")["docContents"]["seq"]
-        if read_tracker(store, pid, gen)[0].seq != stream or check_patient(store, gen, pid):
+        if read_tracker(store, pid, gen).state.seq != stream or check_patient(store, gen, pid):
             return False
     return True
 
 
-def admit_many(store, n: int, prefix: str) -> list[str]:  # noqa: ANN001
+def admit_many(store, n: int, prefix: str) -> list[str]:
     ids = []
     for i in range(n):
         pid = data.register(store, f"{prefix}{i:03d}", "Test")
@@ -54,7 +54,7 @@ def admit_many(store, n: int, prefix: str) -> list[str]:  # noqa: ANN001
     return ids
 
 
-def test_it_loses_and_doubles_nothing_when_the_relay_is_killed_mid_batch(stack) -> None:  # noqa: ANN001
+def test_it_loses_and_doubles_nothing_when_the_relay_is_killed_mid_batch(stack) -> None:
     store = stack.store()
     stack.worker()
     relay = stack.relay("relay-a", "--page-size", "5")
@@ -64,19 +64,19 @@ def test_it_loses_and_doubles_nothing_when_the_relay_is_killed_mid_batch(stack) 
     more = admit_many(store, 5, "After")
     stack.relay("relay-b")  # takes over once relay-a's leases expire (2 s)
     wait_for(lambda: settled(store, ids + more), 40, interval=0.3, what="views to settle")
-    assert deadletters.all_letters(store) == []
+    assert all_letters(store) == []
 
 
-def test_it_redelivers_a_task_whose_worker_process_was_killed_and_applies_it_once(stack) -> None:  # noqa: ANN001
+def test_it_redelivers_a_task_whose_worker_process_was_killed_and_applies_it_once(stack) -> None:
     store = stack.store()
     worker = stack.worker("slow-worker", WORKLISTS_FAILPOINTS="after_rows=sleep:2")
     stack.relay()
     pid = data.register(store, "Killed", "Midtask")
-    gen = generations.pointer(store)[0]["active"]
+    gen = generations.pointer(store)["active"]
 
     def rows_written_tracker_not() -> bool:
         return (store.try_read(f"V_Names_g{gen}_KI", pid) is not None
-                and read_tracker(store, pid, gen)[2] is None)
+                and read_tracker(store, pid, gen).etag is None)
 
     wait_for(rows_written_tracker_not, 20, interval=0.02, what="the task to be mid-way")
     children = psutil.Process(worker.pid).children(recursive=True)
@@ -84,11 +84,11 @@ def test_it_redelivers_a_task_whose_worker_process_was_killed_and_applies_it_onc
     for child in children:
         child.kill()  # the pool process dies holding the unacknowledged task
     wait_for(lambda: settled(store, [pid]), 30, interval=0.2, what="redelivery")
-    assert read_tracker(store, pid, gen)[0].seq == 1
+    assert read_tracker(store, pid, gen).state.seq == 1
     assert "WorkerLostError" in stack.log("slow-worker") or "Process" in stack.log("slow-worker")
 
 
-def test_it_backs_off_while_redis_is_down_and_catches_up_after(stack) -> None:  # noqa: ANN001
+def test_it_backs_off_while_redis_is_down_and_catches_up_after(stack) -> None:
     store = stack.store()
     stack.worker()
     stack.relay("relay-r")
@@ -130,7 +130,7 @@ def _intervals(log: str, end: float) -> dict[str, list[tuple[float, float]]]:
     return spans
 
 
-def test_it_never_lets_two_relays_hold_one_feed_range_at_once(stack) -> None:  # noqa: ANN001
+def test_it_never_lets_two_relays_hold_one_feed_range_at_once(stack) -> None:
     store = stack.store()
     stack.worker()
     a = stack.relay("pair-a")
@@ -153,7 +153,7 @@ def test_it_never_lets_two_relays_hold_one_feed_range_at_once(stack) -> None:  #
                 assert a1 <= b0 or b1 <= a0, f"{feed_range} held by both relays"
 
 
-def test_it_dead_letters_a_poison_event_while_everything_else_flows(stack) -> None:  # noqa: ANN001
+def test_it_dead_letters_a_poison_event_while_everything_else_flows(stack) -> None:
     store = stack.store()
     stack.worker()
     stack.relay()
@@ -166,12 +166,11 @@ def test_it_dead_letters_a_poison_event_while_everything_else_flows(stack) -> No
     uow.commit()
     healthy = admit_many(store, 3, "Healthy")
     wait_for(lambda: settled(store, healthy), 30, interval=0.2, what="healthy patients")
-    wait_for(lambda: any(d["docContents"]["stream"] == f"P_{poison}"
-                         for d in deadletters.all_letters(store)), 20, what="the dead letter")
-    letter = next(d for d in deadletters.all_letters(store)
-                  if d["docContents"]["stream"] == f"P_{poison}")
-    assert letter["docContents"]["eventType"] == "SomethingUnknown"
-    assert letter["docContents"]["attempts"] == 3
+    wait_for(lambda: any(d.stream == f"P_{poison}" for d in all_letters(store)), 20,
+             what="the dead letter")
+    letter = next(d for d in all_letters(store) if d.stream == f"P_{poison}")
+    assert letter.event_type == "SomethingUnknown"
+    assert letter.attempts == 3
     status = stack.manage("relay_status")
     assert b"dead letters: " in status.stdout and status.returncode == 0
     # Mend the record, replay: the patient's views catch up and the letter is gone.
@@ -182,5 +181,4 @@ def test_it_dead_letters_a_poison_event_while_everything_else_flows(stack) -> No
     uow.commit()
     assert stack.manage("replay_dead_letters").returncode == 0
     wait_for(lambda: settled(store, [poison]), 20, interval=0.2, what="the replayed event")
-    assert not [d for d in deadletters.all_letters(store)
-                if d["docContents"]["stream"] == f"P_{poison}"]
+    assert not [d for d in all_letters(store) if d.stream == f"P_{poison}"]

@@ -8,21 +8,25 @@ from django.core.management import CommandError, call_command
 from cosmos_backend.outbox import append_events
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
+from patients.domain.events import EventType
 from tests import worklist_data as data
 from worklists.delivery import deadletters
 from worklists.delivery.projector import project_event
 from worklists.ops import maintenance
+from worklists.persistence import generations
+from worklists.persistence.deadletters import all_letters, record
+from worklists.persistence.writer import build_patients, rebuild_patient
 from worklists.projection.schema import view_pk
-from worklists.read import generations, queries
+from worklists.read import queries
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
 @pytest.fixture
-def hospital(his_store, drain_worklists):  # noqa: ANN001, ANN201
-    from patients.persistence import reference
+def hospital(his_store, drain_worklists):
+    from patients import use_cases
 
-    list(reference.load(his_store))
+    list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
     ids = []
     for i, (dept, ward) in enumerate([("CARD", "CARD-A"), ("MED", "MED-1"), ("SURG", "SURG-1")] * 4):
         pid = data.register(his_store, f"Family{i:02d}", "Given")
@@ -30,7 +34,7 @@ def hospital(his_store, drain_worklists):  # noqa: ANN001, ANN201
             adm = data.admit(his_store, pid, dept, ward)
             order = data.place_order(his_store, pid, adm, department=dept)
             if i % 2:
-                data.update_order(his_store, pid, order, "OrderAssigned", assigneeId="9",
+                data.update_order(his_store, pid, order, EventType.ORDER_ASSIGNED, assigneeId="9",
                                   assigneeName="N")
         ids.append(pid)
     data.discharge(his_store, ids[1])
@@ -38,7 +42,7 @@ def hospital(his_store, drain_worklists):  # noqa: ANN001, ANN201
     return ids
 
 
-def _snapshot(store, gen: int) -> dict:  # noqa: ANN001
+def _snapshot(store, gen: int) -> dict:
     """Every view row of generation ``gen`` without the volatile fields (a row keeps the
     sequence it last changed at; a rebuild writes the current one)."""
     rows = {}
@@ -51,16 +55,16 @@ def _snapshot(store, gen: int) -> dict:  # noqa: ANN001
     return rows
 
 
-def test_it_rebuilds_exactly_the_incrementally_maintained_views(hospital, his_store) -> None:  # noqa: ANN001
+def test_it_rebuilds_exactly_the_incrementally_maintained_views(hospital, his_store) -> None:
     before = _snapshot(his_store, 1)
     assert len(before) > 20
     call_command("rebuild_worklists")
-    assert generations.pointer(his_store)[0]["active"] == 2
+    assert generations.pointer(his_store)["active"] == 2
     assert _snapshot(his_store, 2) == before
     assert _snapshot(his_store, 1) == {}  # the retired generation is dropped
 
 
-def test_it_reports_and_repairs_drift(hospital, his_store, capsys) -> None:  # noqa: ANN001
+def test_it_reports_and_repairs_drift(hospital, his_store, capsys) -> None:
     row = next(d for d in his_store.query_all(view_pk("Admitted", 1, "MED"), queries.Query()))
     his_store.delete(row["partitionKey"], row["id"])
     ids = list(maintenance.patient_ids(his_store))
@@ -72,7 +76,7 @@ def test_it_reports_and_repairs_drift(hospital, his_store, capsys) -> None:  # n
     assert maintenance.check(his_store, ids).drifted == {}
 
 
-def test_it_dead_letters_a_poison_event_and_replays_it_once_fixed(hospital, his_store) -> None:  # noqa: ANN001
+def test_it_dead_letters_a_poison_event_and_replays_it_once_fixed(hospital, his_store) -> None:
     pid = hospital[0]
     uow = UnitOfWork(his_store)
     patient = uow.get(f"P_{pid}", "patient")
@@ -83,18 +87,17 @@ def test_it_dead_letters_a_poison_event_and_replays_it_once_fixed(hospital, his_
     seq = his_store.read(f"P_{pid}", "stream")["docContents"]["seq"]
     with pytest.raises(ValueError):
         project_event(his_store, f"P_{pid}", seq)
-    deadletters.record(his_store, stream_pk=f"P_{pid}", seq=seq, reason="ValueError: x",
-                       attempts=3)
-    letter = deadletters.all_letters(his_store)[0]
-    assert letter["docContents"]["eventType"] == "SomethingNew"
-    assert deadletters.replay(his_store, letter, inline=True).startswith("failed again")
+    record(his_store, stream_pk=f"P_{pid}", seq=seq, reason="ValueError: x", attempts=3)
+    letter = all_letters(his_store)[0]
+    assert letter.event_type == "SomethingNew"
+    assert deadletters.replay(his_store, letter).startswith("failed again")
     fixed = UnitOfWork(his_store)
     doc = fixed.get(f"P_{pid}", "patient")
     doc["docContents"]["familyName"] = "Mended"
     fixed.update(doc)
     fixed.commit()
     call_command("replay_dead_letters", "--inline")
-    assert deadletters.all_letters(his_store) == []
+    assert all_letters(his_store) == []
     names = queries.run(his_store, queries.by_name("mended")).rows
     assert [r["patientId"] for r in names] == [pid]
 
@@ -105,7 +108,7 @@ def test_it_dead_letters_a_poison_event_and_replays_it_once_fixed(hospital, his_
     queries.orders("CARD"), queries.orders("CARD", status="ready", sort="urgency"),
     queries.my_orders("9", sort="bed"), queries.by_name("fam"),
 ], ids=lambda w: f"{w.view}-{w.sort}")
-def test_it_serves_every_worklist_query_from_an_index(his_store, worklist) -> None:  # noqa: ANN001
+def test_it_serves_every_worklist_query_from_an_index(his_store, worklist) -> None:
     from cosmos_backend.embedded.sqlquery import compile_query
     from cosmos_backend.paging import encode_token
 
@@ -123,19 +126,17 @@ def test_it_serves_every_worklist_query_from_an_index(his_store, worklist) -> No
             assert "TEMP B-TREE" not in text, text  # sorted by the index, not afterwards
 
 
-def test_it_switches_generations_without_readers_seeing_an_empty_view(hospital, his_store) -> None:  # noqa: ANN001
+def test_it_switches_generations_without_readers_seeing_an_empty_view(hospital, his_store) -> None:
     gen = generations.start_building(his_store)
     assert queries.run(his_store, queries.admitted("CARD")).rows  # still the old generation
     generations.abandon(his_store, gen)
-    assert generations.pointer(his_store)[0]["building"] is None
+    assert generations.pointer(his_store)["building"] is None
 
 
-def test_a_bulk_build_hands_patients_already_projected_to_the_careful_path(hospital, his_store) -> None:  # noqa: ANN001
+def test_a_bulk_build_hands_patients_already_projected_to_the_careful_path(hospital, his_store) -> None:
     """A live event projected into the building generation first (its rows and tracker are
     there): the bulk batch that collides is rolled back and its patients are rebuilt one by
     one, so the new generation still equals the incrementally maintained one."""
-    from worklists.delivery.projector import build_patients, rebuild_patient
-
     before = _snapshot(his_store, 1)
     gen = generations.start_building(his_store)
     early = hospital[2]  # admitted, with an order: rows in several views

@@ -100,7 +100,9 @@ def kill(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="session")
 def worklist_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorklistStack]:
-    from patients.persistence import reference
+    from cosmos_backend.uow import UnitOfWork
+    from hisadmin.core.actor import SYSTEM_ACTOR
+    from patients import use_cases
 
     base = tmp_path_factory.mktemp("wlstack")
     redis = RedisProcess(base)
@@ -109,7 +111,7 @@ def worklist_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worklis
                     PROJECTION_MAX_RETRIES="2", LOG_LEVEL="INFO")
     stack = WorklistStack(base, redis, base / "store.sqlite3", env)
     store = stack.store()
-    list(reference.load(store))
+    list(use_cases.load_reference_data(UnitOfWork(store), actor=SYSTEM_ACTOR))
     yield stack
     stack.stop_all()
     redis.stop()

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def ward(his_store, reference_data, drain_worklists):  # noqa: ANN001, ANN201
+def ward(his_store, reference_data, drain_worklists):
     """Three admitted cardiology patients, one with an assigned STAT order; one not admitted."""
     ids = {}
     for family, given, bed in [("Ibáñez", "Inés", "A01"), ("Ibsen", "Hal", "A02"),
@@ -29,7 +29,7 @@ def ward(his_store, reference_data, drain_worklists):  # noqa: ANN001, ANN201
     return ids
 
 
-def test_it_lists_the_census_sorted_by_bed_with_age_and_stay(ward, api_client) -> None:  # noqa: ANN001
+def test_it_lists_the_census_sorted_by_bed_with_age_and_stay(ward, api_client) -> None:
     page = api_client("clerk").get("/api/v1/worklists/admitted", {"department": "CARD"}).json()
     assert [r["bed"] for r in page["items"]] == ["A01", "A02", "A03"]
     first = page["items"][0]
@@ -37,7 +37,7 @@ def test_it_lists_the_census_sorted_by_bed_with_age_and_stay(ward, api_client) -
     assert page["lag"] is not None
 
 
-def test_it_finds_names_by_prefix_whatever_the_case_and_accents(ward, api_client) -> None:  # noqa: ANN001
+def test_it_finds_names_by_prefix_whatever_the_case_and_accents(ward, api_client) -> None:
     client = api_client("clerk")
     census = client.get("/api/v1/worklists/admitted", {"department": "CARD", "q": "iba"}).json()
     assert [r["name"] for r in census["items"]] == ["IBÁÑEZ, Inés"]
@@ -46,13 +46,13 @@ def test_it_finds_names_by_prefix_whatever_the_case_and_accents(ward, api_client
     assert client.get("/api/v1/worklists/patients", {"q": "i"}).status_code == 400
 
 
-def test_it_finds_a_patient_by_exact_mrn(ward, api_client, his_store) -> None:  # noqa: ANN001
+def test_it_finds_a_patient_by_exact_mrn(ward, api_client, his_store) -> None:
     mrn = his_store.read(f"P_{ward['Smith'][0]}", "patient")["docContents"]["mrn"]
     found = api_client("clerk").get("/api/v1/worklists/patients", {"mrn": mrn.lower()}).json()
     assert [r["patient_id"] for r in found["items"]] == [ward["Smith"][0]]
 
 
-def test_it_pages_by_continuation_token(ward, api_client) -> None:  # noqa: ANN001
+def test_it_pages_by_continuation_token(ward, api_client) -> None:
     client = api_client("clerk")
     first = client.get("/api/v1/worklists/admitted", {"department": "CARD", "page_size": 2,
                                                       "sort": "name", "dir": "desc"}).json()
@@ -64,7 +64,7 @@ def test_it_pages_by_continuation_token(ward, api_client) -> None:  # noqa: ANN0
     assert rest["continuation"] is None
 
 
-def test_it_shows_active_and_my_orders_with_filters(ward, api_client, make_user) -> None:  # noqa: ANN001
+def test_it_shows_active_and_my_orders_with_filters(ward, api_client, make_user) -> None:
     client = api_client("nurse")
     stat = client.get("/api/v1/worklists/orders", {"department": "CARD", "urgency": "stat"})
     assert [r["assignee_name"] for r in stat.json()["items"]] == ["Nurse Ratched"]
@@ -75,7 +75,7 @@ def test_it_shows_active_and_my_orders_with_filters(ward, api_client, make_user)
 
 
 def test_it_drops_discharged_patients_and_their_orders(ward, api_client, his_store,
-                                                       drain_worklists) -> None:  # noqa: ANN001
+                                                       drain_worklists) -> None:
     data.discharge(his_store, ward["Smith"][0])
     drain_worklists()
     client = api_client("nurse")
@@ -88,7 +88,7 @@ def test_it_drops_discharged_patients_and_their_orders(ward, api_client, his_sto
                                   "orders/?department=CARD", "my-orders/",
                                   "patients/?q=ib", "patients/?q=x", "dead-letters/"])
 def test_it_renders_each_worklist_page_with_freshness(ward, make_user: Callable, path: str
-                                                      ) -> None:  # noqa: ANN001
+                                                      ) -> None:
     client = Client()
     client.force_login(make_user("all", "clerk", "clinician", "nurse", "admin"))
     response = client.get(f"/admin/worklists/{path}")
@@ -100,6 +100,6 @@ def test_it_renders_each_worklist_page_with_freshness(ward, make_user: Callable,
         assert partial.status_code == 200 and "<html" not in partial.content.decode()
 
 
-def test_it_keeps_order_worklists_from_clerks(ward, api_client) -> None:  # noqa: ANN001
+def test_it_keeps_order_worklists_from_clerks(ward, api_client) -> None:
     response = api_client("clerk").get("/api/v1/worklists/orders", {"department": "CARD"})
     assert response.status_code == 403

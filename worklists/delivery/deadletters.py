@@ -1,76 +1,45 @@
-"""Dead letters: projections that failed for good, kept for admins to see and replay.
+"""Dead letters: recording a projection that failed for good, and replaying it.
 
-One small partition (``V_DeadLetters``): entries expire after 90 days, and a healthy system
-has none, so it stays far below any partition limit.
+The letters themselves are stored by :mod:`worklists.persistence.deadletters`. Replaying
+either projects the event here or hands it to ``send`` (the projection task's queue), which
+the caller passes in: this module does not know the task.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Callable
 
-from cosmos_backend import errors
-from cosmos_backend.envelope import wrap
-from cosmos_backend.outbox import event_id
-from cosmos_backend.store import Document, DocumentStore, Query
-from worklists.projection.schema import DEAD_LETTERS_PK
+from cosmos_backend.store import DocumentStore
+from worklists.delivery.projector import project_event
+from worklists.persistence import deadletters as letters
+from worklists.persistence.deadletters import DeadLetter
 
-RETENTION = 90 * 24 * 3600  # seconds; a dead letter nobody replays expires after 90 days
-
-
-def letter_id(stream_pk: str, seq: int) -> str:
-    return f"{stream_pk}.{seq:010d}"
+Send = Callable[[str, int], None]  # (stream, seq): queue the event for the projections
 
 
-def record(store: DocumentStore, *, stream_pk: str, seq: int, reason: str,
-           attempts: int) -> Document:
-    event = store.try_read(stream_pk, event_id(seq))
-    event_type = event["docContents"].get("type") if event else None
-    return store.upsert(wrap(
-        doc_id=letter_id(stream_pk, seq), pk=DEAD_LETTERS_PK, doc_type="DeadLetter",
-        contents={"stream": stream_pk, "seq": seq, "eventType": event_type,
-                  "reason": reason[:500], "attempts": attempts,
-                  "failedAt": datetime.now(UTC).isoformat()},
-        ttl=RETENTION))
+def reason(exc: BaseException) -> str:
+    """Exception class and message only; stores' messages carry ids, not data."""
+    return f"{type(exc).__name__}: {exc}"
 
 
-def all_letters(store: DocumentStore, limit: int = 500) -> list[Document]:
-    return store.query(DEAD_LETTERS_PK, Query(order_by=(("id", "ASC"),)),
-                       page_size=limit).items
+def record_failure(store: DocumentStore, stream_pk: str, seq: int, exc: BaseException,
+                   attempts: int) -> None:
+    letters.record(store, stream_pk=stream_pk, seq=seq, reason=reason(exc), attempts=attempts)
 
 
-def count(store: DocumentStore) -> int:
-    return len(all_letters(store))
-
-
-def get(store: DocumentStore, doc_id: str) -> Document | None:
-    return store.try_read(DEAD_LETTERS_PK, doc_id)
-
-
-def remove(store: DocumentStore, doc: Document) -> None:
-    try:
-        store.delete(DEAD_LETTERS_PK, doc["id"], if_match=doc["_etag"])
-    except (errors.NotFound, errors.PreconditionFailed):
-        pass  # replayed or re-failed meanwhile
-
-
-def replay(store: DocumentStore, doc: Document, *, inline: bool = False) -> str:
+def replay(store: DocumentStore, letter: DeadLetter, *, send: Send | None = None) -> str:
     """Send the event through the projection again; it lands here again if it still fails.
 
-    The letter is removed first: a re-failure writes a fresh one (upsert, same id).
+    With ``send`` the event is queued for the workers; without, it is projected in this
+    process. The letter is removed first: a re-failure writes a fresh one (same id).
     """
-    c = doc["docContents"]
-    remove(store, doc)
-    if inline:
-        from worklists.delivery.projector import project_event
-
-        try:
-            outcomes = project_event(store, c["stream"], int(c["seq"]))
-        except Exception as exc:  # noqa: BLE001 - still failing: back to the dead letters
-            record(store, stream_pk=c["stream"], seq=int(c["seq"]),
-                   reason=f"{type(exc).__name__}: {exc}", attempts=int(c["attempts"]) + 1)
-            return f"failed again ({type(exc).__name__})"
-        return ",".join(f"g{g}:{o}" for g, o in outcomes.items())
-    from worklists.delivery.tasks import project_event as task
-
-    task.apply_async(args=[c["stream"], int(c["seq"])], retry=False)
-    return "queued"
+    letters.remove(store, letter)
+    if send is not None:
+        send(letter.stream, letter.seq)
+        return "queued"
+    try:
+        outcomes = project_event(store, letter.stream, letter.seq)
+    except Exception as exc:  # noqa: BLE001 - still failing: back to the dead letters
+        record_failure(store, letter.stream, letter.seq, exc, letter.attempts + 1)
+        return f"failed again ({type(exc).__name__})"
+    return ",".join(f"g{g}:{o}" for g, o in outcomes.items())

@@ -1,209 +1,27 @@
-"""Applies the pure projection rules to the store, version-guarded per patient.
+"""Projects one event, by id, into every live generation of the views.
 
-Per generation, a patient's tracker holds the folded state and the rows it owns. An event is
-applied when it is the tracker's next sequence number; older ones are duplicates; a gap (or an
-event the fold cannot trust) rebuilds the state from the patient's record. Rows are
-written first, each guarded by the sequence it was computed at (never replaced by an older
-one); the tracker is written last under its etag. A crash in between is repaired when the
-event is redelivered; a concurrent writer makes us rebuild from source, including every row
-we touched, so both converge on the newest record.
+The task and dead-letter replays call this: the event is re-read from the patient's stream
+(a task carries ids only) and applied by :mod:`worklists.persistence.writer`.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
-
-from cosmos_backend import errors, keys
-from cosmos_backend.envelope import wrap
-from cosmos_backend.outbox import event_id
-from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, Document, DocumentStore
-from worklists.delivery import failpoints
-from worklists.persistence.source import read_source
-from worklists.projection.rows import rows_for
-from worklists.projection.rules import diff, step
-from worklists.projection.schema import tracker_id, tracker_pk, view_pk
-from worklists.projection.state import PatientState, Row
-from worklists.read.generations import live_generations
-
-MAX_ATTEMPTS = 8
-RowKey = tuple[str, str, str]
-
-
-class ProjectionConflict(errors.StoreError):
-    """A patient's rows did not settle after repeated concurrent changes; retry later."""
-
-
-class EventMissing(errors.StoreError):
-    """The event document is not in the store (expired by TTL, or a bad task)."""
-
-
-# ------------------------------------------------------------------------------ reads
-def read_tracker(store: DocumentStore, patient_id: str, gen: int
-                 ) -> tuple[PatientState, list[RowKey], Document | None]:
-    doc = store.try_read(tracker_pk(patient_id), tracker_id(gen))
-    if doc is None:
-        return PatientState(patient_id), [], None
-    c = doc["docContents"]
-    return PatientState.from_json(c["state"]), [tuple(k) for k in c["rows"]], doc  # type: ignore[misc]
-
-
-# ------------------------------------------------------------------------------ writes
-def row_document(row: Row, gen: int, seq: int) -> Document:
-    return wrap(doc_id=row.row_id, pk=view_pk(row.view, gen, row.bucket), doc_type="ViewRow",
-                sub_type=row.view, query_fields=row.query,
-                contents={**row.contents, "seq": seq,
-                          "projectedAt": datetime.now(UTC).isoformat()})
-
-
-def _write_row(store: DocumentStore, row: Row, gen: int, seq: int, rewrite: bool) -> None:
-    doc = row_document(row, gen, seq)
-    existing = store.try_read(doc["partitionKey"], doc["id"])
-    try:
-        if existing is None:
-            store.create(doc)
-        elif existing["docContents"].get("seq", 0) < seq or (
-                rewrite and existing["docContents"].get("seq", 0) == seq):
-            store.replace(doc, if_match=existing["_etag"])
-        # else: a newer state already wrote this row
-    except (errors.Conflict, errors.PreconditionFailed, errors.NotFound):
-        raise ProjectionConflict("row changed concurrently") from None
-
-
-def _delete_row(store: DocumentStore, key: RowKey, gen: int, seq: int) -> None:
-    view, bucket, row_id = key
-    existing = store.try_read(view_pk(view, gen, bucket), row_id)
-    if existing is None or existing["docContents"].get("seq", 0) > seq:
-        return
-    try:
-        store.delete(existing["partitionKey"], row_id, if_match=existing["_etag"])
-    except (errors.PreconditionFailed, errors.NotFound):
-        raise ProjectionConflict("row changed concurrently") from None
-
-
-def _save_tracker(store: DocumentStore, state: PatientState, rows: list[RowKey], gen: int,
-                  previous: Document | None) -> None:
-    doc = wrap(doc_id=tracker_id(gen), pk=tracker_pk(state.patient_id), doc_type="ViewTracker",
-               contents={"generation": gen, "seq": state.seq, "state": state.as_json(),
-                         "rows": [list(k) for k in rows]})
-    if previous is None:
-        store.create(doc)
-    else:
-        store.replace(doc, if_match=previous["_etag"])
-
-
-def _move(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
-          owned: list[RowKey], touched: set[RowKey], rewrite: bool) -> list[RowKey]:
-    """Write ``new``'s rows, delete the rest of ``owned`` and ``touched``; returns new keys.
-
-    ``rewrite``: write every row even if the old state had it the same (repairs drift).
-    """
-    before = {} if rewrite else rows_for(old)
-    after = rows_for(new)
-    writes, deletes = diff(before, after)
-    # Rows the tracker says we own but the old state does not produce (a crash between
-    # writing rows and the tracker, or a concurrent writer) are deleted too.
-    stray = (set(owned) | touched) - set(after) - set(deletes)
-    for row in writes:
-        touched.add(row.key)
-        _write_row(store, row, gen, new.seq, rewrite)
-    for key in [*deletes, *sorted(stray)]:
-        _delete_row(store, key, gen, new.seq)
-    failpoints.hit("after_rows")
-    return sorted(after)
-
-
-# ------------------------------------------------------------------------------ entry points
-def apply(store: DocumentStore, gen: int, patient_id: str, event: dict[str, Any] | None,
-          *, repair: bool = False, touched: set[RowKey] | None = None) -> str:
-    """Apply one event's contents in generation ``gen``: applied, duplicate or rebuilt.
-
-    ``event=None`` rebuilds from the source record; ``repair`` also rewrites unchanged rows;
-    ``touched``: rows that may have been written for this patient outside its tracker (they
-    are deleted unless the new state has them).
-    """
-    touched = set(touched or ())
-    from_source_now = event is None
-    for _ in range(MAX_ATTEMPTS):
-        state, owned, tracker = read_tracker(store, patient_id, gen)
-        if from_source_now:
-            source = read_source(store, patient_id)
-            new, outcome = (source, "rebuilt") if source.seq >= state.seq else (state, "duplicate")
-        else:
-            assert event is not None
-            new, outcome = step(state, event, lambda: read_source(store, patient_id))
-        if outcome == "duplicate" and not touched and not repair:
-            return outcome
-        try:
-            rows = _move(store, gen, state, new, owned, touched, rewrite=repair)
-            _save_tracker(store, new, rows, gen, tracker)
-        except (ProjectionConflict, errors.Conflict, errors.PreconditionFailed):
-            from_source_now = True  # someone else moved this patient: converge on the source
-            continue
-        return outcome
-    raise ProjectionConflict(f"rows did not settle after {MAX_ATTEMPTS} attempts")
-
-
-def rebuild_patient(store: DocumentStore, gen: int, patient_id: str, *,
-                    repair: bool = False, touched: set[RowKey] | None = None) -> str:
-    """Bring the patient's rows in ``gen`` up to the source record (rebuilds, repairs)."""
-    return apply(store, gen, patient_id, None, repair=repair, touched=touched)
-
-
-def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> list[str]:
-    """Write the rows of patients that have none yet in ``gen`` (a new generation), many
-    rows per transactional batch; returns the patients that need :func:`rebuild_patient`.
-
-    A view partition's rows of many patients go in batches of up to 100 creates, which
-    costs a fraction of one write per row (on SQLite every index is updated once per
-    transaction, not once per row; on Cosmos, one round trip). Each patient's tracker is
-    created last, as in :func:`apply`. Anything already there — a live event projected
-    into the building generation meanwhile — fails its batch or its tracker create, and
-    those patients go the careful way, which also deletes rows written here that their
-    newest state no longer has.
-    """
-    states = {pid: read_source(store, pid) for pid in patient_ids}
-    by_pk: dict[str, list[tuple[str, Document]]] = {}
-    keys_of: dict[str, set[RowKey]] = {}
-    for pid, state in states.items():
-        rows = rows_for(state)
-        keys_of[pid] = set(rows)
-        for row in rows.values():
-            doc = row_document(row, gen, state.seq)
-            by_pk.setdefault(doc["partitionKey"], []).append((pid, doc))
-    careful: set[str] = set()
-    for pk, items in by_pk.items():
-        for start in range(0, len(items), MAX_BATCH_OPERATIONS):
-            chunk = items[start:start + MAX_BATCH_OPERATIONS]
-            while chunk:
-                chunk = [(pid, doc) for pid, doc in chunk if pid not in careful]
-                try:
-                    if chunk:
-                        store.execute_batch(pk, [BatchOp.create(doc) for _, doc in chunk])
-                    break
-                except errors.BatchFailed as exc:  # that row exists: its patient goes careful
-                    careful.add(chunk[exc.index][0])
-    for pid, state in states.items():
-        if pid in careful:
-            continue
-        try:
-            _save_tracker(store, state, sorted(keys_of[pid]), gen, None)
-        except errors.Conflict:
-            careful.add(pid)
-    for pid in careful:
-        rebuild_patient(store, gen, pid, touched=keys_of[pid])
-    return sorted(careful)
+from cosmos_backend import keys
+from cosmos_backend.store import DocumentStore
+from worklists.persistence.feed import read_event
+from worklists.persistence.generations import live_generations
+from worklists.persistence.writer import apply, rebuild_patient
 
 
 def project_event(store: DocumentStore, stream_pk: str, seq: int) -> dict[int, str]:
     """Re-read event ``seq`` of ``stream_pk`` and apply it in every live generation."""
-    doc = store.try_read(stream_pk, event_id(seq))
+    event = read_event(store, stream_pk, seq)
     patient_id = keys.suffix(stream_pk)
     results = {}
     for gen in live_generations(store):
-        if doc is None:
+        if event is None:
             # Gone (expired): nothing to fold, but the source record is still the truth.
             results[gen] = rebuild_patient(store, gen, patient_id)
         else:
-            results[gen] = apply(store, gen, patient_id, doc["docContents"])
+            results[gen] = apply(store, gen, patient_id, event)
     return results

@@ -1,12 +1,14 @@
-"""The change-feed relay: feed ranges under leases → Celery tasks → checkpoints.
+"""The change-feed relay: feed ranges under leases → published events → checkpoints.
 
-At-least-once: a page is checkpointed only after every task in it was accepted by the
-broker, so a crash anywhere re-sends (projections are idempotent). Several relays split the
-ranges: each takes at most its fair share of ranges, and takes over ranges whose lease
-expired; a range is only read while its lease has a third of its time left, so a relay that
-stalled never reads a range another relay already owns. Polling stays at ``busy_poll`` for
-``hot_window`` seconds after the last change (bursts see ~50 ms latency), then backs off to
-``idle_max``; when the broker is down it backs off exponentially and keeps its checkpoints.
+``publish`` hands one event, by id, to the projections (``tasks.celery_publisher``: a
+Celery task). At-least-once: a page is checkpointed only after every event in it was
+accepted by the broker, so a crash anywhere re-sends (projections are idempotent). Several
+relays split the ranges: each takes at most its fair share of ranges, and takes over ranges
+whose lease expired; a range is only read while its lease has a third of its time left, so a
+relay that stalled never reads a range another relay already owns. Polling stays at
+``busy_poll`` for ``hot_window`` seconds after the last change (bursts see ~50 ms latency),
+then backs off to ``idle_max``; when the broker is down it backs off exponentially and keeps
+its checkpoints.
 """
 
 from __future__ import annotations
@@ -18,14 +20,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kombu.exceptions import OperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
+
 from cosmos_backend import errors
 from cosmos_backend.leases import LEASE_PK, Lease, LeaseLost, LeaseStore, new_owner_id
-from cosmos_backend.outbox import is_event
-from cosmos_backend.store import Cond, Document, DocumentStore, Query
+from cosmos_backend.store import Cond, DocumentStore, Query
+from worklists.persistence.feed import events_in
 
 log = logging.getLogger(__name__)
 
-Publish = Callable[[Document], None]
+Publish = Callable[[str, int], None]  # (stream, seq); raises when the broker refuses it
 
 
 @dataclass
@@ -136,10 +141,9 @@ class Relay:
                                     max_items=self.page_size)
         if not page.items:
             return 0
-        for doc in page.items:
-            if is_event(doc):
-                self.publish(doc)
-                self.stats.published += 1
+        for event in events_in(page.items):
+            self.publish(event.stream, event.seq)
+            self.stats.published += 1
         position = max(int(doc.get("_lsn", 0)) for doc in page.items)
         try:
             self.held[feed_range] = self.leases.checkpoint(
@@ -173,7 +177,7 @@ class Relay:
                     log.warning("store busy: %s", type(exc).__name__)
                     stop.wait(1.0)
                     continue
-                except Exception as exc:  # noqa: BLE001 - broker down: keep checkpoints, back off
+                except Exception as exc:  # broker down: keep checkpoints, back off
                     if not _is_broker_error(exc):
                         raise
                     self.stats.broker_errors += 1
@@ -194,35 +198,4 @@ class Relay:
 
 
 def _is_broker_error(exc: BaseException) -> bool:
-    from kombu.exceptions import OperationalError
-
-    try:
-        from redis.exceptions import ConnectionError as RedisConnectionError
-    except ImportError:  # pragma: no cover
-        RedisConnectionError = OSError  # noqa: N806
     return isinstance(exc, (OperationalError, RedisConnectionError, ConnectionError, OSError))
-
-
-# Kombu retries a lost broker connection itself before a publish gives up (0 + 2 + 4 s by
-# default). The relay backs off on its own and keeps its checkpoint, so it wants the error
-# at once: one quick retry, then raise.
-FAIL_FAST_TRANSPORT = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
-                       "interval_max": 0.2, "socket_connect_timeout": 2, "socket_timeout": 5}
-
-
-def celery_publisher() -> Publish:
-    """Publish each event as a projection task; raises when the broker does not accept it."""
-    from hisadmin.celery import app
-    from worklists.delivery.tasks import project_event
-
-    app.conf.broker_transport_options = {**(app.conf.broker_transport_options or {}),
-                                         **FAIL_FAST_TRANSPORT}
-
-    def publish(doc: Document) -> None:
-        # Ids only: the task re-reads the event, so no patient data sits in Redis or logs.
-        project_event.apply_async(
-            args=[doc["partitionKey"], int(doc["docContents"]["seq"])],
-            retry=False,  # the relay owns retrying: it backs off and keeps its checkpoint
-        )
-
-    return publish

@@ -9,35 +9,53 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from cosmos_backend import errors
 from hisadmin.core.store import get_store
-from worklists.delivery import deadletters
+from worklists.delivery.deadletters import record_failure
 from worklists.delivery.projector import project_event as project
 
 log = logging.getLogger(__name__)
 MAX_RETRIES = int(os.environ.get("PROJECTION_MAX_RETRIES", "5"))
 QUEUE = "projections"
+# Kombu retries a lost broker connection itself before a publish gives up (0 + 2 + 4 s by
+# default). The relay backs off on its own and keeps its checkpoint, so it wants the error
+# at once: one quick retry, then raise.
+FAIL_FAST_TRANSPORT = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
+                       "interval_max": 0.2, "socket_connect_timeout": 2, "socket_timeout": 5}
 
 
 @shared_task(bind=True, name="worklists.project_event", queue=QUEUE, acks_late=True,
              reject_on_worker_lost=True, max_retries=MAX_RETRIES, ignore_result=True)
-def project_event(self, stream_pk: str, seq: int) -> str:  # noqa: ANN001 - celery's self
+def project_event(self: Task, stream_pk: str, seq: int) -> str:
     store = get_store("relay")
     try:
         outcomes = project(store, stream_pk, int(seq))
     except Exception as exc:  # noqa: BLE001 - every failure is retried, then dead-lettered
         attempts = self.request.retries + 1
         if self.request.retries >= self.max_retries:
-            # Exception class and our own message only; stores' messages carry ids, not data.
             log.error("projection %s#%s failed for good after %s attempts: %s",
                       stream_pk, seq, attempts, type(exc).__name__)
-            deadletters.record(store, stream_pk=stream_pk, seq=int(seq),
-                               reason=f"{type(exc).__name__}: {exc}", attempts=attempts)
+            record_failure(store, stream_pk, int(seq), exc, attempts)
             return "dead-lettered"
         transient = isinstance(exc, (errors.Throttled, errors.Unavailable))
         countdown = 1.0 if transient else 0.1 * (2 ** self.request.retries)
         raise self.retry(exc=exc, countdown=countdown) from None
     return ",".join(f"g{gen}:{outcome}" for gen, outcome in outcomes.items())
+
+
+def enqueue(stream_pk: str, seq: int) -> None:
+    """Queue event ``seq`` of ``stream_pk`` for the projections; raises when the broker does
+    not accept it (the caller owns retrying: ``retry=False``)."""
+    project_event.apply_async(args=[stream_pk, int(seq)], retry=False)
+
+
+def celery_publisher() -> Callable[[str, int], None]:
+    """:func:`enqueue` for the relay, with the broker connection set to fail fast."""
+    conf = project_event.app.conf  # the project's Celery app, which the task is bound to
+    conf.broker_transport_options = {**(conf.broker_transport_options or {}),
+                                     **FAIL_FAST_TRANSPORT}
+    return enqueue

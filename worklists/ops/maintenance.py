@@ -7,41 +7,25 @@ or checked with single-partition reads.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore
-from worklists.delivery.projector import (
-    build_patients,
-    read_source,
-    read_tracker,
-    rebuild_patient,
-    row_document,
-)
+from worklists.persistence import generations, view_rows
+from worklists.persistence.feed import patient_ids
+from worklists.persistence.source import read_source
+from worklists.persistence.trackers import delete_tracker, read_tracker
+from worklists.persistence.writer import build_patients, rebuild_patient
 from worklists.projection.rows import rows_for
-from worklists.projection.schema import tracker_id, tracker_pk, view_pk
-from worklists.read import generations
+
+__all__ = ["patient_ids", "rebuild", "drop_generation", "Report", "check", "check_patient"]
 
 Progress = Callable[[int], None]
-_VOLATILE = ("seq", "projectedAt")
 # Patients per bulk build step: enough that a view partition's rows fill batches, small
 # enough that progress moves and memory stays flat.
 BUILD_CHUNK = 500
-
-
-def patient_ids(store: DocumentStore) -> Iterator[str]:
-    for feed_range in store.feed_ranges():
-        token = None
-        while True:
-            page = store.read_feed(feed_range, continuation=token, max_items=1000)
-            for doc in page.items:
-                if doc.get("docType") == "Patient" and doc["partitionKey"].startswith(keys.PATIENT):
-                    yield keys.suffix(doc["partitionKey"])
-            if not page.items:
-                break
-            token = page.continuation
 
 
 def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n: None,
@@ -64,13 +48,13 @@ def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n:
 
 
 def drop_generation(store: DocumentStore, gen: int, patient_id: str) -> None:
-    _, owned, tracker = read_tracker(store, patient_id, gen)
-    for view, bucket, row_id in owned:
+    """Delete the patient's rows and tracker in ``gen``."""
+    tracker = read_tracker(store, patient_id, gen)
+    for key in tracker.rows:
         with suppress(errors.NotFound):
-            store.delete(view_pk(view, gen, bucket), row_id)
-    if tracker is not None:
-        with suppress(errors.NotFound):
-            store.delete(tracker_pk(patient_id), tracker_id(gen))
+            view_rows.delete_row(store, gen, key)
+    if tracker.etag is not None:
+        delete_tracker(store, patient_id, gen)
 
 
 @dataclass
@@ -84,12 +68,12 @@ class Report:
 def check(store: DocumentStore, ids: list[str], *, repair: bool = False,
           progress: Progress = lambda n: None) -> Report:
     """Compare each patient's rows in the active generation with its source record."""
-    gen = generations.pointer(store)[0]["active"]
+    gen = generations.pointer(store)["active"]
     report = Report()
     for patient_id in ids:
         report.patients += 1
         problems = check_patient(store, gen, patient_id)
-        state, _, _ = read_tracker(store, patient_id, gen)
+        state = read_tracker(store, patient_id, gen).state
         source_seq = read_source(store, patient_id).seq
         if state.seq < source_seq:
             report.behind.append(patient_id)
@@ -103,22 +87,16 @@ def check(store: DocumentStore, ids: list[str], *, repair: bool = False,
 
 
 def check_patient(store: DocumentStore, gen: int, patient_id: str) -> list[str]:
-    source = read_source(store, patient_id)
-    expected = rows_for(source)
+    """What is wrong with the patient's rows in ``gen``: missing, stale and extra rows."""
+    expected = rows_for(read_source(store, patient_id))
     problems = []
     for key, row in expected.items():
-        want = row_document(row, gen, source.seq)
-        got = store.try_read(want["partitionKey"], want["id"])
+        got = view_rows.read_row(store, gen, key)
         if got is None:
             problems.append(f"missing {key[0]} row")
-            continue
-        strip = {k: v for k, v in got["docContents"].items() if k not in _VOLATILE}
-        wanted = {k: v for k, v in want["docContents"].items() if k not in _VOLATILE}
-        query_ok = all(got.get(k) == v for k, v in row.query.items())
-        if strip != wanted or not query_ok:
+        elif not got.shows(row):
             problems.append(f"stale {key[0]} row")
-    _, owned, _ = read_tracker(store, patient_id, gen)
-    for key in owned:
-        if key not in expected and store.try_read(view_pk(key[0], gen, key[1]), key[2]):
+    for key in read_tracker(store, patient_id, gen).rows:
+        if key not in expected and view_rows.read_row(store, gen, key) is not None:
             problems.append(f"extra {key[0]} row")
     return problems

@@ -9,6 +9,8 @@ from django.views.decorators.http import require_http_methods
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from worklists.delivery import deadletters
+from worklists.delivery.tasks import enqueue
+from worklists.persistence.deadletters import all_letters
 
 
 @require_http_methods(["GET", "POST"])
@@ -17,12 +19,12 @@ def dead_letters(request: HttpRequest) -> HttpResponse:
     store = get_store()
     if request.method == "POST":
         wanted = request.POST.getlist("letter")
-        letters = [d for d in deadletters.all_letters(store)
-                   if request.POST.get("all") or d["id"] in wanted]
-        for doc in letters:
-            deadletters.replay(store, doc)
+        letters = [letter for letter in all_letters(store)
+                   if request.POST.get("all") or letter.id in wanted]
+        for letter in letters:
+            deadletters.replay(store, letter, send=enqueue)
         messages.success(request, f"{len(letters)} event(s) sent to the projections again.")
         return HttpResponseRedirect(request.path)
-    rows = [d["docContents"] | {"id": d["id"]} for d in deadletters.all_letters(store)]
+    rows = [{**letter.as_dict(), "id": letter.id} for letter in all_letters(store)]
     return admin.site.render(request, "worklists/dead_letters.html", {"letters": rows},
                              title="Projection dead letters")

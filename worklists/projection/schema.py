@@ -1,9 +1,8 @@
 """View partitions, their generations, and the composite index of every query shape.
 
 ``V_<View>_g<gen>_<bucket>``: the rows of one view bucket in one generation (a rebuild
-writes generation n+1 beside n, then switches the pointer ``V_Meta/generation``).
-``V_Track_<patientId>``: one tracker per generation (the patient's folded state, last applied
-sequence, rows owned). ``V_DeadLetters``: projections that failed for good.
+writes generation n+1 beside n, then switches the generation pointer). Trackers, the
+pointer and dead letters have their partitions in :mod:`worklists.persistence`.
 """
 
 from __future__ import annotations
@@ -11,21 +10,9 @@ from __future__ import annotations
 from cosmos_backend import keys
 from worklists.projection.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS
 
-META_PK = keys.view("Meta")
-GENERATION_ID = "generation"
-DEAD_LETTERS_PK = keys.view("DeadLetters")
-
 
 def view_pk(view: str, generation: int, bucket: str) -> str:
     return keys.view(view, f"g{generation}_{bucket}")
-
-
-def tracker_pk(patient_id: str) -> str:
-    return keys.view("Track", patient_id)
-
-
-def tracker_id(generation: int) -> str:
-    return f"tracker-g{generation}"
 
 
 # Sort keys per worklist: URL name → (indexed path, reversed?). "age" sorts by birth date

@@ -6,12 +6,15 @@ import time
 from typing import Any
 
 from cosmos_backend.leases import LeaseStore
-from cosmos_backend.outbox import is_event
 from cosmos_backend.store import DocumentStore
+from hisadmin.core.cache import ExpiringCache
+from hisadmin.core.store import get_lease_store, get_store
+from worklists.persistence import deadletters
+from worklists.persistence.feed import events_in
 
 SCAN_LIMIT = 500  # lag counts are capped: "500+" is all an operator needs to know
 CACHE_SECONDS = 1.0  # pages poll every few seconds; one feed scan per second is plenty
-_cache: dict[str, tuple[float, dict[str, Any]]] = {}
+_cache: ExpiringCache[dict[str, Any]] = ExpiringCache(CACHE_SECONDS)
 
 
 def measure(store: DocumentStore, leases: LeaseStore, now: float | None = None
@@ -21,10 +24,12 @@ def measure(store: DocumentStore, leases: LeaseStore, now: float | None = None
     ranges = []
     for feed_range in store.feed_ranges():
         lease = held.get(feed_range)
+        # One page from the checkpoint: what the relay has yet to send, up to the cap.
         page = store.read_feed(feed_range, continuation=lease.continuation if lease else None,
                                max_items=SCAN_LIMIT)
-        events = [d for d in page.items if is_event(d)]
-        oldest = min((d.get("_ts", now) for d in events), default=None)
+        events = events_in(page.items)
+        oldest = min((now if e.written_at is None else e.written_at for e in events),
+                     default=None)
         ranges.append({
             "range": feed_range,
             "owner": lease.owner if lease and lease.expires_at > now else None,
@@ -42,16 +47,11 @@ def measure(store: DocumentStore, leases: LeaseStore, now: float | None = None
 
 def relay_lag() -> dict[str, Any]:
     """Small JSON-able summary for /healthz and the worklist pages (cached for a second)."""
-    from hisadmin.core.store import get_lease_store, get_store
-
     store = get_store()
-    key = str(getattr(store, "path", id(store)))
-    cached = _cache.get(key)
-    if cached is not None and time.monotonic() - cached[0] < CACHE_SECONDS:
-        return cached[1]
-    from worklists.delivery import deadletters
 
-    result = measure(store, get_lease_store())
-    result["deadLetters"] = deadletters.count(store)
-    _cache[key] = (time.monotonic(), result)
-    return result
+    def load() -> dict[str, Any]:
+        result = measure(store, get_lease_store())
+        result["deadLetters"] = deadletters.count(store)
+        return result
+
+    return _cache.get(str(getattr(store, "path", id(store))), load)

@@ -13,6 +13,10 @@ from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.store import Cond, DocumentStore, Query
+from patients.persistence import mrn as mrns
+from worklists.persistence.generations import active_generation
+from worklists.persistence.source import read_source
+from worklists.persistence.view_rows import page_rows
 from worklists.projection.rows import (
     ADMITTED,
     MY_ORDERS,
@@ -21,9 +25,9 @@ from worklists.projection.rows import (
     ORDERS,
     fold,
     name_bucket,
+    rows_for,
 )
-from worklists.projection.schema import VIEW_SORTS, view_pk
-from worklists.read.generations import active_generation
+from worklists.projection.schema import VIEW_SORTS
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 200
@@ -89,10 +93,11 @@ def present(contents: dict[str, Any], now: datetime | None = None) -> dict[str, 
 def run(store: DocumentStore, worklist: Worklist, *, page_size: int = DEFAULT_PAGE,
         continuation: str | None = None) -> Result:
     gen = active_generation(store)
-    page = store.query(view_pk(worklist.view, gen, worklist.bucket), worklist.query(),
-                       page_size=max(1, min(page_size, MAX_PAGE)), continuation=continuation)
+    rows, token = page_rows(store, gen, worklist.view, worklist.bucket, worklist.query(),
+                            page_size=max(1, min(page_size, MAX_PAGE)),
+                            continuation=continuation)
     now = datetime.now(UTC)
-    return Result([present(d["docContents"], now) for d in page.items], page.continuation, gen)
+    return Result([present(row, now) for row in rows], token, gen)
 
 
 # ------------------------------------------------------------------------------ worklists
@@ -131,10 +136,6 @@ def by_name(q: str, *, sort: str = "name", descending: bool = False) -> Worklist
 
 def by_mrn(store: DocumentStore, mrn: str) -> list[dict[str, Any]]:
     """Exact MRN: a point read of the reservation, then the patient's own partition."""
-    from patients.persistence import mrn as mrns
-    from worklists.delivery.projector import read_source
-    from worklists.projection.rows import rows_for
-
     patient_id = mrns.lookup(store, mrn.strip().upper())
     if patient_id is None:
         return []

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from hisadmin.core.store import get_lease_store, get_store
-from worklists.delivery import deadletters
-from worklists.read import generations
+from worklists.persistence import generations
+from worklists.persistence.deadletters import all_letters
 from worklists.read.lag import measure
 
 
@@ -21,14 +21,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true")
 
-    def handle(self, *args: Any, json: bool, **options: Any) -> None:  # noqa: A002
+    def handle(self, *args: Any, json: bool, **options: Any) -> None:
         store = get_store()
         lag = measure(store, get_lease_store())
-        letters = deadletters.all_letters(store)
-        pointer, _ = generations.pointer(store)
+        letters = all_letters(store)
+        pointer = generations.pointer(store)
         if json:
             self.stdout.write(_dumps({**lag, "generation": pointer,
-                                      "deadLetters": [d["docContents"] for d in letters]}))
+                                      "deadLetters": [letter.as_dict() for letter in letters]}))
             return
         table = Table(title="Change-feed relay")
         for col in ("feed range", "owner", "pending events", "lag (s)", "checkpoint age (s)"):
@@ -42,10 +42,9 @@ class Command(BaseCommand):
         console.print(f"views: generation {pointer['active']}"
                       + (f" (building {pointer['building']})" if pointer.get("building") else ""))
         console.print(f"dead letters: {len(letters)}")
-        for d in letters[:20]:
-            c = d["docContents"]
-            console.print(f"  {d['id']} {c.get('eventType')}: {c['reason']} "
-                          f"({c['attempts']} attempts, {c['failedAt'][:19]})")
+        for letter in letters[:20]:
+            console.print(f"  {letter.id} {letter.event_type}: {letter.reason} "
+                          f"({letter.attempts} attempts, {letter.failed_at[:19]})")
 
 
 def _dumps(data: Any) -> str:

@@ -8,6 +8,8 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from hisadmin.core.store import get_store
 from worklists.delivery import deadletters
+from worklists.delivery.tasks import enqueue
+from worklists.persistence.deadletters import all_letters
 
 
 class Command(BaseCommand):
@@ -20,8 +22,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, ids: list[str], inline: bool, **options: Any) -> None:
         store = get_store("relay")
-        letters = [d for d in deadletters.all_letters(store) if not ids or d["id"] in ids]
-        for doc in letters:
-            outcome = deadletters.replay(store, doc, inline=inline)
-            self.stdout.write(f"{doc['id']}: {outcome}")
+        letters = [letter for letter in all_letters(store) if not ids or letter.id in ids]
+        for letter in letters:
+            outcome = deadletters.replay(store, letter, send=None if inline else enqueue)
+            self.stdout.write(f"{letter.id}: {outcome}")
         self.stdout.write(f"{len(letters)} dead letter(s) replayed")

@@ -1,0 +1,49 @@
+"""The patients' events as the projections see them: found in the change feed, read by id.
+
+Every event document is ``(stream, seq)`` plus its contents (``seq``, ``type``, ``data``);
+tasks carry only the pair and re-read the contents here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from cosmos_backend import keys
+from cosmos_backend.outbox import event_id, is_event
+from cosmos_backend.store import Document, DocumentStore, iter_feed
+
+PATIENT_DOC_TYPE = "Patient"
+
+
+@dataclass(frozen=True)
+class EventRef:
+    """Where an event is (its stream partition and sequence) and when it was written."""
+
+    stream: str
+    seq: int
+    written_at: float | None  # the store's _ts, seconds since the epoch
+
+
+def events_in(docs: Iterable[Document]) -> list[EventRef]:
+    """The events among a feed page's documents, in feed order."""
+    return [EventRef(doc["partitionKey"], int(doc["docContents"]["seq"]), doc.get("_ts"))
+            for doc in docs if is_event(doc)]
+
+
+def read_event(store: DocumentStore, stream: str, seq: int) -> dict[str, Any] | None:
+    """Event ``seq`` of ``stream`` (its contents), or None when it is gone (TTL)."""
+    doc = store.try_read(stream, event_id(seq))
+    return None if doc is None else doc["docContents"]
+
+
+def patient_ids(store: DocumentStore) -> Iterator[str]:
+    """Every registered patient, by scanning the change feed from the beginning (the one way
+    to list every partition on Cosmos without a cross-partition query)."""
+    for feed_range in store.feed_ranges():
+        for page in iter_feed(store, feed_range, max_items=1000):
+            for doc in page.items:
+                if (doc.get("docType") == PATIENT_DOC_TYPE
+                        and doc["partitionKey"].startswith(keys.PATIENT)):
+                    yield keys.suffix(doc["partitionKey"])

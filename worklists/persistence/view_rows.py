@@ -1,0 +1,90 @@
+"""View row documents: a :class:`Row` of generation ``gen``, projected at sequence ``seq``.
+
+Stored in its view partition (``schema.view_pk``) with the display fields as contents (plus
+the sequence and when it was projected) and the ``Query*`` fields at the top level, the
+only indexed paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from cosmos_backend.envelope import wrap
+from cosmos_backend.store import BatchOp, Document, DocumentStore, Query
+from worklists.projection.schema import view_pk
+from worklists.projection.state import Row, RowKey
+
+# Contents that change on every write of a row, whatever it shows.
+VOLATILE = ("seq", "projectedAt")
+
+
+@dataclass(frozen=True)
+class StoredRow:
+    contents: dict[str, Any]  # as stored: display fields, seq, projectedAt
+    query: dict[str, Any]  # the top-level Query* fields
+    etag: str
+
+    @property
+    def seq(self) -> int:
+        """The sequence of the state this row was projected from."""
+        return int(self.contents.get("seq", 0))
+
+    def shows(self, row: Row) -> bool:
+        """Whether this stored row shows what ``row`` says (volatile fields aside)."""
+        stored = {k: v for k, v in self.contents.items() if k not in VOLATILE}
+        wanted = {k: v for k, v in row.contents.items() if k not in VOLATILE}
+        return stored == wanted and all(self.query.get(k) == v for k, v in row.query.items())
+
+
+def _document(row: Row, gen: int, seq: int) -> Document:
+    return wrap(doc_id=row.row_id, pk=view_pk(row.view, gen, row.bucket), doc_type="ViewRow",
+                sub_type=row.view, query_fields=row.query,
+                contents={**row.contents, "seq": seq,
+                          "projectedAt": datetime.now(UTC).isoformat()})
+
+
+def _stored(doc: Document) -> StoredRow:
+    return StoredRow(doc["docContents"], {k: v for k, v in doc.items() if k.startswith("Query")},
+                     doc["_etag"])
+
+
+def read_row(store: DocumentStore, gen: int, key: RowKey) -> StoredRow | None:
+    view, bucket, row_id = key
+    doc = store.try_read(view_pk(view, gen, bucket), row_id)
+    return None if doc is None else _stored(doc)
+
+
+def write_row(store: DocumentStore, row: Row, gen: int, seq: int,
+              previous: StoredRow | None) -> None:
+    """Create the row (``previous`` None) or replace ``previous`` under its etag."""
+    doc = _document(row, gen, seq)
+    if previous is None:
+        store.create(doc)
+    else:
+        store.replace(doc, if_match=previous.etag)
+
+
+def delete_row(store: DocumentStore, gen: int, key: RowKey, *, etag: str | None = None) -> None:
+    """Delete the row (only if it is still ``etag``, when given)."""
+    view, bucket, row_id = key
+    store.delete(view_pk(view, gen, bucket), row_id, if_match=etag)
+
+
+def create_rows(store: DocumentStore, gen: int, rows: Sequence[tuple[Row, int]]) -> None:
+    """Create ``(row, seq)`` rows of ONE view bucket in one transactional batch: all or none.
+
+    Raises ``errors.BatchFailed`` whose ``index`` is the row that failed (it exists).
+    """
+    docs = [_document(row, gen, seq) for row, seq in rows]
+    store.execute_batch(docs[0]["partitionKey"], [BatchOp.create(doc) for doc in docs])
+
+
+def page_rows(store: DocumentStore, gen: int, view: str, bucket: str, query: Query, *,
+              page_size: int, continuation: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of a view bucket's rows (their stored contents) and the next page's token."""
+    page = store.query(view_pk(view, gen, bucket), query, page_size=page_size,
+                       continuation=continuation)
+    return [doc["docContents"] for doc in page.items], page.continuation
