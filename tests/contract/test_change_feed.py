@@ -1,4 +1,5 @@
-"""Change feed in latest-version mode: per-partition order, resume, restart, coalescing."""
+"""Change feed in latest-version mode: per-partition order, resume, restart, coalescing, and
+iter_feed walking a range to its end."""
 
 from __future__ import annotations
 

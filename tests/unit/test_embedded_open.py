@@ -1,4 +1,4 @@
-"""Opening one new store file from several threads (or processes) at once."""
+"""Opening one new store file from several threads at once."""
 
 from __future__ import annotations
 
