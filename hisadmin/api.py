@@ -1,4 +1,4 @@
-"""The versioned JSON API: one NinjaAPI, one router per app, errors mapped in one place.
+"""The versioned JSON API: one NinjaAPI assembling the apps' routers, errors mapped in one place.
 
 Every endpoint needs a bearer token (``Authorization: Bearer his_…``) or a browser session
 (with CSRF). Errors are RFC 9457 problem documents.
