@@ -11,9 +11,7 @@ on the store before the commit and removes it again if the commit fails (reserve
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cosmos_backend import errors
@@ -186,12 +184,3 @@ def _strip(doc: Document) -> Document:
 
 UowFactory = Callable[[], UnitOfWork]
 
-
-@contextmanager
-def unit_of_work(store: DocumentStore) -> Iterator[UnitOfWork]:
-    with UnitOfWork(store) as uow:
-        yield uow
-
-
-def clone(doc: Document) -> Document:
-    return copy.deepcopy(doc)

@@ -422,10 +422,5 @@ class EmbeddedStore(DocumentStore):
             f"SELECT COUNT(*) FROM {self.table} WHERE pk=?", (pk,)
         ).fetchone()[0]
 
-    def drop(self) -> None:
-        """Delete every document of this container (tests and rebuilds only)."""
-        with self._write() as conn:
-            conn.execute(f"DELETE FROM {self.table}")
-
 
 __all__ = ["EmbeddedStore"]
