@@ -2,7 +2,10 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from cosmos_backend import keys
+from hisadmin.core.consumers import register_consumer
 from hisadmin.core.store import register_indexes
+from worklists.delivery.tasks import QUEUE, TASK
 from worklists.projection.schema import COMPOSITE_INDEXES
 
 
@@ -10,4 +13,6 @@ class WorklistsConfig(AppConfig):
     name = "worklists"
 
     def ready(self) -> None:
-        register_indexes(COMPOSITE_INDEXES)  # the container's policy serves this app's queries
+        register_indexes(COMPOSITE_INDEXES)  # the container's policy serves the view queries
+        # Every event of every patient's stream: the projections decide what matters.
+        register_consumer(TASK, queue=QUEUE, stream_prefix=keys.PATIENT)

@@ -1,4 +1,5 @@
-"""Projection rules without Celery or a store: fold, source rebuild, version guard, rows."""
+"""Projection rules without Celery or a store: fold, source rebuild, version guard, rows;
+and which events the relay sends to the projections (a fake broker)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from hypothesis import strategies as st
 
 from patients.domain.events import EventType
 from tests.unit.worklist_events import History, source_record
+from worklists.delivery.relay import consumer_publisher
+from worklists.delivery.tasks import QUEUE, TASK
+from worklists.persistence.feed import EventRef
 from worklists.projection.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS, name_bucket, rows_for
 from worklists.projection.rows import fold as fold_text
 from worklists.projection.rules import fold, from_source, step
@@ -110,3 +114,12 @@ def test_it_converges_to_in_order_views_whatever_the_delivery(seed: int, length:
     truth = fold_all(events)
     assert state == truth
     assert rows_for(state) == rows_for(truth)
+
+
+def test_it_sends_every_patient_event_to_the_projections_by_id_only() -> None:
+    sent: list[tuple[str, dict]] = []
+    publish = consumer_publisher(lambda name, **options: sent.append((name, options)))
+    publish(EventRef("P_p1", 4, EventType.ALLERGY_ADDED, written_at=None))
+    publish(EventRef("R_Ward", 2, "ReferenceEntryAdded", written_at=None))
+    assert [(name, options) for name, options in sent if name == TASK] == [
+        (TASK, {"args": ["P_p1", 4], "queue": QUEUE, "retry": False})]

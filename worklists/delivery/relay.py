@@ -1,8 +1,9 @@
 """The change-feed relay: feed ranges under leases → published events → checkpoints.
 
-``publish`` hands one event, by id, to the projections (``tasks.celery_publisher``: a
-Celery task). At-least-once: a page is checkpointed only after every event in it was
-accepted by the broker, so a crash anywhere re-sends (projections are idempotent). Several
+``publish`` hands one event, by id, to whoever consumes it (:func:`celery_publisher`: a
+Celery task per consumer registered in ``hisadmin.core.consumers``, the worklist
+projections among them). At-least-once: a page is checkpointed only after every event in it
+was accepted by the broker, so a crash anywhere re-sends (consumers are idempotent). Several
 relays split the ranges: each takes at most its fair share of ranges, and takes over ranges
 whose lease expired; a range is only read while its lease has a third of its time left, so a
 relay that stalled never reads a range another relay already owns. Polling stays at
@@ -20,17 +21,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from celery import current_app
 from kombu.exceptions import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from cosmos_backend import errors
 from cosmos_backend.leases import LEASE_PK, Lease, LeaseLost, LeaseStore, new_owner_id
 from cosmos_backend.store import Cond, DocumentStore, Query
-from worklists.persistence.feed import events_in
+from hisadmin.core.consumers import consumers_of
+from worklists.persistence.feed import EventRef, events_in
 
 log = logging.getLogger(__name__)
 
-Publish = Callable[[str, int], None]  # (stream, seq); raises when the broker refuses it
+Publish = Callable[[EventRef], None]  # raises when the broker does not accept the event
 
 
 @dataclass
@@ -142,7 +145,7 @@ class Relay:
         if not page.items:
             return 0
         for event in events_in(page.items):
-            self.publish(event.stream, event.seq)
+            self.publish(event)
             self.stats.published += 1
         position = max(int(doc.get("_lsn", 0)) for doc in page.items)
         try:
@@ -199,3 +202,32 @@ class Relay:
 
 def _is_broker_error(exc: BaseException) -> bool:
     return isinstance(exc, (OperationalError, RedisConnectionError, ConnectionError, OSError))
+
+
+# Kombu retries a lost broker connection itself before a publish gives up (0 + 2 + 4 s by
+# default). The relay backs off on its own and keeps its checkpoint, so it wants the error
+# at once: one quick retry, then raise.
+FAIL_FAST_TRANSPORT = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
+                       "interval_max": 0.2, "socket_connect_timeout": 2, "socket_timeout": 5}
+
+
+def consumer_publisher(send_task: Callable[..., object]) -> Publish:
+    """Send each event to every consumer that wants it, as ``send_task(name, args, queue)``.
+
+    Ids only: the task re-reads the event, so no patient data sits in the broker or logs.
+    """
+
+    def publish(event: EventRef) -> None:
+        for consumer in consumers_of(event.stream, event.type):
+            send_task(consumer.task, args=[event.stream, event.seq], queue=consumer.queue,
+                      retry=False)  # the relay owns retrying: it backs off, keeps checkpoints
+
+    return publish
+
+
+def celery_publisher() -> Publish:
+    """:func:`consumer_publisher` on the project's Celery app, set to fail fast."""
+    conf = current_app.conf
+    conf.broker_transport_options = {**(conf.broker_transport_options or {}),
+                                     **FAIL_FAST_TRANSPORT}
+    return consumer_publisher(current_app.send_task)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
 
 from celery import Task, shared_task
 
@@ -20,15 +19,11 @@ from worklists.delivery.projector import project_event as project
 
 log = logging.getLogger(__name__)
 MAX_RETRIES = int(os.environ.get("PROJECTION_MAX_RETRIES", "5"))
+TASK = "worklists.project_event"
 QUEUE = "projections"
-# Kombu retries a lost broker connection itself before a publish gives up (0 + 2 + 4 s by
-# default). The relay backs off on its own and keeps its checkpoint, so it wants the error
-# at once: one quick retry, then raise.
-FAIL_FAST_TRANSPORT = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
-                       "interval_max": 0.2, "socket_connect_timeout": 2, "socket_timeout": 5}
 
 
-@shared_task(bind=True, name="worklists.project_event", queue=QUEUE, acks_late=True,
+@shared_task(bind=True, name=TASK, queue=QUEUE, acks_late=True,
              reject_on_worker_lost=True, max_retries=MAX_RETRIES, ignore_result=True)
 def project_event(self: Task, stream_pk: str, seq: int) -> str:
     store = get_store("relay")
@@ -51,11 +46,3 @@ def enqueue(stream_pk: str, seq: int) -> None:
     """Queue event ``seq`` of ``stream_pk`` for the projections; raises when the broker does
     not accept it (the caller owns retrying: ``retry=False``)."""
     project_event.apply_async(args=[stream_pk, int(seq)], retry=False)
-
-
-def celery_publisher() -> Callable[[str, int], None]:
-    """:func:`enqueue` for the relay, with the broker connection set to fail fast."""
-    conf = project_event.app.conf  # the project's Celery app, which the task is bound to
-    conf.broker_transport_options = {**(conf.broker_transport_options or {}),
-                                     **FAIL_FAST_TRANSPORT}
-    return enqueue

@@ -19,16 +19,19 @@ PATIENT_DOC_TYPE = "Patient"
 
 @dataclass(frozen=True)
 class EventRef:
-    """Where an event is (its stream partition and sequence) and when it was written."""
+    """Where an event is (its stream partition and sequence), its type, and when it was
+    written."""
 
     stream: str
     seq: int
+    type: str
     written_at: float | None  # the store's _ts, seconds since the epoch
 
 
 def events_in(docs: Iterable[Document]) -> list[EventRef]:
     """The events among a feed page's documents, in feed order."""
-    return [EventRef(doc["partitionKey"], int(doc["docContents"]["seq"]), doc.get("_ts"))
+    return [EventRef(doc["partitionKey"], int(doc["docContents"]["seq"]),
+                     doc["docContents"]["type"], doc.get("_ts"))
             for doc in docs if is_event(doc)]
 
 

@@ -10,8 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from hisadmin.core.store import get_lease_store, get_store
-from worklists.delivery.relay import Relay
-from worklists.delivery.tasks import celery_publisher
+from worklists.delivery.relay import Relay, celery_publisher
 
 
 class Command(BaseCommand):
