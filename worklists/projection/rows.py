@@ -17,7 +17,6 @@ ADMITTED = "Admitted"
 ORDERS = "Orders"
 MY_ORDERS = "MyOrders"
 NAMES = "Names"
-VIEWS = (ADMITTED, ORDERS, MY_ORDERS, NAMES)
 NAME_BUCKET_LEN = 2  # a name search needs this many letters: one partition answers it
 _NOT_KEY = re.compile(r"[^A-Z0-9]")
 

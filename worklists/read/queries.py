@@ -1,7 +1,7 @@
 """Worklist reads: one partition each, served by a composite index, paged by continuation.
 
-Every function answers from ONE view partition (or, for an exact MRN, two point reads and
-the patient's own partition), in the active generation.
+Every function answers from ONE view partition (or, for an exact MRN, a point read of the
+MRN's holder and the patient's own partition), in the active generation.
 """
 
 from __future__ import annotations
