@@ -7,9 +7,11 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from cosmos_backend.store import DocumentStore
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
-from patients.persistence import reference
+from patients import use_cases
 
 
 @pytest.fixture
@@ -41,4 +43,4 @@ def api_client(make_user: Callable[..., User]) -> Callable[..., Client]:
 
 @pytest.fixture
 def reference_data(his_store: DocumentStore) -> None:
-    list(reference.load(his_store))
+    list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
