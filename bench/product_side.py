@@ -153,14 +153,55 @@ class _TestClient:
         return response.status_code, json.loads(response.content or b"null")
 
 
+def other_commands(client: Any, tokens: Any, i: int, bed: tuple[str, str, str],
+                   move_to: tuple[str, str, str], hook: Any) -> dict[str, Any]:
+    """The record's other commands, for the cost counts only (the timed phases run the
+    driver's stay, which the baseline implements too): register with a given MRN, correct
+    demographics, add and remove an allergy, admit, transfer to another bed, discharge."""
+    from bench.driver import API, _ok
+
+    def cmd(name: str, method: str, path: str, body: dict[str, Any] | None,
+            etag: str | None = None) -> Any:
+        headers = {"HTTP_IF_MATCH": etag} if etag else {}
+        fn = getattr(client.client, method.lower())
+        response = fn(f"{API}{path}", data=json.dumps(body) if body is not None else None,
+                      content_type="application/json",
+                      HTTP_AUTHORIZATION=f"Bearer {tokens.admin}", **headers)
+        out = _ok(response.status_code, json.loads(response.content or b"null"), name)
+        hook(name)
+        return out
+
+    patient = cmd("register (given MRN)", "POST", "/patients", {
+        "given_name": "Bench", "family_name": f"Other{i:06d}", "birth_date": "1958-09-30",
+        "sex": "male", "mrn": f"RT{i:06d}"})
+    pid = patient["id"]
+    patient = cmd("correct demographics", "PUT", f"/patients/{pid}", {
+        "given_name": "Bench", "family_name": f"Other{i:06d}", "birth_date": "1958-09-30",
+        "sex": "other"}, patient["etag"])
+    patient = cmd("add allergy", "POST", f"/patients/{pid}/allergies", {
+        "substance": "Latex", "reaction": "Hives", "severity": "mild"})
+    cmd("remove allergy", "DELETE",
+        f"/patients/{pid}/allergies/{patient['allergies'][0]['allergyId']}", None)
+    dept, ward, code = bed
+    cmd("admit", "POST", f"/patients/{pid}/admissions", {
+        "department_id": dept, "ward_id": ward, "bed": code, "reason": "Fall"})
+    cmd("transfer", "POST", f"/patients/{pid}/transfer", {"ward_id": move_to[1],
+                                                           "bed": move_to[2]})
+    cmd("discharge", "POST", f"/patients/{pid}/discharge", {"disposition": "home"})
+    return {"id": pid}
+
+
 def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
                   iterations: int) -> dict[str, Any]:
     """Per command type: synchronous store calls (the request) and asynchronous ones (the
-    projections of the events it wrote, as the worker runs them), averaged."""
+    work the events it wrote cause, as the worker runs it: their projection, and giving
+    back the beds a stay left), averaged. ``beds``: three free beds per iteration."""
     from bench.counting import CountingStore, Meter
     from bench.driver import iteration
     from cosmos_backend import keys
     from hisadmin.core import store as handles
+    from patients.tasks import follow_up
+    from patients.use_cases.beds import BED_LEAVING_EVENTS
     from worklists.delivery.projector import project_event
 
     sync, meter = {}, Meter()
@@ -198,31 +239,55 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
         sync[name] = snap
         pending.append((name, 0))
 
-    for i in range(iterations):
-        pending.clear()
-        result = iteration(client, tokens, 900_000 + i, beds[i % len(beds)], hook=hook)
-        # Replay the worker: project every event of the patient's stream, command by command.
-        pk = keys.patient(result["id"])
+    events = {"n": 0, "round_trips": 0.0}
+
+    def replay(patient_id: str) -> None:
+        """The worker's share: every event of the stream, as the relay would send it."""
+        pk = keys.patient(patient_id)
         stream = store.read(pk, "stream")["docContents"]["seq"]
         seq = last_seq.get(pk, 0)
+        types = {s: store.read(pk, f"evt-{s:010d}")["docContents"]["type"]
+                 for s in range(seq + 1, stream + 1)}
         per_command = max(1, len(pending))
         meter.reset()
         if measured:
-            charges_since()  # the stream read above is the harness's, not a command's
-        for s in range(seq + 1, stream + 1):
+            charges_since()  # the reads above are the harness's, not a command's
+        for s, event_type in types.items():
             project_event(counting, pk, s)
+            if event_type in BED_LEAVING_EVENTS:
+                follow_up(pk, s)
         snap = meter.snapshot()
         if measured:
             snap["ru_measured"] = charges_since()
         meter.reset()
         last_seq[pk] = stream
+        events["n"] += len(types)
+        events["round_trips"] += snap["round_trips"]
         for name, _ in pending:
             add(name, "async", {k: (v / per_command if isinstance(v, int | float) else v)
                                 for k, v in snap.items()})
+        pending.clear()
+
+    others = len(beds) >= 3 * iterations
+    # A warm-up stay first, not counted: a running process has its caches (reference data,
+    # the MRN block, token lookups) warm; the counts are of the steady state.
+    replay(iteration(client, tokens, 899_999, beds[-1], hook=hook)["id"])  # frees its bed
+    totals.clear()
+    events.update(n=0, round_trips=0.0)
+    for i in range(iterations):
+        pending.clear()
+        result = iteration(client, tokens, 900_000 + i, beds[i % len(beds)], hook=hook)
+        replay(result["id"])
+        if others:
+            result = other_commands(client, tokens, i, beds[iterations + i],
+                                    beds[2 * iterations + i], hook)
+            replay(result["id"])
     out = {}
     for name, row in totals.items():
         n = row.pop("n")
         out[name] = {k: round(v / n, 2) for k, v in row.items()}
+    out["(per projected event)"] = {
+        "async_round_trips": round(events["round_trips"] / max(1, events["n"]), 2)}
     return out
 
 
@@ -297,7 +362,8 @@ def main() -> None:
     tokens = Tokens(admin=ApiToken.issue(User.objects.get(username="admin"), "bench")[1],
                     nurse=ApiToken.issue(User.objects.get(username="nurse"), "bench")[1])
     beds = workload.free_beds(patients)
-    costs = command_costs(store, tokens, beds[-args.cost_iterations:], args.cost_iterations)
+    costs = command_costs(store, tokens, beds[-3 * args.cost_iterations:],
+                          args.cost_iterations)
     measured = None
     if cosmos_endpoint:
         measured = {"endpoint": cosmos_endpoint.split("//")[-1].split("/")[0],

@@ -217,10 +217,12 @@ def cost_table(run: dict[str, Any], size: str) -> list[str]:
              + " | ".join(f"SQL statements ({LABEL[s]})" for s in base) + " |",
              "|---|---|---|---|---|---|---|---|" + "---|" * len(base)]
     for name, c in costs.items():
-        total = c.get("sync_ru_estimate", 0) + c.get("async_ru_estimate", 0)
+        total = c.get("sync_ru_estimate", 0) + c.get("async_ru_estimate", 0) or None
         lines.append(
-            f"| {name} | {_f(c['sync_round_trips'])} | {_f(c['sync_bytes_written'] / 1024)} | "
-            f"{_f(c['sync_bytes_read'] / 1024)} | {_f(c['sync_ru_estimate'])} | "
+            f"| {name} | {_f(c.get('sync_round_trips'))} | "
+            f"{_f(c['sync_bytes_written'] / 1024 if 'sync_bytes_written' in c else None)} | "
+            f"{_f(c['sync_bytes_read'] / 1024 if 'sync_bytes_read' in c else None)} | "
+            f"{_f(c.get('sync_ru_estimate'))} | "
             f"{_f(c.get('async_round_trips'))} | {_f(c.get('async_ru_estimate'))} | "
             f"{_f(total)} | " + " | ".join(_f(b.get(name, {}).get("sync_round_trips"))
                                            for b in base.values()) + " |")
