@@ -16,7 +16,7 @@ from patients import use_cases
 from patients.domain.errors import DuplicateMrn, MrnBeingRegistered
 from patients.persistence import mrn
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.service, pytest.mark.django_db]
 
 
 def register(store, mrn_value: str = "", name: str = "Doe"):

@@ -12,7 +12,7 @@ from cosmos_backend import keys
 from patients import demo
 from patients.persistence import mrn, queries
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.service, pytest.mark.django_db]
 
 
 def run() -> str:

@@ -19,7 +19,7 @@ from worklists.persistence.writer import build_patients, rebuild_patient
 from worklists.projection.schema import view_pk
 from worklists.read import queries
 
-pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+pytestmark = [pytest.mark.service, pytest.mark.django_db]
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from patients import use_cases
 from patients.persistence import beds
 from patients.tasks import follow_up
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.service, pytest.mark.django_db]
 ACTOR = Actor(id="7", username="tester", display_name="Test User", roles=("clerk",))
 
 
