@@ -32,8 +32,8 @@ def _setup(var: Path) -> None:
 
 def _add_wards(store: Any) -> None:
     from bench.workload import hospital
-    from cosmos_backend import keys
     from cosmos_backend.envelope import wrap
+    from hisadmin.core import keys
     from patients.persistence import reference
 
     for ward in hospital():
@@ -198,7 +198,7 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
     back the beds a stay left), averaged. ``beds``: three free beds per iteration."""
     from bench.counting import CountingStore, Meter
     from bench.driver import iteration
-    from cosmos_backend import keys
+    from hisadmin.core import keys
     from hisadmin.core import store as handles
     from patients.tasks import follow_up
     from patients.use_cases.beds import BED_LEAVING_EVENTS

@@ -237,7 +237,7 @@ def cost_table(run: dict[str, Any], size: str) -> list[str]:
         for name, c in measured["costs"].items():
             ru = c.get("sync_ru_measured", 0) + c.get("async_ru_measured", 0)
             est = c.get("sync_ru_estimate", 0) + c.get("async_ru_estimate", 0)
-            lines.append(f"| {name} | {_f(c['sync_round_trips'])} | "
+            lines.append(f"| {name} | {_f(c.get('sync_round_trips'))} | "
                          f"{_f(c.get('sync_ru_measured'))} | {_f(c.get('async_round_trips'))} | "
                          f"{_f(c.get('async_ru_measured'))} | {_f(ru)} | "
                          f"{_ratio(est, ru) if ru else '–'} |")

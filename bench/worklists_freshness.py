@@ -48,8 +48,8 @@ def main() -> None:
     from hisadmin.core.store import get_store
     from patients import use_cases
     from worklists.persistence.generations import active_generation
+    from worklists.persistence.view_rows import view_pk
     from worklists.projection.rows import ADMITTED
-    from worklists.projection.schema import view_pk
 
     store = get_store()
     list(use_cases.load_reference_data(UnitOfWork(store), actor=SYSTEM_ACTOR))

@@ -8,10 +8,11 @@ from decimal import Decimal
 
 from django.contrib.auth.models import Group, User
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.policy import actor_for
 from hisadmin.core.roles import ensure_groups

@@ -9,10 +9,10 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, date, datetime
 
-from cosmos_backend import keys
 from cosmos_backend.outbox import append_events
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from patients.domain.events import ORDER_PLACED

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
-from cosmos_backend import keys
+from hisadmin.core import keys
 from hisadmin.core.consumers import register_consumer
 from hisadmin.core.store import register_indexes
 from worklists.delivery.tasks import QUEUE, TASK

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import time
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Document, DocumentStore
+from hisadmin.core import keys
 from patients.domain.errors import BedOccupied
 from patients.persistence.documents import admission_doc_id
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from cosmos_backend import keys
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Document
+from hisadmin.core import keys
 from patients.domain.orders import KINDS, Order
 from patients.domain.records import Admission, AdmissionStatus, Patient
 

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Document, DocumentStore
+from hisadmin.core import keys
 from patients.domain.errors import DuplicateMrn, MrnBeingRegistered
 from patients.persistence.documents import PATIENT_ID
 

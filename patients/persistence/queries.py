@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.outbox import event_id
 from cosmos_backend.store import Cond, Document, DocumentStore, Query
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core import keys
 from patients.domain.errors import UnknownOrder, UnknownPatient
 from patients.domain.orders import ACTIVE
 from patients.domain.records import AdmissionStatus

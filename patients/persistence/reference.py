@@ -17,11 +17,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.outbox import STREAM_ID, append_events
 from cosmos_backend.store import DocumentStore, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
+from hisadmin.core import keys
 from hisadmin.core.actor import Actor
 from hisadmin.core.cache import ExpiringCache
 from patients.domain.errors import UnknownReference

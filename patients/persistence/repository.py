@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.outbox import STREAM_DOC_TYPE, STREAM_ID, append_events, start_stream
 from cosmos_backend.store import Cond, Document, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
+from hisadmin.core import keys
 from hisadmin.core.actor import Actor
 from patients.domain.errors import UnknownOrder, UnknownPatient
 from patients.domain.events import Event

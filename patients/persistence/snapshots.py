@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cosmos_backend import keys
 from cosmos_backend.outbox import STREAM_DOC_TYPE
 from cosmos_backend.store import Cond, DocumentStore, Query
+from hisadmin.core import keys
 from patients.domain.orders import Order
 from patients.domain.records import Admission, Patient
 from patients.persistence.documents import admission_from_doc, order_from_doc, patient_from_doc

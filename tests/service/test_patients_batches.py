@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from cosmos_backend import keys
 from cosmos_backend.store import BatchOp, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
+from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from patients import use_cases
 from patients.persistence import beds

@@ -8,9 +8,9 @@ from datetime import date
 
 import pytest
 
-from cosmos_backend import keys
 from cosmos_backend.store import Cond, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
+from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from patients.domain.errors import DuplicateMrn, MrnBeingRegistered

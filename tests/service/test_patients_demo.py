@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from cosmos_backend import keys
+from hisadmin.core import keys
 from patients import demo
 from patients.persistence import mrn, queries
 

@@ -15,8 +15,8 @@ from worklists.delivery.projector import project_event
 from worklists.ops import maintenance
 from worklists.persistence import generations
 from worklists.persistence.deadletters import all_letters, record
+from worklists.persistence.view_rows import view_pk
 from worklists.persistence.writer import build_patients, rebuild_patient
-from worklists.projection.schema import view_pk
 from worklists.read import queries
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from cosmos_backend import keys
+from hisadmin.core import keys
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ The task and dead-letter replays call this: the event is re-read from the patien
 
 from __future__ import annotations
 
-from cosmos_backend import keys
 from cosmos_backend.store import DocumentStore
+from hisadmin.core import keys
 from worklists.persistence.feed import read_event
 from worklists.persistence.generations import live_generations
 from worklists.persistence.writer import apply, rebuild_patient

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Document, DocumentStore, Query
+from hisadmin.core import keys
 from worklists.persistence.feed import read_event
 
 DEAD_LETTERS_PK = keys.view("DeadLetters")

@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cosmos_backend import keys
 from cosmos_backend.outbox import event_id, is_event
 from cosmos_backend.store import Document, DocumentStore, iter_feed
+from hisadmin.core import keys
 
 PATIENT_DOC_TYPE = "Patient"
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import DocumentStore
+from hisadmin.core import keys
 from hisadmin.core.cache import ExpiringCache
 
 META_PK = keys.view("Meta")

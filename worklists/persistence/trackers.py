@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from cosmos_backend import errors, keys
+from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import DocumentStore
+from hisadmin.core import keys
 from worklists.projection.state import PatientState, RowKey
 
 

@@ -1,6 +1,6 @@
 """View row documents: a :class:`Row` of generation ``gen``, projected at sequence ``seq``.
 
-Stored in its view partition (``schema.view_pk``) with the display fields as contents (plus
+Stored in its view partition (:func:`view_pk`) with the display fields as contents (plus
 the sequence and when it was projected) and the ``Query*`` fields at the top level, the
 only indexed paths.
 """
@@ -14,11 +14,17 @@ from typing import Any
 
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import BatchOp, Document, DocumentStore, Query
-from worklists.projection.schema import view_pk
+from hisadmin.core import keys
 from worklists.projection.state import Row, RowKey
 
 # Contents that change on every write of a row, whatever it shows.
 VOLATILE = ("seq", "projectedAt")
+
+
+def view_pk(view: str, generation: int, bucket: str) -> str:
+    """``V_<View>_g<gen>_<bucket>``: one view bucket in one generation (a rebuild writes
+    generation n+1 beside n, then switches the generation pointer)."""
+    return keys.view(view, f"g{generation}_{bucket}")
 
 
 @dataclass(frozen=True)

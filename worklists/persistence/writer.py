@@ -18,9 +18,9 @@ from cosmos_backend.store import MAX_BATCH_OPERATIONS, DocumentStore
 from worklists.persistence import failpoints, view_rows
 from worklists.persistence.source import read_source
 from worklists.persistence.trackers import read_tracker, save_tracker
+from worklists.persistence.view_rows import view_pk
 from worklists.projection.rows import rows_for
 from worklists.projection.rules import diff, step
-from worklists.projection.schema import view_pk
 from worklists.projection.state import PatientState, Row, RowKey
 
 MAX_ATTEMPTS = 8

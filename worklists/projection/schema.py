@@ -1,19 +1,12 @@
-"""View partitions, their generations, and the composite index of every query shape.
+"""The views' query shapes: sorts, indexed filters and the composite index of each.
 
-``V_<View>_g<gen>_<bucket>``: the rows of one view bucket in one generation (a rebuild
-writes generation n+1 beside n, then switches the generation pointer). Trackers, the
-pointer and dead letters have their partitions in :mod:`worklists.persistence`.
+Where rows are stored (``V_<View>_g<gen>_<bucket>``), and the partitions of trackers, the
+generation pointer and dead letters, is :mod:`worklists.persistence`'s business.
 """
 
 from __future__ import annotations
 
-from cosmos_backend import keys
 from worklists.projection.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS
-
-
-def view_pk(view: str, generation: int, bucket: str) -> str:
-    return keys.view(view, f"g{generation}_{bucket}")
-
 
 # Sort keys per worklist: URL name → (indexed path, reversed?). "age" sorts by birth date
 # the other way round; "stay" by admission time the other way round.
