@@ -8,17 +8,14 @@ from decimal import Decimal
 
 from django.contrib.auth.models import Group, User
 
-from cosmos_backend import errors
-from cosmos_backend.envelope import wrap
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
-from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.policy import actor_for
 from hisadmin.core.roles import ensure_groups
 from hisadmin.core.store import new_uow
 from patients import use_cases
-from patients.persistence import mrn
+from patients.persistence import mrn, setup_marks
 
 DEMO_USERS = (
     ("clinician", "clinician-demo-2026", "clinician", "Grace Hopper"),
@@ -40,7 +37,6 @@ DEMO_PATIENTS = (
     ("Noah", "Brown", date(1995, 5, 5), "male", None),
     ("Zoë", "Janssen", date(1963, 10, 19), "female", None),
 )
-MARKER_PK = keys.reference("Setup")
 _MED = {"kind": "medication", "unit": "mg", "route": "PO"}
 DEMO_ORDERS = {  # by ward: a few active orders so the order worklists have content
     "CARD-A": ({**_MED, "medication_code": "FURO", "dose": Decimal("40"), "frequency": "QAM"},
@@ -80,7 +76,7 @@ def load_patients(store: DocumentStore) -> Iterator[str]:
     Demo patients carry fixed MRNs, so a patient registered before an interruption is found
     by a point read and skipped instead of registered twice.
     """
-    if store.try_read(MARKER_PK, "demo") is not None:
+    if setup_marks.is_done(store, "demo"):
         yield "demo patients already loaded"
         return
     clerk = actor_for(User.objects.get(username="clerk"))
@@ -104,10 +100,7 @@ def load_patients(store: DocumentStore) -> Iterator[str]:
                                                          **order), new_uow(), actor=doctor)
         yield f"patient {patient.mrn} registered" + (f" and admitted to {stay[1]}" if stay
                                                       else "")
-    try:
-        store.create(wrap(doc_id="demo", pk=MARKER_PK, doc_type="Marker", contents={}))
-    except errors.Conflict:
-        pass
+    setup_marks.mark_done(store, "demo")
 
 
 def setup(store: DocumentStore, *, patients: bool = True) -> Iterator[str]:
