@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from hisadmin.core import keys
 from patients import demo
-from patients.persistence import mrn, queries
+from patients.persistence import mrn, queries, setup_marks
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
 
@@ -44,7 +44,7 @@ def test_it_sets_up_the_demo_once_and_says_what_it_did(his_store, settings) -> N
 def test_it_resumes_an_interrupted_demo_load_without_duplicates(his_store, settings) -> None:
     settings.DEMO_DATA = True
     run()
-    his_store.delete(demo.MARKER_PK, "demo")  # as if the first run died before its marker
+    his_store.delete(setup_marks.MARKS_PK, "demo")  # as if the first run died before its marker
     patients_before = his_store.count(keys.patient(mrn.lookup(his_store, demo.demo_mrn(1))))
     assert "patient DEMO-01 exists" in run()
     assert his_store.count(keys.patient(mrn.lookup(his_store, demo.demo_mrn(1)))) == \
