@@ -21,7 +21,7 @@ from patients.domain.events import (
 )
 from patients.domain.orders import Order, Urgency
 from patients.persistence import reference
-from patients.persistence.repository import PatientRecords
+from patients.persistence.repository import PatientRecord, PatientRecords
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,16 @@ def place_order(cmd: PlaceOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
     return order
 
 
+def _order_of(cmd: ProgressOrder | AssignOrder | Administer, uow: UnitOfWork
+              ) -> tuple[PatientRecords, PatientRecord, Order]:
+    """Load the record with the order ``cmd`` names, at the version it expects."""
+    records = PatientRecords(uow)
+    record = records.load(cmd.patient_id, order_id=cmd.order_id)
+    order = record.orders[cmd.order_id]
+    records.expect(record, order, cmd.expected_version)
+    return records, record, order
+
+
 @dataclass(frozen=True)
 class ProgressOrder:
     patient_id: str
@@ -104,10 +114,7 @@ class ProgressOrder:
 
 def progress_order(cmd: ProgressOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
     now = datetime.now(UTC)
-    records = PatientRecords(uow)
-    record = records.load(cmd.patient_id, order_id=cmd.order_id)
-    order = record.orders[cmd.order_id]
-    records.expect(record, order, cmd.expected_version)
+    records, record, order = _order_of(cmd, uow)
     progress = order.transition(cmd.action, reason=cmd.reason)
     records.save(record, [OrderProgressed(
         progress=progress, order_id=order.order_id, status=order.status,
@@ -127,10 +134,7 @@ class AssignOrder:
 
 def assign_order(cmd: AssignOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
     now = datetime.now(UTC)
-    records = PatientRecords(uow)
-    record = records.load(cmd.patient_id, order_id=cmd.order_id)
-    order = record.orders[cmd.order_id]
-    records.expect(record, order, cmd.expected_version)
+    records, record, order = _order_of(cmd, uow)
     order.assign(cmd.assignee_id, cmd.assignee_name)
     records.save(record, [OrderAssigned(order_id=order.order_id, assignee_id=order.assignee_id,
                                         assignee_name=order.assignee_name)],
@@ -150,10 +154,7 @@ class Administer:
 
 def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     now = datetime.now(UTC)
-    records = PatientRecords(uow)
-    record = records.load(cmd.patient_id, order_id=cmd.order_id)
-    order = record.orders[cmd.order_id]
-    records.expect(record, order, cmd.expected_version)
+    records, record, order = _order_of(cmd, uow)
     reference.get(uow.store, "Unit", cmd.unit, field="unit")
     entry = {"administrationId": str(uuid.uuid4()), "at": now.isoformat(),
              "dose": format(cmd.dose.normalize(), "f") if cmd.dose > 0 else "0",
