@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Router
@@ -17,6 +15,7 @@ from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.api.schemas import (
     ERRORS_SCHEMA,
+    Action,
     ActionIn,
     AdministrationIn,
     AdmissionOut,
@@ -165,7 +164,7 @@ def assign(request: HttpRequest, patient_id: str, order_id: str, payload: Assign
              response={200: OrderOut, **ERRORS_SCHEMA},
              summary="Progress an order: ready, start, complete or cancel (with a reason)")
 def progress(request: HttpRequest, patient_id: str, order_id: str,
-             action: Literal["ready", "start", "complete", "cancel"], payload: ActionIn,
+             action: Action, payload: ActionIn,
              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     policy.require(request.user, "cancel_order" if action == "cancel" else "progress_order")
     uow = new_uow()

@@ -9,7 +9,17 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import Field
 
-Sex = Literal["female", "male", "other", "unknown"]
+from patients.domain.orders import KINDS, TRANSITIONS, OrderStatus, Urgency
+from patients.domain.records import DISPOSITIONS, SEVERITIES, SEXES
+
+# The vocabulary of the record, as the domain defines it (one place for every code).
+Sex = Literal[SEXES]  # type: ignore[valid-type]
+Severity = Literal[SEVERITIES]  # type: ignore[valid-type]
+Disposition = Literal[DISPOSITIONS]  # type: ignore[valid-type]
+Kind = Literal[tuple(KINDS)]  # type: ignore[valid-type]
+Status = Literal[tuple(s.value for s in OrderStatus)]  # type: ignore[valid-type]
+UrgencyCode = Literal[tuple(u.value for u in Urgency)]  # type: ignore[valid-type]
+Action = Literal[tuple(TRANSITIONS)]  # type: ignore[valid-type]
 
 
 class PatientIn(Schema):
@@ -36,13 +46,13 @@ class DemographicsIn(Schema):
     given_name: str = Field(min_length=1, max_length=100)
     family_name: str = Field(min_length=1, max_length=100)
     birth_date: date
-    sex: Literal["female", "male", "other", "unknown"]
+    sex: Sex
 
 
 class AllergyIn(Schema):
     substance: str = Field(min_length=1, max_length=100)
     reaction: str = Field("", max_length=200)
-    severity: Literal["mild", "moderate", "severe"]
+    severity: Severity
 
 
 class TransferIn(Schema):
@@ -51,8 +61,8 @@ class TransferIn(Schema):
 
 
 class OrderIn(Schema):
-    kind: Literal["medication", "imaging", "lab"]
-    urgency: Literal["routine", "stat"] = "routine"
+    kind: Kind
+    urgency: UrgencyCode = Urgency.ROUTINE.value
     medication_code: str = ""
     dose: Decimal | None = Field(None, gt=0, max_digits=10, decimal_places=3)
     unit: str = ""
@@ -108,8 +118,7 @@ class AdmissionOut(Schema):
 
 
 class DischargeIn(Schema):
-    disposition: Literal["home", "transfer-other-facility", "care-home", "deceased",
-                         "self-discharge"]
+    disposition: Disposition
 
 
 class EventOut(Schema):
@@ -149,9 +158,9 @@ class OrderOut(Schema):
     orderId: str
     patientId: str
     admissionId: str
-    kind: Literal["medication", "imaging", "lab"]
-    status: Literal["created", "ready", "in_progress", "completed", "cancelled"]
-    urgency: Literal["routine", "stat"]
+    kind: Kind
+    status: Status
+    urgency: UrgencyCode
     description: str
     departmentId: str
     wardId: str | None = None

@@ -41,13 +41,6 @@ ORDER_PLACED: dict[str, EventType] = {
     "imaging": EventType.IMAGING_EXAM_REQUESTED,
     "lab": EventType.LAB_TEST_REQUESTED,
 }
-# The order status each progress event leaves the order in.
-ORDER_STATUS_AFTER: dict[EventType, str] = {
-    EventType.ORDER_READY: "ready",
-    EventType.ORDER_STARTED: "in_progress",
-    EventType.ORDER_COMPLETED: "completed",
-    EventType.ORDER_CANCELLED: "cancelled",
-}
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ class Urgency(StrEnum):
 # Order kind → the document subtype it is stored as.
 KINDS = {"medication": "MedicationPrescription", "imaging": "ImagingExam", "lab": "LabTest"}
 URGENCIES = tuple(Urgency)
+URGENCY_LABELS = {Urgency.ROUTINE: "Routine", Urgency.STAT: "STAT"}
 ACTIVE = (OrderStatus.CREATED, OrderStatus.READY, OrderStatus.IN_PROGRESS)
 STATUS_LABELS = {OrderStatus.CREATED: "Created", OrderStatus.READY: "Ready",
                  OrderStatus.IN_PROGRESS: "In progress", OrderStatus.COMPLETED: "Completed",
@@ -38,6 +39,17 @@ TRANSITIONS: dict[str, tuple[tuple[OrderStatus, ...], OrderStatus, EventType]] =
     "complete": ((OrderStatus.IN_PROGRESS,), OrderStatus.COMPLETED, EventType.ORDER_COMPLETED),
     "cancel": (ACTIVE, OrderStatus.CANCELLED, EventType.ORDER_CANCELLED),
 }
+# The status each progress event leaves an order in (what a projection folds).
+ORDER_STATUS_AFTER: dict[EventType, OrderStatus] = {
+    event: target for _, target, event in TRANSITIONS.values()}
+ADMINISTRABLE = (OrderStatus.READY, OrderStatus.IN_PROGRESS)
+
+
+def actions_from(status: str) -> list[str]:
+    """The progress actions an order in ``status`` allows (ready, start, complete, cancel)."""
+    return [action for action, (allowed, _, _) in TRANSITIONS.items() if status in allowed]
+
+
 # The fields every order has; the rest of its record are its kind's ``details``.
 CORE_FIELDS = ("orderId", "patientId", "admissionId", "kind", "status", "urgency",
                "description", "departmentId", "wardId", "assigneeId", "assigneeName",
@@ -131,7 +143,7 @@ class Order:
         """Record a dose given; returns True when that started the order."""
         if self.kind != "medication":
             raise InvalidTransition("Only medication orders have administrations.")
-        if self.status not in (OrderStatus.READY, OrderStatus.IN_PROGRESS):
+        if self.status not in ADMINISTRABLE:
             raise InvalidTransition(
                 "Administer only a ready or in-progress prescription (mark it ready first).")
         if record["dose"] <= 0:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from patients.domain.events import EventType
+
 Data = dict[str, Any]
 
 
@@ -13,23 +15,23 @@ def _bed(ward: str | None, bed: str | None) -> str:
 
 
 _LINES: dict[str, Callable[[Data], str]] = {
-    "PatientRegistered": lambda d: f"Registered {d.get('familyName', '').upper()}, "
+    EventType.PATIENT_REGISTERED: lambda d: f"Registered {d.get('familyName', '').upper()}, "
                                    f"{d.get('givenName', '')} with MRN {d.get('mrn')}",
-    "PatientDemographicsUpdated": lambda d: "Corrected " + ", ".join(
+    EventType.DEMOGRAPHICS_UPDATED: lambda d: "Corrected " + ", ".join(
         f"{k}: {d.get('previous', {}).get(k)} → {v}" for k, v in d.items() if k != "previous"),
-    "AllergyAdded": lambda d: f"Allergy to {d.get('substance')} ({d.get('severity')})",
-    "AllergyRemoved": lambda d: f"Allergy to {d.get('substance')} removed",
-    "AdmissionStarted": lambda d: f"Admitted to {d.get('departmentId')} / "
+    EventType.ALLERGY_ADDED: lambda d: f"Allergy to {d.get('substance')} ({d.get('severity')})",
+    EventType.ALLERGY_REMOVED: lambda d: f"Allergy to {d.get('substance')} removed",
+    EventType.ADMISSION_STARTED: lambda d: f"Admitted to {d.get('departmentId')} / "
                                   f"{_bed(d.get('wardId'), d.get('bed'))}: {d.get('reason')}",
-    "PatientTransferred": lambda d: f"Moved {_bed(d.get('fromWard'), d.get('fromBed'))} → "
+    EventType.PATIENT_TRANSFERRED: lambda d: f"Moved {_bed(d.get('fromWard'), d.get('fromBed'))} → "
                                     f"{_bed(d.get('toWard'), d.get('toBed'))}",
-    "AdmissionEnded": lambda d: f"Discharged ({d.get('disposition')})",
-    "MedicationPrescribed": lambda d: f"Prescribed {d.get('description')}",
-    "ImagingExamRequested": lambda d: f"Requested {d.get('description')}",
-    "LabTestRequested": lambda d: f"Requested {d.get('description')}",
-    "OrderCancelled": lambda d: f"Order cancelled: {d.get('cancelReason')}",
-    "OrderAssigned": lambda d: f"Order assigned to {d.get('assigneeName')}",
-    "MedicationAdministered": lambda d: f"Given {d.get('dose')} {d.get('unit')}"
+    EventType.ADMISSION_ENDED: lambda d: f"Discharged ({d.get('disposition')})",
+    EventType.MEDICATION_PRESCRIBED: lambda d: f"Prescribed {d.get('description')}",
+    EventType.IMAGING_EXAM_REQUESTED: lambda d: f"Requested {d.get('description')}",
+    EventType.LAB_TEST_REQUESTED: lambda d: f"Requested {d.get('description')}",
+    EventType.ORDER_CANCELLED: lambda d: f"Order cancelled: {d.get('cancelReason')}",
+    EventType.ORDER_ASSIGNED: lambda d: f"Order assigned to {d.get('assigneeName')}",
+    EventType.MEDICATION_ADMINISTERED: lambda d: f"Given {d.get('dose')} {d.get('unit')}"
                                         f"{': ' + d['note'] if d.get('note') else ''}",
 }
 

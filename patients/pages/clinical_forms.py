@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from patients.domain.orders import URGENCY_LABELS
 from patients.domain.records import SEVERITIES, SEXES
 
 
@@ -36,7 +37,7 @@ class TransferForm(forms.Form):
 
 
 class OrderForm(forms.Form):
-    URGENCY = [("routine", "Routine"), ("stat", "STAT")]
+    URGENCY = [(u.value, label) for u, label in URGENCY_LABELS.items()]
     urgency = forms.ChoiceField(choices=URGENCY)
     note = forms.CharField(max_length=500, required=False,
                            widget=forms.Textarea(attrs={"rows": 2}))

@@ -19,6 +19,7 @@ from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import staff, use_cases
 from patients.domain.errors import DomainError, UnknownPatient
+from patients.domain.orders import ACTIVE, ADMINISTRABLE, actions_from
 from patients.pages import audit
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 from patients.persistence import queries, reference
@@ -91,7 +92,10 @@ def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str,
         event["summary"] = audit.describe(event["type"], event.get("data") or {})
     orders = queries.orders(get_store(), patient_id)
     for order in orders:
-        order["is_active"] = queries.order_is_active(order)
+        order["is_active"] = order["status"] in ACTIVE
+        order["actions"] = actions_from(order["status"])
+        order["administrable"] = order["kind"] == "medication" and \
+            order["status"] in ADMINISTRABLE
     return {**chart, "events": events, "events_more": token, "orders": orders,
             "patient_etag": chart["patient"]["etag"]}
 

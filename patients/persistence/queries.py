@@ -97,9 +97,6 @@ def chart(store: DocumentStore, patient_id: str) -> dict[str, Any]:
                                      None)}
 
 
-def order_is_active(view: View) -> bool:
-    return view["status"] in ACTIVE
-
 
 def committed(uow: UnitOfWork, patient_id: str, kind: str, key: str = "") -> View | None:
     """The aggregate as a command through ``uow`` just wrote it (no read): ``kind`` is

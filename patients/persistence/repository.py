@@ -24,7 +24,7 @@ from hisadmin.core import keys
 from hisadmin.core.actor import Actor
 from patients.domain.errors import UnknownOrder, UnknownPatient
 from patients.domain.events import Event
-from patients.domain.orders import Order
+from patients.domain.orders import ACTIVE, Order
 from patients.domain.records import Admission, AdmissionStatus, Patient
 from patients.persistence.documents import (
     ADMISSION,
@@ -120,7 +120,7 @@ class PatientRecords:
         next save marks what is open (the diff sees the missing marker)."""
         docs = self.uow.query_all(pk, Query(where=(Cond("docType", "in", _RECORD_TYPES),)))
         return [d for d in docs if d["docType"] in (PATIENT, STREAM_DOC_TYPE)
-                or d["docContents"].get("status") in (AdmissionStatus.ACTIVE, *_ACTIVE_ORDER)]
+                or d["docContents"].get("status") in (AdmissionStatus.ACTIVE, *ACTIVE)]
 
     def _assemble(self, patient_id: str, docs: list[Document]) -> PatientRecord:
         patient, admission, orders = None, None, {}
@@ -179,6 +179,3 @@ class PatientRecords:
         for doc in self.uow.commit():
             if doc["id"] != STREAM_ID:
                 self._remember(doc)
-
-
-_ACTIVE_ORDER = ("created", "ready", "in_progress")

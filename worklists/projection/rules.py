@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from patients.domain.events import ORDER_PLACED, ORDER_STATUS_AFTER, EventType
-from patients.domain.orders import ACTIVE, Order, OrderStatus
+from patients.domain.events import ORDER_PLACED, EventType
+from patients.domain.orders import ACTIVE, ORDER_STATUS_AFTER, Order, OrderStatus
 from patients.domain.records import Admission, AdmissionStatus, Patient
 from worklists.projection.state import PatientState, Row, RowKey
 
