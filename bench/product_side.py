@@ -347,8 +347,8 @@ def main() -> None:
     from worklists.ops import maintenance
 
     call_command("migrate", "--noinput", verbosity=0)
-    call_command("cosmos_init", stdout=open(os.devnull, "w"))  # noqa: SIM115
-    call_command("setup_demo", "--no-patients", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    call_command("cosmos_init", stdout=open(os.devnull, "w"))
+    call_command("setup_demo", "--no-patients", stdout=open(os.devnull, "w"))
     store = get_store()
     _add_wards(store)
     patients = workload.plan(args.patients)

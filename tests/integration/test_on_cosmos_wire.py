@@ -29,13 +29,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
 @pytest.fixture
-def cosmos_stack(wire_endpoint: str, tmp_path: Path, settings) -> Iterator[dict]:  # noqa: ANN001
+def cosmos_stack(wire_endpoint: str, tmp_path: Path, settings) -> Iterator[dict]:
     database = "it-" + uuid.uuid4().hex[:8]
     settings.DOCUMENT_STORE = {**settings.DOCUMENT_STORE, "backend": "azure",
                                "endpoint": wire_endpoint, "key": WIRE_KEY,
                                "database": database, "connection_verify": False}
     handles.reset_handles()
-    call_command("cosmos_init", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("cosmos_init", stdout=open("/dev/null", "w"))
     redis = EmbeddedRedis(tmp_path / "redis")
     settings.CELERY_BROKER_URL = redis.celery_url
     env = stack_env(tmp_path / "unused.sqlite3", tmp_path / "var", redis.celery_url,

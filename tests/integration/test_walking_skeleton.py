@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
 @pytest.fixture
-def clerk_api(running_stack, stack_settings) -> Client:  # noqa: ANN001
+def clerk_api(running_stack, stack_settings) -> Client:
     from hisadmin.core.store import get_store
 
     list(use_cases.load_reference_data(UnitOfWork(get_store()), actor=SYSTEM_ACTOR))

@@ -28,7 +28,7 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-def login(page, base: str, user: str) -> None:  # noqa: ANN001
+def login(page, base: str, user: str) -> None:
     page.goto(f"{base}/admin/login/")
     page.fill("#id_username", user)
     page.fill("#id_password", f"pw-{user}-123456")
@@ -37,7 +37,7 @@ def login(page, base: str, user: str) -> None:  # noqa: ANN001
 
 
 def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, make_user,
-                                                         reference_data) -> None:  # noqa: ANN001
+                                                         reference_data) -> None:
     for name, role in (("desk", "clerk"), ("doctor", "clinician"), ("ward", "nurse")):
         make_user(name, role)
     base = live_server.url
