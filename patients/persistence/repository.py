@@ -119,6 +119,9 @@ class PatientRecords:
         """A record written before documents were marked ``open``: read it whole once; the
         next save marks what is open (the diff sees the missing marker)."""
         docs = self.uow.query_all(pk, Query(where=(Cond("docType", "in", _RECORD_TYPES),)))
+        for doc in docs:
+            if doc["docType"] == STREAM_DOC_TYPE:
+                doc[OPEN_FIELD] = True  # the tracked copy: the save's stream update marks it
         return [d for d in docs if d["docType"] in (PATIENT, STREAM_DOC_TYPE)
                 or d["docContents"].get("status") in (AdmissionStatus.ACTIVE, *ACTIVE)]
 
