@@ -76,3 +76,10 @@ class InvalidTransition(DomainError):
 class ReferenceExists(DomainError):
     http_status = 409
     title = "Already exists"
+
+
+class UnitMismatch(InvalidInput):
+    """A quantity given in a unit of another dimension than the one it must convert to."""
+
+    title = "Unit mismatch"
+    field = "unit"
