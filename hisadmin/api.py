@@ -197,10 +197,13 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 @api.exception_handler(DomainError)
 def _domain(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    """Each domain error class carries its HTTP status, title and (maybe) the field at fault."""
-    extra: dict[str, Any] = {}
+    """Each domain error class carries its HTTP status, title and (maybe) the field at fault,
+    a problem type and more members (``conflicts`` of a refused order)."""
+    extra: dict[str, Any] = dict(getattr(exc, "extra", {}))
     if exc.field:
         extra["errors"] = [{"field": exc.field, "message": str(exc)}]
+    if exc.problem_type:
+        extra["type"] = f"/api/v1/problems/{exc.problem_type}"
     return problem(request, exc.http_status, exc.title, str(exc), code=type(exc).__name__,
                    **extra)
 

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class DomainError(Exception):
     http_status = 409
     title = "Not possible"
     field: str | None = None  # the form field the error belongs to, when there is one
+    # The problem type's last segment (``/api/v1/problems/<problem_type>``); None: about:blank.
+    problem_type: str | None = None
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None,
+                 problem_type: str | None = None, extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         if field is not None:
             self.field = field
+        if problem_type is not None:
+            self.problem_type = problem_type
+        self.extra: dict[str, Any] = dict(extra or {})  # more members of the problem document
 
 
 class InvalidInput(DomainError):
@@ -76,6 +84,25 @@ class InvalidTransition(DomainError):
 class ReferenceExists(DomainError):
     http_status = 409
     title = "Already exists"
+
+
+class OrderConflicts(DomainError):
+    """Order checks failed and not every one has an override reason; nothing was written.
+
+    ``conflicts``: every check that failed (objects with ``type`` and ``detail``), in the
+    order allergy, dose, duplicate; the problem type is the first one without a reason.
+    """
+
+    http_status = 409
+    title = "Order checks failed"
+
+    def __init__(self, conflicts: list[Any], *, first: str) -> None:
+        listed = " ".join(c.detail for c in conflicts)
+        super().__init__(f"The order was not placed. {listed} Give a reason to override each "
+                         "check, or change the order.", problem_type=first,
+                         extra={"conflicts": [{"type": c.type, "detail": c.detail}
+                                              for c in conflicts]})
+        self.conflicts = list(conflicts)
 
 
 class UnitMismatch(InvalidInput):
