@@ -38,6 +38,9 @@ WORKLIST_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_worklists": (K, C, N),  # admitted patients, name search
     "read_order_worklists": (C, N),  # active orders, my orders
 }
+REFERENCE_ACTIONS: dict[str, tuple[Role, ...]] = {
+    "read_reference": (K, C, N),  # coded reference data: medications, allergens, lab tests
+}
 ADMIN_ACTIONS: dict[str, tuple[Role, ...]] = {
     "manage_reference_data": (A,),
     "manage_dead_letters": (A,),
@@ -45,7 +48,8 @@ ADMIN_ACTIONS: dict[str, tuple[Role, ...]] = {
 STAFF_ACTIONS: dict[str, tuple[Role, ...]] = {
     "attend": (C,),  # may be named an admission's attending clinician
 }
-ACTION_ROLES = {**RECORD_ACTIONS, **WORKLIST_ACTIONS, **ADMIN_ACTIONS, **STAFF_ACTIONS}
+ACTION_ROLES = {**RECORD_ACTIONS, **WORKLIST_ACTIONS, **REFERENCE_ACTIONS, **ADMIN_ACTIONS,
+                **STAFF_ACTIONS}
 
 
 def roles_for(action: str) -> tuple[Role, ...]:

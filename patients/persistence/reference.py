@@ -29,8 +29,9 @@ from patients.domain.errors import UnknownReference
 from patients.domain.events import Event
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "reference_data"
-TYPES = ("Department", "Ward", "Medication", "Unit", "Route", "Frequency", "Modality",
-         "BodyPart", "LabTest")
+# Loaded in this order: the types a medication or a lab test names come before them.
+TYPES = ("Department", "Ward", "Allergen", "Unit", "Route", "Frequency", "Medication",
+         "Modality", "BodyPart", "LabTest")
 REFERENCE = "Reference"
 CHECK_SECONDS = 5.0  # how long a process trusts its copy before checking the stamp
 
@@ -101,8 +102,19 @@ def get(store: DocumentStore, type_name: str, code: str, *, field: str) -> dict[
 
 
 def choices(store: DocumentStore, type_name: str) -> list[tuple[str, str]]:
+    """(code, name) of the entries that may be chosen now, by name."""
     return sorted(((code, e["name"]) for code, e in all_of(store, type_name).items()
                    if e.get("active", True)), key=lambda c: c[1])
+
+
+def active(store: DocumentStore, type_name: str) -> list[dict[str, Any]]:
+    """The entries that may be chosen now, by code (from the cache)."""
+    return [e for _, e in sorted(all_of(store, type_name).items()) if e.get("active", True)]
+
+
+def codes(store: DocumentStore, type_names: Sequence[str]) -> dict[str, set[str]]:
+    """Every code of each type, retired ones included (from the cache)."""
+    return {t: set(all_of(store, t)) for t in type_names}
 
 
 def entry(store: DocumentStore, type_name: str, code: str) -> tuple[dict[str, Any], str] | None:

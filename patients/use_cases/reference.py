@@ -16,6 +16,7 @@ from cosmos_backend import errors
 from cosmos_backend.store import validate_id
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
+from patients.domain import reference as rules
 from patients.domain.errors import InvalidInput, ReferenceExists, UnknownReference
 from patients.domain.events import ReferenceEntrySaved
 from patients.persistence import beds, reference
@@ -52,6 +53,8 @@ def _check(cmd: SaveReferenceEntry, entries: ReferenceEntries,
         if occupied:
             raise InvalidInput(f"Bed {', '.join(occupied)} is occupied; transfer or discharge "
                                "its patient before removing it.", field="beds")
+    named = set(rules.REFERENCES.get(cmd.type_name, {}).values())
+    rules.check_entry(cmd.type_name, entry, reference.codes(entries.uow.store, sorted(named)))
 
 
 def save_reference_entry(cmd: SaveReferenceEntry, uow: UnitOfWork, *,
@@ -83,8 +86,14 @@ def save_reference_entry(cmd: SaveReferenceEntry, uow: UnitOfWork, *,
 
 def load_reference_data(uow: UnitOfWork, *, actor: Actor) -> Iterator[tuple[str, str, str]]:
     """Bring the store's reference data up to the shipped files; yields (type, code,
-    created | updated | unchanged). Idempotent; each change is an edit with its event."""
-    for type_name, entry in reference.entries_from_files():
+    created | updated | unchanged). Idempotent; each change is an edit with its event.
+
+    The files are checked as a whole first: an entry that breaks a rule (a medication class
+    that is no Allergen code…) stops the load before anything is written, with an
+    InvalidReferenceEntry naming the type, the code and the field."""
+    shipped = list(reference.entries_from_files())
+    rules.check_all(shipped)
+    for type_name, entry in shipped:
         code = entry["code"]
         stored = ReferenceEntries(uow).load(type_name, code)
         wanted = {"active": True, **entry}

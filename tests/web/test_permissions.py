@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from django.test import Client
 
-from hisadmin.core.policy import ADMIN_ACTIONS, WORKLIST_ACTIONS
+from hisadmin.core.policy import ADMIN_ACTIONS, REFERENCE_ACTIONS, WORKLIST_ACTIONS
 from hisadmin.core.policy import RECORD_ACTIONS as COMMAND_ROLES
 
 pytestmark = pytest.mark.django_db
@@ -126,6 +126,7 @@ OTHER_PAGES = {  # worklist and administration actions → a page each guards
 OTHER_API = {
     "read_worklists": "/api/v1/worklists/admitted?department=MED",
     "read_order_worklists": "/api/v1/worklists/orders?department=MED",
+    "read_reference": "/api/v1/reference/medications",
 }
 
 
@@ -135,7 +136,8 @@ def test_it_enforces_the_worklist_and_admin_actions(make_user, api_client, refer
     assert set(OTHER_PAGES) == set(WORKLIST_ACTIONS) | set(ADMIN_ACTIONS)
     client = Client()
     client.force_login(make_user(f"other-{role or 'none'}", *([role] if role else [])))
-    table = {**WORKLIST_ACTIONS, **ADMIN_ACTIONS}
+    assert set(REFERENCE_ACTIONS) <= set(OTHER_API)
+    table = {**WORKLIST_ACTIONS, **REFERENCE_ACTIONS, **ADMIN_ACTIONS}
     for action, url in OTHER_PAGES.items():
         allowed = role in {r.value for r in table[action]}
         response = client.get(url)
