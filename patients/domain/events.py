@@ -17,6 +17,7 @@ class EventType(StrEnum):
     DEMOGRAPHICS_UPDATED = "PatientDemographicsUpdated"
     ALLERGY_ADDED = "AllergyAdded"
     ALLERGY_REMOVED = "AllergyRemoved"
+    NO_KNOWN_ALLERGIES_RECORDED = "NoKnownAllergiesRecorded"
     ADMISSION_STARTED = "AdmissionStarted"
     PATIENT_TRANSFERRED = "PatientTransferred"
     ADMISSION_ENDED = "AdmissionEnded"
@@ -87,7 +88,10 @@ class DemographicsUpdated(Event):
 
 @dataclass(frozen=True)
 class AllergyAdded(Event):
-    """``allergy``: the allergy as recorded on the patient (see ``Patient.add_allergy``)."""
+    """``allergy``: the new allergy as recorded on the patient (see ``Patient.add_allergy``):
+    ``allergyId``, ``allergenCode`` (None: free text), ``substance``, ``checkable``,
+    ``reaction``, ``severity``, ``criticality``, ``status``, ``recordedAt``, ``recordedBy``.
+    Adding an allergy ends a recorded "no known allergies"."""
 
     type = EventType.ALLERGY_ADDED
     allergy: dict[str, Any]
@@ -98,12 +102,30 @@ class AllergyAdded(Event):
 
 @dataclass(frozen=True)
 class AllergyRemoved(Event):
+    """The allergy stays on the record, marked removed; ``reason`` is ``entered-in-error``,
+    ``resolved`` or ``other`` (then ``detail`` says why)."""
+
     type = EventType.ALLERGY_REMOVED
     allergy_id: str
     substance: str
+    reason: str = ""
+    detail: str = ""
 
     def payload(self) -> dict[str, Any]:
-        return {"allergyId": self.allergy_id, "substance": self.substance}
+        return {"allergyId": self.allergy_id, "substance": self.substance,
+                "reason": self.reason, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class NoKnownAllergiesRecorded(Event):
+    """Someone asked and the patient has no known allergies (an explicit act)."""
+
+    type = EventType.NO_KNOWN_ALLERGIES_RECORDED
+    recorded_at: str
+    recorded_by: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"recordedAt": self.recorded_at, "recordedBy": self.recorded_by}
 
 
 @dataclass(frozen=True)

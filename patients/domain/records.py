@@ -13,10 +13,55 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
-from patients.domain.errors import InvalidInput, NotAdmitted, PatientAlreadyAdmitted, UnknownAllergy
+from patients.domain.errors import (
+    InvalidInput,
+    InvalidTransition,
+    NotAdmitted,
+    PatientAlreadyAdmitted,
+    UnknownAllergy,
+)
 
 SEXES = ("female", "male", "other", "unknown")
 SEVERITIES = ("mild", "moderate", "severe")
+CRITICALITIES = ("low", "high", "unable-to-assess")
+REMOVAL_REASONS = ("entered-in-error", "resolved", "other")
+REMOVAL_LABELS = {"entered-in-error": "Entered in error", "resolved": "Resolved",
+                  "other": "Other"}
+
+
+class AllergyStatus(StrEnum):
+    """What the record says about allergies, derived (see :func:`allergy_status`)."""
+
+    UNKNOWN = "unknown"  # nobody recorded either an allergy or "no known allergies"
+    NO_KNOWN_ALLERGIES = "no_known_allergies"
+    HAS_ALLERGIES = "has_allergies"
+
+
+ALLERGY_STATUS_LABELS = {AllergyStatus.UNKNOWN: "Allergies not yet asked",
+                         AllergyStatus.NO_KNOWN_ALLERGIES: "No known allergies",
+                         AllergyStatus.HAS_ALLERGIES: "Allergies"}
+
+
+def read_allergy(stored: dict[str, Any]) -> dict[str, Any]:
+    """An allergy as stored, with the fields an allergy recorded before coding lacks: such
+    an allergy is active, free text (not checkable) and of unassessed criticality."""
+    return {"allergenCode": None, "checkable": False, "criticality": "unable-to-assess",
+            "status": "active", "reaction": "", **stored}
+
+
+def active_allergies(allergies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [a for a in map(read_allergy, allergies) if a["status"] == "active"]
+
+
+def allergy_status(allergies: list[dict[str, Any]],
+                   no_known_allergies: dict[str, Any] | None) -> AllergyStatus:
+    """Any active allergy → has allergies; else a recorded "no known allergies" → that;
+    else unknown (never "none" by default: nobody may have asked)."""
+    if active_allergies(allergies):
+        return AllergyStatus.HAS_ALLERGIES
+    if no_known_allergies:
+        return AllergyStatus.NO_KNOWN_ALLERGIES
+    return AllergyStatus.UNKNOWN
 DISPOSITIONS = ("home", "transfer-other-facility", "care-home", "deceased", "self-discharge")
 
 
@@ -69,6 +114,8 @@ class Patient:
     birth_date: date
     sex: str = "unknown"
     allergies: list[dict[str, Any]] = field(default_factory=list)
+    # {"recordedAt", "recordedBy"} while "no known allergies" stands; None otherwise
+    no_known_allergies: dict[str, Any] | None = None
     version: int = 1
     created_at: str = ""
     updated_at: str = ""
@@ -111,30 +158,80 @@ class Patient:
         self._touch(now)
         return {**changed, "previous": {k: old[k] for k in changed}}
 
-    def add_allergy(self, *, allergy_id: str, substance: str, reaction: str, severity: str,
-                    now: datetime, by: str) -> dict[str, Any]:
-        substance = clean_name(substance, "substance")
+    @property
+    def allergy_status(self) -> AllergyStatus:
+        return allergy_status(self.allergies, self.no_known_allergies)
+
+    def add_allergy(self, *, allergy_id: str, allergen: dict[str, Any] | None = None,
+                    substance: str = "", reaction: str, severity: str,
+                    criticality: str = "unable-to-assess", now: datetime,
+                    by: str) -> dict[str, Any]:
+        """Record an allergy to a coded ``allergen`` (reference entry: code, name; checkable)
+        or, when none fits, to free-text ``substance`` (not checkable). Ends a recorded "no
+        known allergies". Returns the allergy as kept on the record."""
+        if allergen is not None:
+            code, substance = allergen["code"], allergen["name"]
+        else:
+            code, substance = None, clean_name(substance, "substance")
         if severity not in SEVERITIES:
             raise InvalidInput("Severity must be mild, moderate or severe.", field="severity")
-        if any(a["substance"].casefold() == substance.casefold() for a in self.allergies):
-            raise InvalidInput(f"An allergy to {substance} is already recorded; remove it "
-                               "first to record it differently.", field="substance")
+        if criticality not in CRITICALITIES:
+            raise InvalidInput("Criticality must be low, high or unable-to-assess.",
+                               field="criticality")
+        for a in active_allergies(self.allergies):
+            same = (a["allergenCode"] == code) if code else (
+                not a["allergenCode"] and a["substance"].casefold() == substance.casefold())
+            if same:
+                raise InvalidInput(f"An allergy to {substance} is already recorded; remove it "
+                                   "first to record it differently.",
+                                   field="allergen_code" if code else "substance")
         reaction = " ".join((reaction or "").split())
         if len(reaction) > 200:
             raise InvalidInput("Describe the reaction in at most 200 characters.",
                                field="reaction")
-        allergy = {"allergyId": allergy_id, "substance": substance, "reaction": reaction,
-                   "severity": severity, "recordedAt": now.isoformat(), "recordedBy": by}
+        allergy = {"allergyId": allergy_id, "allergenCode": code, "substance": substance,
+                   "checkable": code is not None, "reaction": reaction, "severity": severity,
+                   "criticality": criticality, "status": "active",
+                   "recordedAt": now.isoformat(), "recordedBy": by}
         self.allergies.append(allergy)
+        self.no_known_allergies = None
         self._touch(now)
         return allergy
 
-    def remove_allergy(self, allergy_id: str, *, now: datetime) -> dict[str, Any]:
-        removed = next((a for a in self.allergies if a["allergyId"] == allergy_id), None)
-        if removed is None:
+    def record_no_known_allergies(self, *, now: datetime, by: str) -> dict[str, Any]:
+        """The explicit statement that the patient has no known allergies (asked, none)."""
+        active = active_allergies(self.allergies)
+        if active:
+            names = ", ".join(a["substance"] for a in active)
+            raise InvalidTransition(f"Allergies are recorded ({names}): remove them first if "
+                                    "they were entered in error or have resolved.")
+        if self.no_known_allergies:
+            raise InvalidTransition("No known allergies is already recorded.")
+        self.no_known_allergies = {"recordedAt": now.isoformat(), "recordedBy": by}
+        self._touch(now)
+        return dict(self.no_known_allergies)
+
+    def remove_allergy(self, allergy_id: str, *, reason: str, detail: str = "", now: datetime,
+                       by: str = "") -> dict[str, Any]:
+        """Mark an active allergy removed, with its reason; it stays in the record."""
+        if reason not in REMOVAL_REASONS:
+            raise InvalidInput("Give the reason: entered-in-error, resolved or other.",
+                               field="reason")
+        detail = " ".join((detail or "").split())
+        if reason == "other" and not detail:
+            raise InvalidInput("Say why the allergy is removed.", field="detail")
+        if len(detail) > 300:
+            raise InvalidInput("At most 300 characters.", field="detail")
+        index = next((i for i, a in enumerate(self.allergies)
+                      if a["allergyId"] == allergy_id
+                      and read_allergy(a)["status"] == "active"), None)
+        if index is None:
             raise UnknownAllergy("That allergy is not on the record (it may have been removed "
                                  "meanwhile); reload the chart.")
-        self.allergies = [a for a in self.allergies if a["allergyId"] != allergy_id]
+        removed = {**read_allergy(self.allergies[index]), "status": "removed",
+                   "removedAt": now.isoformat(), "removedBy": by, "removalReason": reason,
+                   "removalDetail": detail}
+        self.allergies[index] = removed
         self._touch(now)
         return removed
 

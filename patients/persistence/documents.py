@@ -15,7 +15,7 @@ from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Document
 from hisadmin.core import keys
 from patients.domain.orders import KINDS, Order
-from patients.domain.records import Admission, AdmissionStatus, Patient
+from patients.domain.records import Admission, AdmissionStatus, Patient, read_allergy
 
 PATIENT_ID = "patient"
 PATIENT, ADMISSION, ORDER = "Patient", "Admission", "Order"
@@ -57,7 +57,9 @@ def patient_to_doc(p: Patient) -> Document:
                           contents={
                     "patientId": p.patient_id, "mrn": p.mrn, "givenName": p.given_name,
                     "familyName": p.family_name, "birthDate": p.birth_date.isoformat(),
-                    "sex": p.sex, "allergies": p.allergies, "version": p.version,
+                    "sex": p.sex, "allergies": p.allergies,
+                    "noKnownAllergies": p.no_known_allergies,
+                    "allergyStatus": str(p.allergy_status), "version": p.version,
                     "createdAt": p.created_at, "updatedAt": p.updated_at}))
 
 
@@ -65,8 +67,9 @@ def patient_from_doc(doc: Document) -> Patient:
     c = doc["docContents"]
     return Patient(patient_id=c["patientId"], mrn=c["mrn"], given_name=c["givenName"],
                    family_name=c["familyName"], birth_date=date.fromisoformat(c["birthDate"]),
-                   sex=c.get("sex", "unknown"), allergies=list(c.get("allergies", [])),
-                   version=c.get("version", 1), created_at=c.get("createdAt", ""),
+                   sex=c.get("sex", "unknown"),
+                   allergies=[read_allergy(a) for a in c.get("allergies", [])],
+                   no_known_allergies=c.get("noKnownAllergies") or None, version=c.get("version", 1), created_at=c.get("createdAt", ""),
                    updated_at=c.get("updatedAt", ""))
 
 

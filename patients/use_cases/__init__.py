@@ -8,7 +8,14 @@ from patients.use_cases.admissions import (
     admit_patient,
     discharge_patient,
 )
-from patients.use_cases.allergies import AddAllergy, RemoveAllergy, add_allergy, remove_allergy
+from patients.use_cases.allergies import (
+    AddAllergy,
+    RecordNoKnownAllergies,
+    RemoveAllergy,
+    add_allergy,
+    record_no_known_allergies,
+    remove_allergy,
+)
 from patients.use_cases.demographics import UpdateDemographics, update_demographics
 from patients.use_cases.orders import (
     Administer,
@@ -30,10 +37,11 @@ from patients.use_cases.transfers import TransferPatient, transfer_patient
 
 __all__ = [
     "AddAllergy", "Administer", "AdmitPatient", "AssignOrder", "DischargePatient",
-    "PlaceOrder", "ProgressOrder", "RegisterPatient", "RemoveAllergy", "SaveReferenceEntry",
+    "PlaceOrder", "ProgressOrder", "RecordNoKnownAllergies", "RegisterPatient",
+    "RemoveAllergy", "SaveReferenceEntry",
     "TransferPatient",
     "UpdateDemographics", "add_allergy", "administer", "admit_patient", "assign_order",
     "discharge_patient", "load_reference_data", "place_order", "progress_order",
-    "register_patient", "save_reference_entry",
+    "record_no_known_allergies", "register_patient", "save_reference_entry",
     "remove_allergy", "transfer_patient", "update_demographics",
 ]

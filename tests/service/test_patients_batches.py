@@ -59,7 +59,7 @@ COMMANDS: dict[str, tuple[Command, list[str], list[str]]] = {
         use_cases.AddAllergy(r["a"], "Penicillin", "Rash", "severe"), u, actor=ACTOR) and r["a"],
         ["Patient"], ["AllergyAdded"]),
     "remove_allergy": (lambda u, r: use_cases.remove_allergy(
-        use_cases.RemoveAllergy(r["a"], r["allergy"]), u, actor=ACTOR) or r["a"],
+        use_cases.RemoveAllergy(r["a"], r["allergy"], reason="resolved"), u, actor=ACTOR) or r["a"],
         ["Patient"], ["AllergyRemoved"]),
     "admit": (lambda u, r: use_cases.admit_patient(
         use_cases.AdmitPatient(r["b"], "CARD", "CARD-A", "Chest pain", bed="A01"), u,

@@ -75,7 +75,7 @@ def test_it_makes_one_read_and_one_batch_per_single_partition_command(metered) -
 
     assert _count(meter, add_allergy) == 2
     assert _count(meter, lambda: use_cases.remove_allergy(use_cases.RemoveAllergy(
-        pid, allergy), uow(), actor=CLERK)) == 2
+        pid, allergy, reason="resolved"), uow(), actor=CLERK)) == 2
     assert _count(meter, lambda: use_cases.admit_patient(use_cases.AdmitPatient(
         pid, "MED", "MED-1", "x", bed="M102"), uow(), actor=CLERK)) == 3  # + the bed
     order_id = ""

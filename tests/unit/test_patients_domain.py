@@ -142,9 +142,10 @@ def test_it_removes_a_recorded_allergy_and_refuses_an_unknown_one() -> None:
     p = patient()
     p.add_allergy(allergy_id="a1", substance="Latex", reaction="", severity="mild", now=NOW,
                   by="doc")
-    assert p.remove_allergy("a1", now=NOW)["substance"] == "Latex"
+    removed = p.remove_allergy("a1", reason="entered-in-error", now=NOW, by="doc")
+    assert (removed["substance"], removed["status"]) == ("Latex", "removed")
     with pytest.raises(UnknownAllergy):
-        p.remove_allergy("a1", now=NOW)
+        p.remove_allergy("a1", reason="resolved", now=NOW)
 
 
 def admission() -> Admission:
