@@ -21,6 +21,7 @@ from patients.api.schemas import (
     AdmissionOut,
     AllergyIn,
     AssignIn,
+    OrderConflictsProblem,
     OrderIn,
     OrderOut,
     PatientOut,
@@ -86,10 +87,15 @@ def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
     return json_response(request, admission_out(view), etag=view["etag"])
 
 
-@router.post("/patients/{patient_id}/orders", response={201: OrderOut, **ERRORS_SCHEMA},
+@router.post("/patients/{patient_id}/orders",
+             response={201: OrderOut, **ERRORS_SCHEMA, 409: OrderConflictsProblem},
              summary="Place an order (prescription, imaging exam, lab test)")
 def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> HttpResponse:
-    """Send an ``Idempotency-Key`` so a retried request never orders twice."""
+    """Send an ``Idempotency-Key`` so a retried request never orders twice.
+
+    The order is checked first (allergy, dose, duplicate). Failed checks answer 409 with
+    ``conflicts``; resend with ``overrides`` giving a reason for each of them to place it.
+    """
     policy.require(request.user, "place_order")
 
     def produce() -> HttpResponse:

@@ -75,6 +75,11 @@ class OrderIn(Schema):
     body_part: str = ""
     test_code: str = ""
     note: str = Field("", max_length=500)
+    overrides: dict[str, str] = Field(
+        default_factory=dict,
+        description="Order checks overridden, each with its reason: check type "
+        "(allergy-conflict, dose-limit, duplicate-order, prn-interval) → reason. Every check "
+        "that fails needs its own non-empty reason, or the order is refused (409).")
 
 
 class ActionIn(Schema):
@@ -186,6 +191,16 @@ class OrderOut(Schema):
     testCode: str | None = None
     testName: str | None = None
     note: str | None = None
+    overrides: list[OverrideOut] = Field(
+        default_factory=list, description="order checks overridden when it was placed")
+
+
+class OverrideOut(Schema):
+    check: str
+    detail: str
+    reason: str
+    by: str
+    at: str
 
 
 class Problem(Schema):
@@ -197,6 +212,19 @@ class Problem(Schema):
     errors: list[dict[str, str]] | None = Field(
         None, description="field errors: [{field, message}]")
     current_etag: str | None = Field(None, description="412 only: the version stored now")
+
+
+class ConflictOut(Schema):
+    type: str = Field(description="allergy-conflict | dose-limit | duplicate-order")
+    detail: str
+
+
+class OrderConflictsProblem(Problem):
+    """A refused order: ``type`` is ``/api/v1/problems/<check>`` for the first check without
+    an override reason (allergy, then dose, then duplicate)."""
+
+    conflicts: list[ConflictOut] = Field(
+        description="every check that failed; resend with overrides {type: reason} for each")
 
 
 ERRORS_SCHEMA = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem,

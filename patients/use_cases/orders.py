@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -11,7 +11,8 @@ from typing import Any
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
-from patients.domain.errors import InvalidInput, NotAdmitted
+from patients.domain import checks
+from patients.domain.errors import InvalidInput, NotAdmitted, OrderConflicts
 from patients.domain.events import (
     EventType,
     MedicationAdministered,
@@ -41,6 +42,17 @@ class PlaceOrder:
     body_part: str = ""
     test_code: str = ""
     note: str = ""
+    # check type (allergy-conflict, dose-limit, duplicate-order, prn-interval) → reason
+    overrides: dict[str, str] = field(default_factory=dict)
+
+
+def _medication_entries(cmd: PlaceOrder, store: DocumentStore) -> dict[str, Any]:
+    """The reference entries the medication checks read (cached; no round trip when warm)."""
+    med = reference.get(store, "Medication", cmd.medication_code, field="medication_code")
+    dose_unit = med.get("doseUnit")
+    return {"medication": med, "unit": reference.get(store, "Unit", cmd.unit, field="unit"),
+            "dose_unit": reference.all_of(store, "Unit").get(dose_unit) if dose_unit else None,
+            "frequency": reference.get(store, "Frequency", cmd.frequency, field="frequency")}
 
 
 def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str, Any]]:
@@ -72,14 +84,48 @@ def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str
     raise InvalidInput("Order kind must be medication, imaging or lab.", field="kind")
 
 
+def _allergen_names(store: DocumentStore, allergies: list[dict[str, Any]]) -> dict[str, str]:
+    """Allergen names, for free-text allergies only (coded ones compare codes)."""
+    if not any(not a.get("checkable") for a in allergies):
+        return {}
+    return {code: e.get("name", code) for code, e in reference.all_of(store, "Allergen").items()}
+
+
+def check_order(cmd: PlaceOrder, details: dict[str, Any], record: PatientRecord,
+                admission_id: str, store: DocumentStore) -> list[checks.Conflict]:
+    """Every order check the command fails (allergy, dose, duplicate)."""
+    entries: dict[str, Any] = {}
+    allergies = [a for a in record.patient.allergies if a.get("status", "active") == "active"]
+    if cmd.kind == "medication":
+        entries = {**_medication_entries(cmd, store), "dose": cmd.dose,
+                   "allergen_names": _allergen_names(store, allergies)}
+    return checks.check_order(cmd.kind, details, allergies=allergies,
+                              active_orders=record.active_orders(admission_id), **entries)
+
+
+def _overridden(conflicts: list[checks.Conflict], overrides: dict[str, str], *, actor: Actor,
+                now: datetime) -> list[dict[str, str]]:
+    """Refuse the order unless every failed check has its own reason; else the overrides
+    to keep on the order (which check, what it said, why, who, when)."""
+    missing = checks.unresolved(conflicts, overrides)
+    if missing:
+        raise OrderConflicts(conflicts, first=missing[0].type)
+    return [{"check": c.type, "detail": c.detail, "reason": overrides[c.type],
+             "by": actor.username, "at": now.isoformat()} for c in conflicts]
+
+
 def place_order(cmd: PlaceOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
     now = datetime.now(UTC)
+    overrides = checks.clean_overrides(cmd.overrides)
     description, details = _order_details(cmd, uow.store)
     records = PatientRecords(uow)
     record = records.load(cmd.patient_id)
     admission = record.admission
     if admission is None:
         raise NotAdmitted("Orders need an active admission; admit the patient first.")
+    conflicts = check_order(cmd, details, record, admission.admission_id, uow.store)
+    if conflicts:
+        details["overrides"] = _overridden(conflicts, overrides, actor=actor, now=now)
     if cmd.note:
         details["note"] = " ".join(cmd.note.split())[:500]
     order = Order.place(kind=cmd.kind, urgency=cmd.urgency, order_id=str(uuid.uuid4()),

@@ -38,7 +38,8 @@ def record(his_store) -> dict[str, str]:
         route="PO", frequency="Q8H"), uow(), actor=ACTOR)
     ready = use_cases.place_order(use_cases.PlaceOrder(patient_id=a, kind="medication",
                                                      medication_code="PARA", dose=Decimal("1"),
-                                                     unit="g", route="PO", frequency="Q8H"),
+                                                     unit="g", route="PO", frequency="Q8H",
+                                                     overrides={"duplicate-order": "test"}),
                                  uow(), actor=ACTOR)
     use_cases.progress_order(use_cases.ProgressOrder(a, ready.order_id, "ready"), uow(),
                             actor=ACTOR)

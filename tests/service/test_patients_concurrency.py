@@ -110,8 +110,10 @@ def test_it_discharges_a_stay_with_more_orders_than_one_batch_holds(his_store) -
     use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Long stay"),
                            UnitOfWork(his_store), actor=SYSTEM_ACTOR)
     for _ in range(100):
-        use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="lab", test_code="CRP"),
-                             UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+        use_cases.place_order(use_cases.PlaceOrder(
+            patient_id=pid, kind="lab", test_code="CRP",
+            overrides={"duplicate-order": "serial measurements"}),
+            UnitOfWork(his_store), actor=SYSTEM_ACTOR)
     use_cases.discharge_patient(use_cases.DischargePatient(pid, "home"), UnitOfWork(his_store),
                                actor=SYSTEM_ACTOR)
     orders = his_store.query_all(keys.patient(pid), Query(where=(Cond("docType", "=", "Order"),)))
