@@ -10,19 +10,25 @@ from hisadmin.core import keys
 pytestmark = pytest.mark.django_db
 
 
+TEICO = {"code": "TEICO", "name": "Teicoplanin", "ingredients": ["VANCOMYCIN"],
+         "classes": ["GLYCOPEPTIDES"], "routes": ["IV", "IM"], "dose_unit": "mg",
+         "max_single_dose": "800", "max_daily_dose": "800",
+         "source": "standard adult product information"}
+
+
 def test_it_lets_admins_add_and_retire_entries(make_user, reference_data, his_store) -> None:
     client = Client()
     client.force_login(make_user("boss", "admin"))
     assert client.get("/admin/reference/").status_code == 200
-    r = client.post("/admin/reference/Medication/", {"code": "VANC", "name": "Vancomycin",
-                                                     "active": "on"})
+    r = client.post("/admin/reference/Medication/", {**TEICO, "active": "on"})
     assert r.status_code == 302
-    assert his_store.read(keys.reference("Medication"), "VANC")["docContents"]["name"] == "Vancomycin"
-    dup = client.post("/admin/reference/Medication/", {"code": "VANC", "name": "x"})
+    assert his_store.read(keys.reference("Medication"), "TEICO")["docContents"]["name"] == \
+        "Teicoplanin"
+    dup = client.post("/admin/reference/Medication/", {**TEICO, "name": "x"})
     assert "exists" in " ".join(dup.context["form"].errors["code"])
-    client.post("/admin/reference/Medication/VANC/", {"code": "VANC", "name": "Vancomycin"})
-    assert his_store.read(keys.reference("Medication"), "VANC")["docContents"]["active"] is False
-    bad = client.post("/admin/reference/Medication/", {"code": "a/b", "name": "x"})
+    client.post("/admin/reference/Medication/TEICO/", TEICO)
+    assert his_store.read(keys.reference("Medication"), "TEICO")["docContents"]["active"] is False
+    bad = client.post("/admin/reference/Medication/", {**TEICO, "code": "a/b"})
     assert bad.context["form"].errors["code"]
 
 
