@@ -25,6 +25,7 @@ from patients.api.schemas import (
     OrderIn,
     OrderOut,
     PatientOut,
+    RemovalReason,
     TransferIn,
     admission_out,
     order_out,
@@ -62,14 +63,35 @@ def add_allergy(request: HttpRequest, patient_id: str, payload: AllergyIn,
     return _patient(request, uow, patient_id)
 
 
+# Before the DELETE below: its {allergy_id} segment would otherwise catch "none".
+@router.post("/patients/{patient_id}/allergies/none",
+             response={200: PatientOut, **ERRORS_SCHEMA},
+             summary="Record that the patient has no known allergies")
+def record_no_known_allergies(request: HttpRequest, patient_id: str,
+                              if_match: str | None = Header(None, alias="If-Match")
+                              ) -> HttpResponse:
+    """409 while active allergies are recorded (remove them first); adding an allergy
+    later ends it. ``If-Match``: the patient's ETag (optional)."""
+    policy.require(request.user, "add_allergy")
+    uow = new_uow()
+    use_cases.record_no_known_allergies(use_cases.RecordNoKnownAllergies(
+        patient_id=patient_id, expected_version=if_match), uow, actor=actor_for(request.user))
+    return _patient(request, uow, patient_id)
+
+
 @router.delete("/patients/{patient_id}/allergies/{allergy_id}",
-               response={200: PatientOut, **ERRORS_SCHEMA}, summary="Remove an allergy")
+               response={200: PatientOut, **ERRORS_SCHEMA},
+               summary="Remove an allergy, with a reason (it stays in the record's history)")
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str,
+                   reason: RemovalReason | None = None, detail: str = "",
                    if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """Query parameters: ``reason`` (required): entered-in-error, resolved or other;
+    ``detail``: why, required when the reason is other. A missing reason is a 422."""
     policy.require(request.user, "remove_allergy")
     uow = new_uow()
-    use_cases.remove_allergy(use_cases.RemoveAllergy(patient_id, allergy_id, if_match),
-                             uow, actor=actor_for(request.user))
+    use_cases.remove_allergy(use_cases.RemoveAllergy(
+        patient_id, allergy_id, if_match, reason=reason or "", detail=detail), uow,
+        actor=actor_for(request.user))
     return _patient(request, uow, patient_id)
 
 

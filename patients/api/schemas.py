@@ -10,11 +10,23 @@ from ninja import Schema
 from pydantic import Field
 
 from patients.domain.orders import KINDS, TRANSITIONS, OrderStatus, Urgency
-from patients.domain.records import DISPOSITIONS, SEVERITIES, SEXES
+from patients.domain.records import (
+    CRITICALITIES,
+    DISPOSITIONS,
+    REMOVAL_REASONS,
+    SEVERITIES,
+    SEXES,
+    AllergyStatus,
+    allergy_status,
+    read_allergy,
+)
 
 # The vocabulary of the record, as the domain defines it (one place for every code).
 Sex = Literal[SEXES]  # type: ignore[valid-type]
 Severity = Literal[SEVERITIES]  # type: ignore[valid-type]
+Criticality = Literal[CRITICALITIES]  # type: ignore[valid-type]
+RemovalReason = Literal[REMOVAL_REASONS]  # type: ignore[valid-type]
+AllergyStatusCode = Literal[tuple(s.value for s in AllergyStatus)]  # type: ignore[valid-type]
 Disposition = Literal[DISPOSITIONS]  # type: ignore[valid-type]
 Kind = Literal[tuple(KINDS)]  # type: ignore[valid-type]
 Status = Literal[tuple(s.value for s in OrderStatus)]  # type: ignore[valid-type]
@@ -37,7 +49,11 @@ class PatientOut(Schema):
     family_name: str
     birth_date: date
     sex: str
-    allergies: list[AllergyOut]
+    allergy_status: AllergyStatusCode = Field(
+        description="has_allergies (an active allergy), no_known_allergies (recorded as "
+                    "such) or unknown (never asked)")
+    no_known_allergies: NoKnownAllergiesOut | None = None
+    allergies: list[AllergyOut] = Field(description="active and removed ones (see status)")
     version: int
     etag: str
 
@@ -50,9 +66,14 @@ class DemographicsIn(Schema):
 
 
 class AllergyIn(Schema):
-    substance: str = Field(min_length=1, max_length=100)
+    """An allergen from ``GET /api/v1/reference/allergens`` (``allergen_code``) or, when none
+    fits, free text (``substance``, then not checkable by the order checks): one of the two."""
+
+    allergen_code: str | None = Field(None, max_length=40)
+    substance: str = Field("", max_length=100)
     reaction: str = Field("", max_length=200)
     severity: Severity
+    criticality: Criticality = "unable-to-assess"
 
 
 class TransferIn(Schema):
@@ -141,11 +162,24 @@ class EventPage(Schema):
 
 class AllergyOut(Schema):
     allergyId: str  # order and allergy bodies mirror the record (camelCase)
-    substance: str
+    allergenCode: str | None = None
+    substance: str = Field(description="the allergen's name, or the free text")
+    checkable: bool = Field(description="true iff coded (allergenCode set)")
     reaction: str
     severity: str
+    criticality: Criticality
+    status: Literal["active", "removed"]
     recordedAt: str
     recordedBy: str
+    removedAt: str | None = None
+    removedBy: str | None = None
+    removalReason: RemovalReason | None = None
+    removalDetail: str | None = None
+
+
+class NoKnownAllergiesOut(Schema):
+    recorded_at: str
+    recorded_by: str
 
 
 class AdministrationOut(Schema):
@@ -234,8 +268,17 @@ ERRORS_SCHEMA = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Pr
 def patient_out(c: dict[str, Any]) -> dict[str, Any]:
     return {"id": c["patientId"], "mrn": c["mrn"], "given_name": c["givenName"],
             "family_name": c["familyName"], "birth_date": c["birthDate"], "sex": c["sex"],
-            "allergies": c.get("allergies", []), "version": c.get("version", 1),
-            "etag": c["etag"]}
+            **allergies_out(c), "version": c.get("version", 1), "etag": c["etag"]}
+
+
+def allergies_out(c: dict[str, Any]) -> dict[str, Any]:
+    """The allergy part of a patient: every allergy (older ones read as active, free text),
+    the status derived from them and the "no known allergies" record."""
+    nka = c.get("noKnownAllergies") or None
+    return {"allergies": [read_allergy(a) for a in c.get("allergies", [])],
+            "allergy_status": str(allergy_status(c.get("allergies", []), nka)),
+            "no_known_allergies": nka and {"recorded_at": nka["recordedAt"],
+                                           "recorded_by": nka["recordedBy"]}}
 
 
 def admission_out(c: dict[str, Any]) -> dict[str, Any]:

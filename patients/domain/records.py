@@ -214,6 +214,12 @@ class Patient:
     def remove_allergy(self, allergy_id: str, *, reason: str, detail: str = "", now: datetime,
                        by: str = "") -> dict[str, Any]:
         """Mark an active allergy removed, with its reason; it stays in the record."""
+        index = next((i for i, a in enumerate(self.allergies)
+                      if a["allergyId"] == allergy_id
+                      and read_allergy(a)["status"] == "active"), None)
+        if index is None:
+            raise UnknownAllergy("That allergy is not on the record (it may have been removed "
+                                 "meanwhile); reload the chart.")
         if reason not in REMOVAL_REASONS:
             raise InvalidInput("Give the reason: entered-in-error, resolved or other.",
                                field="reason")
@@ -222,12 +228,6 @@ class Patient:
             raise InvalidInput("Say why the allergy is removed.", field="detail")
         if len(detail) > 300:
             raise InvalidInput("At most 300 characters.", field="detail")
-        index = next((i for i, a in enumerate(self.allergies)
-                      if a["allergyId"] == allergy_id
-                      and read_allergy(a)["status"] == "active"), None)
-        if index is None:
-            raise UnknownAllergy("That allergy is not on the record (it may have been removed "
-                                 "meanwhile); reload the chart.")
         removed = {**read_allergy(self.allergies[index]), "status": "removed",
                    "removedAt": now.isoformat(), "removedBy": by, "removalReason": reason,
                    "removalDetail": detail}

@@ -36,7 +36,7 @@ def add_allergy(cmd: AddAllergy, uow: UnitOfWork, *, actor: Actor) -> str:
                            "both.", field="substance")
     if not code and not text:
         raise InvalidInput("Choose an allergen from the list, or describe the substance when "
-                           "none fits.", field="allergen_code")
+                           "none fits.", field="substance")
     allergen = {"code": code, "name": reference.get(uow.store, "Allergen", code,
                                                     field="allergen_code")["name"]} if code else None
     records = PatientRecords(uow)
