@@ -67,7 +67,7 @@ def _positive(type_name: str, code: str, entry: Mapping[str, Any], name: str, *,
 
 
 def _an(word: str) -> str:
-    return f"an {word}" if word[0] in "AEIOU" else f"a {word}"
+    return f"an {word}" if word[0] in "AEIO" else f"a {word}"
 
 
 def _known(type_name: str, code: str, field: str, value: str, target: str,
