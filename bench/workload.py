@@ -176,9 +176,40 @@ def plan(n: int, seed: int = 20261122) -> list[PatientPlan]:
             ward, bed = free.pop()
             stays.append(_stay(rng, ward, bed, current=True))
             current_left -= 1
+        for stay in stays:
+            stay.orders = _orderable(stay.orders, allergies)
         patients.append(PatientPlan(i, rng.choice(GIVEN), family_name(rng), born,
                                     rng.choice(("female", "male")), allergies, stays))
     return patients
+
+
+# What a prescriber gives a penicillin-allergic patient instead of amoxicillin.
+PENICILLIN_ALTERNATIVE = ("CLARI", "mg", "PO", "Q12H", "500")
+
+
+def _order_key(o: OrderPlan) -> tuple[Any, ...]:
+    f = o.fields
+    return (o.kind, f.get("medication_code"), f.get("test_code"), f.get("modality"),
+            f.get("body_part"))
+
+
+def _orderable(orders: list[OrderPlan], allergies: list[tuple[str, str, str]]
+               ) -> list[OrderPlan]:
+    """The orders as a clinician would place them, so none fails an order check: no
+    penicillin for a penicillin allergy, nothing ordered again while the same order is still
+    active (orders are placed in turn, each taken to its final status before the next).
+    Touches no random state, so the rest of the plan is the same for a seed."""
+    penicillin = any(s == "Penicillin" for s, _, _ in allergies)
+    kept: list[OrderPlan] = []
+    for o in orders:
+        if penicillin and o.fields.get("medication_code") == "AMOX":
+            code, unit, route, freq, dose = PENICILLIN_ALTERNATIVE
+            o.fields = {"medication_code": code, "unit": unit, "route": route,
+                        "frequency": freq, "dose": Decimal(dose)}
+        if any(_order_key(k) == _order_key(o) and k.status in ACTIVE_STATES for k in kept):
+            continue
+        kept.append(o)
+    return kept
 
 
 def free_beds(patients: list[PatientPlan]) -> list[tuple[str, str, str]]:

@@ -290,7 +290,8 @@ def admission_out(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def order_out(c: dict[str, Any]) -> dict[str, Any]:
-    return dict(c)  # the order as stored (camelCase until the API's snake_case change)
+    # the order as stored (camelCase until the API's snake_case change); overrides always
+    return {"overrides": [], **c}
 
 
 def event_out(c: dict[str, Any]) -> dict[str, Any]:
