@@ -14,6 +14,7 @@ from typing import Any
 from patients.domain.errors import UnitMismatch
 
 HOURS_PER_DAY = Decimal(24)
+DOSE_DIMENSIONS = ("mass", "volume", "units", "count")  # what a dose may be given in
 
 
 def _name(unit: Mapping[str, Any]) -> str:

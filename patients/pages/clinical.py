@@ -138,6 +138,7 @@ def place_order(request: HttpRequest, patient_id: str, kind: str) -> HttpRespons
     form_class, title = ORDER_FORMS[kind]
     store = get_store()
     choices = {t: reference.choices(store, t) for t in reference.TYPES}
+    choices["Unit"] = reference.dose_unit_choices(store)  # no lab units (g/L…) for a dose
     form = form_class(request.POST or None, choices=choices)
     if request.method == "POST" and form.is_valid() and _run(
             request, form, lambda: use_cases.place_order(use_cases.PlaceOrder(

@@ -109,9 +109,7 @@ class MedicationForm(EntryForm):
         self.fields["ingredients"].choices = _named(store, "Allergen", "ingredient")
         self.fields["classes"].choices = _named(store, "Allergen", "drug_class")
         self.fields["routes"].choices = _named(store, "Route")
-        self.fields["dose_unit"].choices = [("", "—")] + [
-            (code, name) for code, name in _named(store, "Unit")
-            if reference.all_of(store, "Unit")[code].get("dimension") in DOSE_DIMENSIONS]
+        self.fields["dose_unit"].choices = [("", "—")] + reference.dose_unit_choices(store)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -178,7 +176,6 @@ class LabTestForm(EntryForm):
         return analytes
 
 
-DOSE_DIMENSIONS = ("mass", "volume", "units", "count")
 TYPE_LABELS = {"Department": "Departments", "Ward": "Wards", "Allergen": "Allergens",
                "Unit": "Units", "Route": "Routes", "Frequency": "Frequencies",
                "Medication": "Medications", "Modality": "Imaging modalities",

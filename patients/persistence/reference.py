@@ -27,6 +27,7 @@ from hisadmin.core.actor import Actor
 from hisadmin.core.cache import ExpiringCache
 from patients.domain.errors import UnknownReference
 from patients.domain.events import Event
+from patients.domain.units import DOSE_DIMENSIONS
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "reference_data"
 # Loaded in this order: the types a medication or a lab test names come before them.
@@ -105,6 +106,13 @@ def choices(store: DocumentStore, type_name: str) -> list[tuple[str, str]]:
     """(code, name) of the entries that may be chosen now, by name."""
     return sorted(((code, e["name"]) for code, e in all_of(store, type_name).items()
                    if e.get("active", True)), key=lambda c: c[1])
+
+
+def dose_unit_choices(store: DocumentStore) -> list[tuple[str, str]]:
+    """(code, name) of the units a dose may be given in (not lab units such as g/L)."""
+    units = all_of(store, "Unit")
+    return [(code, name) for code, name in choices(store, "Unit")
+            if units[code].get("dimension") in DOSE_DIMENSIONS]
 
 
 def active(store: DocumentStore, type_name: str) -> list[dict[str, Any]]:

@@ -40,6 +40,8 @@ def test_it_edits_a_medications_classes_by_name(admin_client, his_store) -> None
     html = page.content.decode()
     assert form.initial["classes"] == ["NSAIDS"] and form.initial["dose_unit"] == "mg"
     assert dict(form.fields["classes"].choices)["NSAIDS"] == "NSAIDs"
+    dose_units = dict(form.fields["dose_unit"].choices)
+    assert dose_units["mcg"] == "microgram" and "g_l" not in dose_units  # no lab units
     assert ">Penicillins</option>" in html and ">milligram</option>" in html
     assert "Oral" in html  # routes and details by name
     r = admin_client.post(url, medication_post(form, classes=["NSAIDS", "SALICYLATES"],
