@@ -14,6 +14,12 @@ def _bed(ward: str | None, bed: str | None) -> str:
     return f"{ward or '—'}{f' bed {bed}' if bed else ''}"
 
 
+def _overrides(d: Data) -> str:
+    """The order checks a placed order overrode, each with its reason."""
+    return "".join(f"; overrode {o.get('check')}: {o.get('reason')}"
+                   for o in d.get("overrides") or [])
+
+
 _LINES: dict[str, Callable[[Data], str]] = {
     EventType.PATIENT_REGISTERED: lambda d: f"Registered {d.get('familyName', '').upper()}, "
                                    f"{d.get('givenName', '')} with MRN {d.get('mrn')}",
@@ -26,9 +32,11 @@ _LINES: dict[str, Callable[[Data], str]] = {
     EventType.PATIENT_TRANSFERRED: lambda d: f"Moved {_bed(d.get('fromWard'), d.get('fromBed'))} → "
                                     f"{_bed(d.get('toWard'), d.get('toBed'))}",
     EventType.ADMISSION_ENDED: lambda d: f"Discharged ({d.get('disposition')})",
-    EventType.MEDICATION_PRESCRIBED: lambda d: f"Prescribed {d.get('description')}",
-    EventType.IMAGING_EXAM_REQUESTED: lambda d: f"Requested {d.get('description')}",
-    EventType.LAB_TEST_REQUESTED: lambda d: f"Requested {d.get('description')}",
+    EventType.MEDICATION_PRESCRIBED: lambda d: f"Prescribed {d.get('description')}"
+                                      f"{_overrides(d)}",
+    EventType.IMAGING_EXAM_REQUESTED: lambda d: f"Requested {d.get('description')}"
+                                       f"{_overrides(d)}",
+    EventType.LAB_TEST_REQUESTED: lambda d: f"Requested {d.get('description')}{_overrides(d)}",
     EventType.ORDER_CANCELLED: lambda d: f"Order cancelled: {d.get('cancelReason')}",
     EventType.ORDER_ASSIGNED: lambda d: f"Order assigned to {d.get('assigneeName')}",
     EventType.MEDICATION_ADMINISTERED: lambda d: f"Given {d.get('dose')} {d.get('unit')}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -14,12 +16,13 @@ from hisadmin.core import policy
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
-from patients.domain.errors import DomainError, UnknownPatient
+from patients.domain.errors import DomainError, OrderConflicts, UnknownPatient
 from patients.pages.clinical_forms import (
     ORDER_FORMS,
     AdministrationForm,
     AllergyForm,
     DemographicsForm,
+    OverrideForm,
     TransferForm,
 )
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context, _report
@@ -27,9 +30,10 @@ from patients.persistence import queries, reference
 
 
 def _form_page(request: HttpRequest, patient_id: str, form: Any, title: str,
-               submit: str, **extra: Any) -> HttpResponse:
+               submit: str, *, template: str = "patients/form.html",
+               **extra: Any) -> HttpResponse:
     context = {**_chart_context(patient_id), "form": form, "submit": submit, **extra}
-    return admin.site.render(request, "patients/form.html", context, title=title)
+    return admin.site.render(request, template, context, title=title)
 
 
 def _run(request: HttpRequest, form: Any, action: Callable[[], object], done: str,
@@ -140,12 +144,65 @@ def place_order(request: HttpRequest, patient_id: str, kind: str) -> HttpRespons
     choices = {t: reference.choices(store, t) for t in reference.TYPES}
     choices["Unit"] = reference.dose_unit_choices(store)  # no lab units (g/L…) for a dose
     form = form_class(request.POST or None, choices=choices)
-    if request.method == "POST" and form.is_valid() and _run(
-            request, form, lambda: use_cases.place_order(use_cases.PlaceOrder(
-                patient_id=patient_id, kind=kind, **form.cleaned_data), new_uow(),
-                actor=actor_for(request.user)), f"{title}: order placed."):
-        return redirect("admin:patient_chart", patient_id)
-    return _form_page(request, patient_id, form, title, "Place order")
+    overrides = OverrideForm()
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        signature = _order_signature(kind, data)
+        # Reasons count only for the order they were given for: a changed order is checked
+        # (and warned about) afresh.
+        given = OverrideForm(request.POST)
+        reasons = given.reasons() if request.POST.get("signature") == signature else {}
+        try:
+            use_cases.place_order(use_cases.PlaceOrder(
+                patient_id=patient_id, kind=kind, overrides=reasons, **data), new_uow(),
+                actor=actor_for(request.user))
+        except OrderConflicts as exc:
+            overrides = _refused(exc, signature, reasons,
+                                 answered=request.POST.get("signature") == signature)
+        except StaleWrite:
+            form.add_error(None, STALE_MESSAGE)
+        except DomainError as exc:
+            _attach(form, exc)
+        else:
+            messages.success(request, f"{title}: order placed.")
+            return redirect("admin:patient_chart", patient_id)
+    hints = _medication_hints(store) if kind == "medication" else None
+    return _form_page(request, patient_id, form, title,
+                      "Override and place order" if overrides.shown else "Place order",
+                      template="patients/order_form.html", overrides=overrides,
+                      medication_hints=hints)
+
+
+def _order_signature(kind: str, data: dict[str, Any]) -> str:
+    """What the order asks for, as a short digest (the note aside)."""
+    said = json.dumps({"kind": kind, **{k: str(v) for k, v in data.items() if k != "note"}},
+                      sort_keys=True)
+    return hashlib.sha256(said.encode()).hexdigest()[:20]
+
+
+def _refused(exc: OrderConflicts, signature: str, reasons: dict[str, str], *,
+             answered: bool) -> OverrideForm:
+    """The warnings of a refused order, each with its reason field (the reasons already
+    given for this same order kept; a shown warning left without one says so)."""
+    shown = exc.extra["conflicts"]
+    data = {"signature": signature}
+    for c in shown:
+        data[OverrideForm.field_name(c["type"])] = reasons.get(c["type"], "")
+    overrides = OverrideForm(data, shown=shown)
+    overrides.is_valid()
+    if answered:
+        for c in shown:
+            if not reasons.get(c["type"]):
+                overrides.add_error(OverrideForm.field_name(c["type"]),
+                                    "Give a reason to override this check, or change the order.")
+    return overrides
+
+
+def _medication_hints(store: Any) -> dict[str, dict[str, Any]]:
+    """What choosing a medication proposes on the form: its dose unit, routes and limits."""
+    return {code: {"doseUnit": m.get("doseUnit") or "", "routes": m.get("routes") or [],
+                   "maxSingleDose": m.get("maxSingleDose"), "maxDailyDose": m.get("maxDailyDose")}
+            for code, m in reference.all_of(store, "Medication").items() if m.get("active", True)}
 
 
 def order_action(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:

@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from patients.domain.checks import CHECK_LABELS, CHECK_TYPES
 from patients.domain.orders import URGENCY_LABELS
 from patients.domain.records import SEVERITIES, SEXES
 
@@ -41,6 +42,13 @@ class OrderForm(forms.Form):
     urgency = forms.ChoiceField(choices=URGENCY)
     note = forms.CharField(max_length=500, required=False,
                            widget=forms.Textarea(attrs={"rows": 2}))
+    CHOSEN: tuple[tuple[str, str], ...] = ()  # (field, reference type), each blank at first
+
+    def __init__(self, *args: Any, choices: dict[str, list], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, key in self.CHOSEN:
+            self.fields[name].choices = [CHOOSE, *choices[key]]
+            self.fields[name].widget.attrs["required"] = True
 
 
 class PrescriptionForm(OrderForm):
@@ -51,30 +59,62 @@ class PrescriptionForm(OrderForm):
     route = forms.ChoiceField()
     frequency = forms.ChoiceField()
     as_needed = forms.BooleanField(required=False, label="As needed (PRN)")
-
-    def __init__(self, *args: Any, choices: dict[str, list], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for name, key in (("medication_code", "Medication"), ("unit", "Unit"),
-                          ("route", "Route"), ("frequency", "Frequency")):
-            self.fields[name].choices = choices[key]
+    CHOSEN = (("medication_code", "Medication"), ("unit", "Unit"), ("route", "Route"),
+              ("frequency", "Frequency"))
+    field_order = ("medication_code", "dose", "unit", "route", "frequency", "as_needed",
+                   "urgency", "note")
 
 
 class ImagingForm(OrderForm):
     modality = forms.ChoiceField()
     body_part = forms.ChoiceField(label="Body part")
-
-    def __init__(self, *args: Any, choices: dict[str, list], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["modality"].choices = choices["Modality"]
-        self.fields["body_part"].choices = choices["BodyPart"]
+    CHOSEN = (("modality", "Modality"), ("body_part", "BodyPart"))
+    field_order = ("modality", "body_part", "urgency", "note")
 
 
 class LabForm(OrderForm):
     test_code = forms.ChoiceField(label="Test")
+    CHOSEN = (("test_code", "LabTest"),)
+    field_order = ("test_code", "urgency", "note")
 
-    def __init__(self, *args: Any, choices: dict[str, list], **kwargs: Any) -> None:
+
+class OverrideForm(forms.Form):
+    """One required reason per order check that failed, shown with what the check found.
+
+    ``shown``: the conflicts on the page ({type, detail}); ``signature`` ties the reasons to
+    the order they were given for, so a reason never carries over to a changed order.
+    """
+
+    signature = forms.CharField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args: Any, shown: list[dict[str, str]] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["test_code"].choices = choices["LabTest"]
+        self.shown = list(shown)
+        for c in self.shown:
+            self.fields[self.field_name(c["type"])] = forms.CharField(
+                label=f"Reason to override ({CHECK_LABELS.get(c['type'], c['type'])})",
+                max_length=500, required=False,
+                widget=forms.Textarea(attrs={"rows": 2, "required": True,
+                                             "class": "override-reason",
+                                             "data-check": c["type"]}))
+
+    @staticmethod
+    def field_name(check: str) -> str:
+        return "override_" + check.replace("-", "_")
+
+    def reasons(self) -> dict[str, str]:
+        """The reasons given on this submit, by check type (blank ones left out)."""
+        found = {}
+        for check in CHECK_TYPES:
+            reason = " ".join(str(self.data.get(self.field_name(check), "")).split())
+            if reason:
+                found[check] = reason
+        return found
+
+    def warnings(self) -> list[dict[str, Any]]:
+        """Each conflict with its reason field, for the template."""
+        return [{**c, "label": CHECK_LABELS.get(c["type"], c["type"]),
+                 "field": self[self.field_name(c["type"])]} for c in self.shown]
 
 
 class AdministrationForm(forms.Form):
