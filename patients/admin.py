@@ -24,6 +24,8 @@ for _label, _route, _view, _name in (
     ("Demographics", "patients/<str:patient_id>/demographics/", cv.edit_demographics,
      "patient_demographics"),
     ("Allergy", "patients/<str:patient_id>/allergies/add/", cv.add_allergy, "allergy_add"),
+    ("No known allergies", "patients/<str:patient_id>/allergies/none/",
+     cv.record_no_known_allergies, "allergy_none"),
     ("Remove allergy", "patients/<str:patient_id>/allergies/<str:allergy_id>/remove/",
      cv.remove_allergy, "allergy_remove"),
     ("Transfer", "patients/<str:patient_id>/transfer/", cv.transfer, "patient_transfer"),

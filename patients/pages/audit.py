@@ -20,13 +20,31 @@ def _overrides(d: Data) -> str:
                    for o in d.get("overrides") or [])
 
 
+_REMOVAL = {"entered-in-error": "entered in error", "resolved": "resolved", "other": "other"}
+
+
+def _allergy_added(d: Data) -> str:
+    said = ", ".join(x for x in (d.get("severity"), d.get("reaction")) if x)
+    line = f"Allergy to {d.get('substance')} ({said})"
+    if d.get("criticality") and d["criticality"] != "unable-to-assess":
+        line += f", {d['criticality']} criticality"
+    if "checkable" in d and not d["checkable"]:
+        line += "; free text, not checked against orders"
+    return line
+
+
 _LINES: dict[str, Callable[[Data], str]] = {
     EventType.PATIENT_REGISTERED: lambda d: f"Registered {d.get('familyName', '').upper()}, "
                                    f"{d.get('givenName', '')} with MRN {d.get('mrn')}",
     EventType.DEMOGRAPHICS_UPDATED: lambda d: "Corrected " + ", ".join(
         f"{k}: {d.get('previous', {}).get(k)} → {v}" for k, v in d.items() if k != "previous"),
-    EventType.ALLERGY_ADDED: lambda d: f"Allergy to {d.get('substance')} ({d.get('severity')})",
-    EventType.ALLERGY_REMOVED: lambda d: f"Allergy to {d.get('substance')} removed",
+    EventType.ALLERGY_ADDED: lambda d: _allergy_added(d),
+    EventType.ALLERGY_REMOVED: lambda d: f"Allergy to {d.get('substance')} removed"
+                                + (f": {_REMOVAL.get(d['reason'], d['reason'])}"
+                                   if d.get("reason") else "")
+                                + (f" ({d['detail']})" if d.get("detail") else ""),
+    EventType.NO_KNOWN_ALLERGIES_RECORDED: lambda d: "No known allergies recorded (asked, "
+                                            "none reported)",
     EventType.ADMISSION_STARTED: lambda d: f"Admitted to {d.get('departmentId')} / "
                                   f"{_bed(d.get('wardId'), d.get('bed'))}: {d.get('reason')}",
     EventType.PATIENT_TRANSFERRED: lambda d: f"Moved {_bed(d.get('fromWard'), d.get('fromBed'))} → "

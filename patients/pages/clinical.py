@@ -21,8 +21,10 @@ from patients.pages.clinical_forms import (
     ORDER_FORMS,
     AdministrationForm,
     AllergyForm,
+    ConfirmForm,
     DemographicsForm,
     OverrideForm,
+    RemoveAllergyForm,
     TransferForm,
 )
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context, _report
@@ -95,7 +97,8 @@ def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
 @requires("add_allergy")
 def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
-    form = AllergyForm(request.POST or None, initial={"etag": context["patient"]["etag"]})
+    form = AllergyForm(request.POST or None, initial={"etag": context["patient"]["etag"]},
+                       allergens=reference.all_of(get_store(), "Allergen"))
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         etag = data.pop("etag")
@@ -106,13 +109,44 @@ def add_allergy(request: HttpRequest, patient_id: str) -> HttpResponse:
     return _form_page(request, patient_id, form, "Record an allergy", "Record")
 
 
+@requires("add_allergy")
+def record_no_known_allergies(request: HttpRequest, patient_id: str) -> HttpResponse:
+    """A confirmation page; its POST records "no known allergies" (an explicit act)."""
+    context = _chart_context(patient_id)
+    form = ConfirmForm(request.POST or None, initial={"etag": context["patient"]["etag"]})
+    if request.method == "POST" and form.is_valid() and _run(
+            request, form, lambda: use_cases.record_no_known_allergies(
+                use_cases.RecordNoKnownAllergies(patient_id, form.cleaned_data["etag"]),
+                new_uow(), actor=actor_for(request.user)),
+            "No known allergies recorded.", _patient_etag(patient_id)):
+        return redirect("admin:patient_chart", patient_id)
+    return admin.site.render(request, "patients/allergy_confirm.html",
+                             {**context, "form": form, "confirm": "none"},
+                             title="Record no known allergies")
+
+
 @requires("remove_allergy")
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str) -> HttpResponse:
-    if request.method == "POST":
-        _report(request, lambda: use_cases.remove_allergy(use_cases.RemoveAllergy(
-            patient_id, allergy_id, request.POST.get("etag") or None), new_uow(),
-            actor=actor_for(request.user)), "Allergy removed.")
-    return redirect("admin:patient_chart", patient_id)
+    """A confirmation page showing the allergy; its POST removes it with a reason (the
+    allergy stays in the record's history)."""
+    context = _chart_context(patient_id)
+    allergy = next((a for a in context["allergy"]["active"] if a["allergyId"] == allergy_id),
+                   None)
+    if allergy is None:
+        messages.error(request, "That allergy is not on the record (it may have been removed "
+                                "meanwhile); reload the chart.")
+        return redirect("admin:patient_chart", patient_id)
+    form = RemoveAllergyForm(request.POST or None, initial={"etag": context["patient"]["etag"]})
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        if _run(request, form, lambda: use_cases.remove_allergy(use_cases.RemoveAllergy(
+                patient_id, allergy_id, d["etag"], reason=d["reason"], detail=d["detail"]),
+                new_uow(), actor=actor_for(request.user)),
+                f"Allergy to {allergy['substance']} removed.", _patient_etag(patient_id)):
+            return redirect("admin:patient_chart", patient_id)
+    return admin.site.render(request, "patients/allergy_confirm.html",
+                             {**context, "form": form, "confirm": "remove", "allergy": allergy},
+                             title=f"Remove the allergy to {allergy['substance']}?")
 
 
 @requires("transfer")

@@ -8,7 +8,7 @@ from django import forms
 
 from patients.domain.checks import CHECK_LABELS, CHECK_TYPES
 from patients.domain.orders import URGENCY_LABELS
-from patients.domain.records import SEVERITIES, SEXES
+from patients.domain.records import CRITICALITIES, REMOVAL_LABELS, SEVERITIES, SEXES
 
 
 class DemographicsForm(forms.Form):
@@ -20,10 +20,63 @@ class DemographicsForm(forms.Form):
     etag = forms.CharField(widget=forms.HiddenInput)
 
 
+ALLERGEN_KINDS = {"drug_class": "Drug classes", "ingredient": "Drugs (ingredients)",
+                  "food": "Food", "environment": "Environment", "other": "Other"}
+CRITICALITY_LABELS = {"low": "Low", "high": "High", "unable-to-assess": "Unable to assess"}
+
+
 class AllergyForm(forms.Form):
-    substance = forms.CharField(max_length=100)
+    """An allergen from the list (checkable against orders) or, when none fits, free text."""
+
+    allergen_code = forms.ChoiceField(label="Allergen", required=False)
+    substance = forms.CharField(
+        max_length=100, required=False, label="Or, if none fits",
+        help_text="Free text: recorded, but not checked against orders.")
     reaction = forms.CharField(max_length=200, required=False)
-    severity = forms.ChoiceField(choices=[(s, s.capitalize()) for s in SEVERITIES])
+    severity = forms.ChoiceField(choices=[("", "—")] + [(s, s.capitalize()) for s in SEVERITIES])
+    criticality = forms.ChoiceField(choices=[(c, CRITICALITY_LABELS[c]) for c in CRITICALITIES],
+                                    initial="unable-to-assess", required=False)
+    etag = forms.CharField(widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, allergens: dict[str, dict[str, Any]] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for code, entry in (allergens or {}).items():
+            if entry.get("active", True):
+                groups.setdefault(entry.get("kind", "other"), []).append((code, entry["name"]))
+        self.fields["allergen_code"].choices = [("", "— choose an allergen —")] + [
+            (ALLERGEN_KINDS.get(kind, kind), sorted(groups[kind], key=lambda c: c[1]))
+            for kind in sorted(groups, key=lambda k: list(ALLERGEN_KINDS).index(k)
+                               if k in ALLERGEN_KINDS else len(ALLERGEN_KINDS))]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        code, text = data.get("allergen_code"), (data.get("substance") or "").strip()
+        if code and text:
+            self.add_error("substance", "Choose an allergen or describe it, not both.")
+        elif not code and not text and "substance" not in self.errors:
+            self.add_error("substance", "Choose an allergen from the list, or describe the "
+                                        "substance when none fits.")
+        data["criticality"] = data.get("criticality") or "unable-to-assess"
+        return data
+
+
+class RemoveAllergyForm(forms.Form):
+    reason = forms.ChoiceField(choices=list(REMOVAL_LABELS.items()), widget=forms.RadioSelect,
+                               label="Why remove it?")
+    detail = forms.CharField(max_length=300, required=False, label="Say why",
+                             help_text="Required when the reason is other.")
+    etag = forms.CharField(widget=forms.HiddenInput)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("reason") == "other" and not (data.get("detail") or "").strip():
+            self.add_error("detail", "Say why the allergy is removed.")
+        return data
+
+
+class ConfirmForm(forms.Form):
     etag = forms.CharField(widget=forms.HiddenInput)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,6 +21,13 @@ from hisadmin.core.store import get_store, new_uow
 from patients import staff, use_cases
 from patients.domain.errors import DomainError, UnknownPatient
 from patients.domain.orders import ACTIVE, ADMINISTRABLE, actions_from
+from patients.domain.records import (
+    ALLERGY_STATUS_LABELS,
+    REMOVAL_LABELS,
+    AllergyStatus,
+    allergy_status,
+    read_allergy,
+)
 from patients.pages import audit
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 from patients.persistence import queries, reference
@@ -78,7 +86,53 @@ def register_patient(request: HttpRequest) -> HttpResponse:
                              {"form": form, "submit": "Register"}, title="Register a patient")
 
 
+SEVERITY_RANK = {"severe": 0, "moderate": 1, "mild": 2}
+
+
+def _age(birth_date: str, today: date) -> int | None:
+    try:
+        born = date.fromisoformat(birth_date)
+    except (TypeError, ValueError):
+        return None
+    return today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+
+
+def allergy_context(p: dict[str, Any]) -> dict[str, Any]:
+    """The allergy part of a patient page: status, active allergies (severe first), removed
+    ones (newest first, with the reason in words) and the "no known allergies" record."""
+    allergies = [read_allergy(a) for a in p.get("allergies", [])]
+    for a in allergies:
+        a["removal_label"] = REMOVAL_LABELS.get(a.get("removalReason") or "", "")
+    active = sorted((a for a in allergies if a["status"] == "active"),
+                    key=lambda a: (SEVERITY_RANK.get(a["severity"], 3), a["substance"].casefold()))
+    removed = sorted((a for a in allergies if a["status"] == "removed"),
+                     key=lambda a: a.get("removedAt") or "", reverse=True)
+    status = allergy_status(p.get("allergies", []), p.get("noKnownAllergies") or None)
+    return {"status": str(status), "status_label": ALLERGY_STATUS_LABELS[status],
+            "unknown": status == AllergyStatus.UNKNOWN,
+            "none_known": status == AllergyStatus.NO_KNOWN_ALLERGIES,
+            "nka": p.get("noKnownAllergies") or None, "active": active, "removed": removed}
+
+
+def banner_context(chart: dict[str, Any], today: date | None = None) -> dict[str, Any]:
+    """What the patient banner shows (templates/patients/_banner.html): who, where, and
+    what they are allergic to. Ward and department by name, from reference data."""
+    p, stay = chart["patient"], chart.get("active_admission")
+    where = None
+    if stay is not None:
+        store = get_store()
+        ward = reference.all_of(store, "Ward").get(stay["wardId"]) or {}
+        department = reference.all_of(store, "Department").get(stay["departmentId"]) or {}
+        where = {"ward": ward.get("name") or stay["wardId"], "bed": stay.get("bed"),
+                 "department": department.get("name") or stay["departmentId"]}
+    return {"patient_id": p["patientId"], "name": f"{p['familyName'].upper()}, {p['givenName']}",
+            "mrn": p["mrn"], "birth_date": p["birthDate"], "sex": p.get("sex", "unknown"),
+            "age": _age(p["birthDate"], today or datetime.now(UTC).date()), "where": where,
+            "allergy": allergy_context(p)}
+
+
 def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str, Any]:
+    """Every patient page's context: the chart, its audit page and the banner."""
     try:
         chart = queries.chart(get_store(), patient_id)
     except UnknownPatient as exc:
@@ -96,8 +150,10 @@ def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str,
         order["actions"] = actions_from(order["status"])
         order["administrable"] = order["kind"] == "medication" and \
             order["status"] in ADMINISTRABLE
+    banner = banner_context(chart)
     return {**chart, "events": events, "events_more": token, "orders": orders,
-            "patient_etag": chart["patient"]["etag"]}
+            "patient_etag": chart["patient"]["etag"], "banner": banner,
+            "allergy": banner["allergy"]}
 
 
 @requires("read")
@@ -110,6 +166,7 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context["can_order"] = policy.allows(user, "place_order")
     context["can_nurse"] = policy.allows(user, "administer")
     context["can_allergy"] = policy.allows(user, "add_allergy")
+    context["can_remove_allergy"] = policy.allows(user, "remove_allergy")
     context["can_progress"] = policy.allows(user, "progress_order")
     if context["active_admission"] is not None:
         context["discharge_form"] = DischargeForm(
