@@ -86,9 +86,9 @@ def allergy_conflict(medication: Entry, allergies: Iterable[Entry],
         code = allergy.get("allergenCode")
         if allergy.get("checkable") and code:
             if code in codes:
-                what = "an ingredient" if code in ingredients else "a drug class"
-                found.append(f"{_allergy_words(allergy)}: {names.get(code, code)} is {what} "
-                             f"of {drug}")
+                how = "contains" if code in ingredients else "belongs to"
+                found.append(f"{_allergy_words(allergy)}: {drug} {how} "
+                             f"{names.get(code, allergy.get('substance') or code)}")
             continue
         text = allergy.get("substance") or ""
         named = [n for n in (drug, *(names.get(c, c) for c in (*ingredients, *classes)))

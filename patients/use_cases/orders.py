@@ -85,8 +85,8 @@ def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str
 
 
 def _allergen_names(store: DocumentStore, allergies: list[dict[str, Any]]) -> dict[str, str]:
-    """Allergen names, for free-text allergies only (coded ones compare codes)."""
-    if not any(not a.get("checkable") for a in allergies):
+    """Allergen names (checks compare codes; the names are for free text and the words)."""
+    if not allergies:
         return {}
     return {code: e.get("name", code) for code, e in reference.all_of(store, "Allergen").items()}
 
