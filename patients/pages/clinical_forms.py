@@ -66,6 +66,7 @@ class RemoveAllergyForm(forms.Form):
     reason = forms.ChoiceField(choices=list(REMOVAL_LABELS.items()), widget=forms.RadioSelect,
                                label="Why remove it?")
     detail = forms.CharField(max_length=300, required=False, label="Say why",
+                             widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
                              help_text="Required when the reason is other.")
     etag = forms.CharField(widget=forms.HiddenInput)
 
