@@ -181,7 +181,8 @@ def other_commands(client: Any, tokens: Any, i: int, bed: tuple[str, str, str],
     patient = cmd("add allergy", "POST", f"/patients/{pid}/allergies", {
         "substance": "Latex", "reaction": "Hives", "severity": "mild"})
     cmd("remove allergy", "DELETE",
-        f"/patients/{pid}/allergies/{patient['allergies'][0]['allergyId']}", None)
+        f"/patients/{pid}/allergies/{patient['allergies'][0]['allergyId']}"
+        "?reason=entered-in-error", None)
     dept, ward, code = bed
     cmd("admit", "POST", f"/patients/{pid}/admissions", {
         "department_id": dept, "ward_id": ward, "bed": code, "reason": "Fall"})
