@@ -91,6 +91,9 @@ class TransferForm(forms.Form):
         self.fields["ward_id"].choices = wards
 
 
+CHOOSE = ("", "— choose —")  # nothing clinical is chosen for the prescriber
+
+
 class OrderForm(forms.Form):
     URGENCY = [(u.value, label) for u, label in URGENCY_LABELS.items()]
     urgency = forms.ChoiceField(choices=URGENCY)
