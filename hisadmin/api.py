@@ -210,5 +210,6 @@ def _domain(request: HttpRequest, exc: DomainError) -> HttpResponse:
 
 api.add_router("/", patients_router)
 api.add_router("/", clinical_router)
+api.add_router("/", "patients.api.mar.router")
 api.add_router("/worklists", worklists_router)
 api.add_router("/reference", "patients.api.reference.router")

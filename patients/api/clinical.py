@@ -149,20 +149,28 @@ def read_order(request: HttpRequest, patient_id: str, order_id: str) -> HttpResp
 
 
 @router.post("/patients/{patient_id}/orders/{order_id}/administrations",
-             response={201: OrderOut, **ERRORS_SCHEMA},
-             summary="Record a medication administration")
+             response={201: OrderOut, **ERRORS_SCHEMA, 409: OrderConflictsProblem},
+             summary="Record a medication administration: a dose given or not given")
 def administer(request: HttpRequest, patient_id: str, order_id: str,
                payload: AdministrationIn,
                if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
-    """Optional ``If-Match``: the order's ETag; send an ``Idempotency-Key`` so a retry never
-    records the same dose twice."""
+    """``status`` given (default): ``dose`` and ``unit`` convertible to the ordered unit, at
+    most the ordered dose, ``administered_at`` (default now) not in the future; not_given:
+    ``reason`` (refused | held | unavailable | patient-absent | other with ``reason_detail``).
+    ``scheduled_for`` names the dose time answered. 201: the order; 404: no such patient or
+    order; 409: ``prn-interval`` (with ``conflicts``; resend with ``overrides``) or an order
+    that cannot be administered; 412: stale ``If-Match`` (the order's ETag); 422: a rule
+    above. Send an ``Idempotency-Key`` so a retry never records the same dose twice."""
     policy.require(request.user, "administer")
 
     def produce() -> HttpResponse:
         uow = new_uow()
-        use_cases.administer(use_cases.Administer(patient_id, order_id, payload.dose,
-                                                  payload.unit, payload.note, if_match), uow,
-                             actor=actor_for(request.user))
+        use_cases.administer(use_cases.Administer(
+            patient_id, order_id, payload.dose, payload.unit, payload.note, if_match,
+            status=payload.status, administered_at=payload.administered_at,
+            reason=payload.reason or "", reason_detail=payload.reason_detail,
+            scheduled_for=payload.scheduled_for, overrides=payload.overrides), uow,
+            actor=actor_for(request.user))
         return _saved_order(request, uow, patient_id, order_id, 201)
 
     return with_idempotency(request, produce, problem)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -111,10 +111,28 @@ class AssignIn(Schema):
     assignee: str | None = Field(None, description="username; null to unassign")
 
 
+AdministrationStatus = Literal["given", "not_given"]
+NotGivenReason = Literal["refused", "held", "unavailable", "patient-absent", "other"]
+
+
 class AdministrationIn(Schema):
-    dose: Decimal = Field(gt=0, max_digits=10, decimal_places=3)
-    unit: str = Field(min_length=1, max_length=20)
+    """A dose given (``dose``, ``unit``; ``administered_at`` default now) or not given
+    (``reason``; ``reason_detail`` for other). ``scheduled_for``: the dose time it answers."""
+
+    status: AdministrationStatus = "given"
+    dose: Decimal | None = Field(None, gt=0, max_digits=10, decimal_places=3,
+                                 description="given: at most the ordered dose")
+    unit: str = Field("", max_length=20, description="given: a Unit code convertible to the "
+                      "ordered unit")
+    administered_at: datetime | None = Field(None, description="when it happened, not in "
+                                             "the future; default now")
+    reason: NotGivenReason | None = Field(None, description="not given: why")
+    reason_detail: str = Field("", max_length=300, description="the text for reason other")
+    scheduled_for: datetime | None = Field(None, description="the order's dose time answered")
     note: str = Field("", max_length=300)
+    overrides: dict[str, str] = Field(
+        default_factory=dict, description="prn-interval → reason, to give an as-needed dose "
+        "sooner than its least interval")
 
 
 class AdmitIn(Schema):
@@ -183,10 +201,19 @@ class NoKnownAllergiesOut(Schema):
 
 
 class AdministrationOut(Schema):
+    """One administration as kept on the order (older entries: a dose given at ``at``)."""
+
     administrationId: str
-    at: str
-    dose: str
-    unit: str
+    status: AdministrationStatus = "given"
+    at: str = Field(description="when it was recorded")
+    administeredAt: str | None = Field(None, description="when it happened")
+    scheduledFor: str | None = None
+    dose: str | None = None
+    unit: str | None = None
+    reason: str | None = None
+    reasonDetail: str | None = None
+    override: dict[str, Any] | None = Field(None, description="prn-interval overridden: "
+                                            "{check, detail, reason, by, at}")
     by: str
     note: str = ""
 

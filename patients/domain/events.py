@@ -31,6 +31,7 @@ class EventType(StrEnum):
     ORDER_ASSIGNED = "OrderAssigned"
     ORDER_UNASSIGNED = "OrderUnassigned"
     MEDICATION_ADMINISTERED = "MedicationAdministered"
+    MEDICATION_NOT_GIVEN = "MedicationNotGiven"
     # reference data (in the reference type's own stream)
     REFERENCE_ENTRY_ADDED = "ReferenceEntryAdded"
     REFERENCE_ENTRY_CHANGED = "ReferenceEntryChanged"
@@ -233,6 +234,19 @@ class MedicationAdministered(Event):
     """``record``: the administration as kept on the order."""
 
     type = EventType.MEDICATION_ADMINISTERED
+    order_id: str
+    record: dict[str, Any] = field(default_factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        return {"orderId": self.order_id, **self.record}
+
+
+@dataclass(frozen=True)
+class MedicationNotGiven(Event):
+    """A scheduled (or as-needed) dose recorded as not given: ``record`` as kept on the order
+    (``status`` not_given, ``reason``, ``reasonDetail``, ``scheduledFor``)."""
+
+    type = EventType.MEDICATION_NOT_GIVEN
     order_id: str
     record: dict[str, Any] = field(default_factory=dict)
 

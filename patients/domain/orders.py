@@ -140,16 +140,18 @@ class Order:
         return EventType.ORDER_ASSIGNED if user_id else EventType.ORDER_UNASSIGNED
 
     def administer(self, record: dict[str, Any]) -> bool:
-        """Record a dose given; returns True when that started the order."""
+        """Record a dose given or not given (``record["status"]``, given when absent);
+        returns True when a dose given started the order."""
         if self.kind != "medication":
             raise InvalidTransition("Only medication orders have administrations.")
         if self.status not in ADMINISTRABLE:
             raise InvalidTransition(
                 "Administer only a ready or in-progress prescription (mark it ready first).")
-        if record["dose"] <= 0:
+        given = record.get("status", "given") == "given"
+        if given and record["dose"] <= 0:
             raise InvalidInput("The dose must be positive.", field="dose")
         self.administrations.append(record)
-        started = self.status == OrderStatus.READY
+        started = given and self.status == OrderStatus.READY
         if started:
             self.status = OrderStatus.IN_PROGRESS
         self.version += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from patients.use_cases.administrations import Administer, administer, medication_record
 from patients.use_cases.admissions import (
     AdmitPatient,
     DischargePatient,
@@ -18,11 +19,9 @@ from patients.use_cases.allergies import (
 )
 from patients.use_cases.demographics import UpdateDemographics, update_demographics
 from patients.use_cases.orders import (
-    Administer,
     AssignOrder,
     PlaceOrder,
     ProgressOrder,
-    administer,
     assign_order,
     place_order,
     progress_order,
@@ -36,7 +35,7 @@ from patients.use_cases.registration import RegisterPatient, register_patient
 from patients.use_cases.transfers import TransferPatient, transfer_patient
 
 __all__ = [
-    "AddAllergy", "Administer", "AdmitPatient", "AssignOrder", "DischargePatient",
+    "AddAllergy", "Administer", "medication_record", "AdmitPatient", "AssignOrder", "DischargePatient",
     "PlaceOrder", "ProgressOrder", "RecordNoKnownAllergies", "RegisterPatient",
     "RemoveAllergy", "SaveReferenceEntry",
     "TransferPatient",

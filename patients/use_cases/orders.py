@@ -1,4 +1,6 @@
-"""Orders: placing them, moving them through their states, assigning, administering."""
+"""Orders: placing them, moving them through their states, assigning them.
+
+Recording administrations is in :mod:`patients.use_cases.administrations`."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from patients.domain import checks
 from patients.domain.errors import InvalidInput, NotAdmitted, OrderConflicts
 from patients.domain.events import (
     EventType,
-    MedicationAdministered,
     OrderAssigned,
     OrderPlaced,
     OrderProgressed,
@@ -139,7 +140,7 @@ def place_order(cmd: PlaceOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
     return order
 
 
-def _order_of(cmd: ProgressOrder | AssignOrder | Administer, uow: UnitOfWork
+def _order_of(cmd: ProgressOrder | AssignOrder, uow: UnitOfWork
               ) -> tuple[PatientRecords, PatientRecord, Order]:
     """Load the record with the order ``cmd`` names, at the version it expects."""
     records = PatientRecords(uow)
@@ -187,29 +188,3 @@ def assign_order(cmd: AssignOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
                  actor=actor, now=now)
     return order
 
-
-@dataclass(frozen=True)
-class Administer:
-    patient_id: str
-    order_id: str
-    dose: Decimal
-    unit: str
-    note: str = ""
-    expected_version: str | None = None  # of the order
-
-
-def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
-    now = datetime.now(UTC)
-    records, record, order = _order_of(cmd, uow)
-    reference.get(uow.store, "Unit", cmd.unit, field="unit")
-    entry = {"administrationId": str(uuid.uuid4()), "at": now.isoformat(),
-             "dose": format(cmd.dose.normalize(), "f") if cmd.dose > 0 else "0",
-             "unit": cmd.unit, "by": actor.username, "note": " ".join(cmd.note.split())[:300]}
-    started = order.administer({**entry, "dose": cmd.dose})
-    order.administrations[-1] = entry  # kept as a decimal string, like the ordered dose
-    events = [MedicationAdministered(order_id=order.order_id, record=entry)]
-    if started:
-        events.append(OrderProgressed(progress=EventType.ORDER_STARTED, order_id=order.order_id,
-                                      status=order.status))
-    records.save(record, events, actor=actor, now=now)
-    return order

@@ -1,0 +1,129 @@
+"""JSON API for the medication administration record: ``GET /api/v1/patients/{id}/mar``."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja import Router, Schema
+from pydantic import Field
+
+from hisadmin.core import policy
+from hisadmin.core.store import get_store
+from patients import use_cases
+from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus
+from patients.domain.errors import InvalidInput
+
+router = Router(tags=["medication administration record"])
+
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+SlotStatus = Literal["upcoming", "due", "late", "given", "not_given", "missed"]
+
+
+class MarAdministrationOut(Schema):
+    administration_id: str
+    status: AdministrationStatus
+    administered_at: str
+    scheduled_for: str | None = None
+    dose: str | None = None
+    unit: str | None = None
+    reason: str | None = None
+    reason_detail: str | None = None
+    override: dict[str, Any] | None = Field(
+        None, description="prn-interval overridden: {check, detail, reason, by, at}")
+    by: str
+    recorded_at: str
+    note: str = ""
+
+
+class SlotOut(Schema):
+    scheduled_for: str
+    status: SlotStatus = Field(description="upcoming; due from 30 min before to 60 min after "
+                               "the time; late after that; missed once the day is over; "
+                               "given / not_given when recorded")
+    administration: MarAdministrationOut | None = None
+
+
+class MarOrderOut(Schema):
+    order_id: str
+    description: str
+    status: str
+    medication_code: str | None = None
+    medication_name: str | None = None
+    dose: str | None = None
+    unit: str | None = None
+    route: str | None = None
+    frequency: str | None = None
+    frequency_hours: float = 0
+    as_needed: bool = False
+    prn_min_interval_hours: float | None = None
+    start_at: str
+    end_at: str | None = None
+    etag: str
+    slots: list[SlotOut] = Field(description="the day's dose times (none for PRN orders)")
+    administrations: list[MarAdministrationOut] = Field(
+        description="every administration recorded that day, oldest first")
+
+
+class MarOut(Schema):
+    patient_id: str
+    date: str
+    now: str
+    orders: list[MarOrderOut]
+
+
+def administration_out(e: dict[str, Any]) -> dict[str, Any]:
+    return {"administration_id": e["administrationId"], "status": e.get("status") or "given",
+            "administered_at": e.get("administeredAt") or e["at"],
+            "scheduled_for": e.get("scheduledFor"), "dose": e.get("dose"),
+            "unit": e.get("unit"), "reason": e.get("reason"),
+            "reason_detail": e.get("reasonDetail"), "override": e.get("override"),
+            "by": e.get("by", ""), "recorded_at": e["at"], "note": e.get("note") or ""}
+
+
+def mar_out(record: dict[str, Any]) -> dict[str, Any]:
+    return {"patient_id": record["patientId"], "date": record["date"], "now": record["now"],
+            "orders": [{
+                "order_id": o["orderId"], "description": o["description"],
+                "status": o["status"], "medication_code": o.get("medicationCode"),
+                "medication_name": o.get("medicationName"), "dose": o.get("dose"),
+                "unit": o.get("unit"), "route": o.get("route"),
+                "frequency": o.get("frequency"), "frequency_hours": o["frequencyHours"],
+                "as_needed": bool(o.get("asNeeded")),
+                "prn_min_interval_hours": o.get("prnMinIntervalHours"),
+                "start_at": o.get("startAt") or o["placedAt"], "end_at": o.get("endAt"),
+                "etag": o["etag"],
+                "slots": [{"scheduled_for": s["scheduledFor"], "status": s["status"],
+                           "administration": administration_out(s["administration"])
+                           if s["administration"] else None} for s in o["slots"]],
+                "administrations": [administration_out(e) for e in o["administrations"]],
+            } for o in record["orders"]]}
+
+
+def parse_day(value: str | None) -> date:
+    """``YYYY-MM-DD``; today (in the site's time zone) when empty; else 422."""
+    if not value:
+        return timezone.localdate()
+    try:
+        if not DAY.fullmatch(value):
+            raise ValueError(value)
+        return date.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(f"date must be YYYY-MM-DD, not {value[:20]!r}.",
+                           field="date") from None
+
+
+@router.get("/patients/{patient_id}/mar", response={200: MarOut, **ERRORS_SCHEMA},
+            summary="The medication administration record for one day")
+def medication_record(request: HttpRequest, patient_id: str, date: str | None = None
+                      ) -> dict[str, Any]:
+    """Each medication order active on ``date`` (YYYY-MM-DD, in the site's time zone; default
+    today) with its dose times and their status, and the day's administrations (for PRN
+    orders, the only entries). A malformed date → 422; unknown patient → 404."""
+    policy.require(request.user, "read")
+    day = parse_day(date)
+    return mar_out(use_cases.medication_record(get_store(), patient_id, day,
+                                               tz=timezone.get_current_timezone()))

@@ -1,0 +1,182 @@
+"""The medication administration record: dose times, their status on a day, the PRN interval.
+
+Plain functions over an order's record (camelCase, as stored). A scheduled order's dose times
+run from its start (``startAt``, or ``placedAt`` when none was given) every ``hours`` of its
+frequency, until ``endAt``; a once-only frequency (``hours`` 0) has one time, the start. An
+as-needed (PRN) order has no times, only a least interval between given doses.
+
+A slot's status on a day, at ``now``: ``given`` / ``not_given`` when an administration names
+it (``scheduledFor``); otherwise ``upcoming`` until 30 minutes before the time, ``due`` from
+then to 60 minutes after, ``late`` after that until the day ends, ``missed`` once it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from decimal import Decimal
+from typing import Any
+
+from patients.domain.checks import PRN_INTERVAL, Conflict
+
+DUE_BEFORE = timedelta(minutes=30)
+DUE_AFTER = timedelta(minutes=60)
+GIVEN, NOT_GIVEN = "given", "not_given"
+RECORD_STATUSES = (GIVEN, NOT_GIVEN)
+SLOT_STATUSES = ("upcoming", "due", "late", GIVEN, NOT_GIVEN, "missed")
+OPEN_STATUSES = ("upcoming", "due", "late")  # a dose can still be recorded
+STATUS_LABELS = {"upcoming": "Upcoming", "due": "Due", "late": "Late", GIVEN: "Given",
+                 NOT_GIVEN: "Not given", "missed": "Missed"}
+NOT_GIVEN_REASONS = {"refused": "Refused", "held": "Held", "unavailable": "Unavailable",
+                     "patient-absent": "Patient absent", "other": "Other"}
+MAX_SLOTS_PER_DAY = 96  # a frequency of 15 minutes; more is not a schedule
+
+
+def parse_instant(value: str | datetime, tz: tzinfo = UTC) -> datetime:
+    """An aware datetime from ISO text; a time without an offset is read in ``tz``."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return moment if moment.tzinfo else moment.replace(tzinfo=tz)
+
+
+def instant_text(moment: datetime) -> str:
+    """The stored spelling of an instant: ISO 8601 in UTC, to the second."""
+    return moment.astimezone(UTC).replace(microsecond=0).isoformat()
+
+
+@dataclass(frozen=True)
+class Day:
+    """One calendar day in a time zone: ``[start, end)``."""
+
+    day: date
+    tz: tzinfo = UTC
+
+    @property
+    def start(self) -> datetime:
+        return datetime.combine(self.day, time(0), self.tz)
+
+    @property
+    def end(self) -> datetime:
+        return datetime.combine(self.day + timedelta(days=1), time(0), self.tz)
+
+
+def is_prn(order: Mapping[str, Any]) -> bool:
+    return bool(order.get("asNeeded"))
+
+
+def order_start(order: Mapping[str, Any], tz: tzinfo = UTC) -> datetime:
+    return parse_instant(order.get("startAt") or order["placedAt"], tz)
+
+
+def order_end(order: Mapping[str, Any], tz: tzinfo = UTC) -> datetime | None:
+    return parse_instant(order["endAt"], tz) if order.get("endAt") else None
+
+
+def slot_times(order: Mapping[str, Any], hours: float | Decimal, day: Day) -> list[datetime]:
+    """The order's dose times within ``day`` (none for PRN orders)."""
+    if is_prn(order) or order.get("kind", "medication") != "medication":
+        return []
+    start, end = order_start(order, day.tz), order_end(order, day.tz)
+    until = min(day.end, end) if end is not None else day.end
+    if not hours or hours <= 0:
+        return [start] if day.start <= start < until else []
+    step = timedelta(hours=float(hours))
+    if step < timedelta(minutes=15):
+        step = timedelta(minutes=15)
+    skip = max(0, -(-(day.start - start) // step))  # ceil: the first time at or after the day
+    times, moment = [], start + skip * step
+    while moment < until and len(times) < MAX_SLOTS_PER_DAY:
+        times.append(moment)
+        moment += step
+    return times
+
+
+def is_slot(order: Mapping[str, Any], hours: float | Decimal, moment: datetime,
+            tz: tzinfo = UTC) -> bool:
+    """True when ``moment`` is one of the order's dose times."""
+    day = Day(moment.astimezone(tz).date(), tz)
+    return any(t == moment for t in slot_times(order, hours, day))
+
+
+def administered_at(entry: Mapping[str, Any]) -> datetime:
+    """When a recorded administration happened (older entries only have ``at``)."""
+    return parse_instant(entry.get("administeredAt") or entry["at"])
+
+
+def slot_of(entry: Mapping[str, Any]) -> datetime | None:
+    return parse_instant(entry["scheduledFor"]) if entry.get("scheduledFor") else None
+
+
+def entry_status(entry: Mapping[str, Any]) -> str:
+    return entry.get("status") or GIVEN  # entries before the MAR were all doses given
+
+
+def slot_status(slot: datetime, entry: Mapping[str, Any] | None, now: datetime,
+                day_end: datetime) -> str:
+    """``given`` / ``not_given`` when recorded, else upcoming | due | late | missed."""
+    if entry is not None:
+        return entry_status(entry)
+    if now < slot - DUE_BEFORE:
+        return "upcoming"
+    if now <= slot + DUE_AFTER:
+        return "due"
+    if now < day_end:
+        return "late"
+    return "missed"
+
+
+def day_record(order: Mapping[str, Any], hours: float | Decimal, day: Day, now: datetime
+               ) -> dict[str, Any]:
+    """The order's MAR row for ``day``: ``slots`` ({scheduledFor, status, administration})
+    and ``administrations`` (every one recorded that day, newest last)."""
+    entries = list(order.get("administrations") or [])
+    by_slot: dict[datetime, Mapping[str, Any]] = {}
+    for entry in entries:
+        slot = slot_of(entry)
+        if slot is not None:
+            by_slot.setdefault(slot, entry)
+    slots = [{"scheduledFor": instant_text(t), "status": slot_status(t, by_slot.get(t), now,
+                                                                     day.end),
+              "administration": by_slot.get(t)} for t in slot_times(order, hours, day)]
+    todays = [e for e in entries
+              if day.start <= administered_at(e) < day.end
+              or (slot_of(e) is not None and day.start <= slot_of(e) < day.end)]  # type: ignore[operator]
+    todays.sort(key=administered_at)
+    return {"slots": slots, "administrations": todays}
+
+
+def active_on(order: Mapping[str, Any], day: Day, tz: tzinfo = UTC) -> bool:
+    """A medication order whose course overlaps ``day`` (from its start to its end)."""
+    if order.get("kind") != "medication":
+        return False
+    start, end = order_start(order, tz), order_end(order, tz)
+    if start >= day.end or (end is not None and end < day.start):
+        return False
+    return order.get("status") not in ("completed", "cancelled") or any(
+        day.start <= administered_at(e) < day.end for e in order.get("administrations") or [])
+
+
+def prn_conflict(entries: Iterable[Mapping[str, Any]], at: datetime,
+                 min_interval_hours: float | Decimal | None, *, name: str = "this drug"
+                 ) -> Conflict | None:
+    """A ``prn-interval`` conflict when a dose given at ``at`` comes sooner than the least
+    interval after (or before) another dose given."""
+    if not min_interval_hours:
+        return None
+    interval = timedelta(hours=float(min_interval_hours))
+    given = [administered_at(e) for e in entries if entry_status(e) == GIVEN]
+    close = [t for t in given if abs(at - t) < interval]
+    if not close:
+        return None
+    nearest = min(close, key=lambda t: abs(at - t))
+    gap = abs(at - nearest)
+    minutes = int(gap.total_seconds() // 60)
+    return Conflict(PRN_INTERVAL, (
+        f"{name} as needed: at least {_hours(min_interval_hours)} h between doses; a dose was "
+        f"given at {instant_text(nearest)}, {minutes // 60} h {minutes % 60:02d} min "
+        f"{'before' if nearest <= at else 'after'} this one."))
+
+
+def _hours(value: float | Decimal) -> str:
+    text = format(Decimal(str(value)).normalize(), "f")
+    return text

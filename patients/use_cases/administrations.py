@@ -1,0 +1,189 @@
+"""Recording a medication administration: a dose given, or a dose not given with a reason."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from decimal import Decimal
+from typing import Any
+
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import Actor
+from patients.domain import checks, mar
+from patients.domain.errors import InvalidInput, InvalidTransition, OrderConflicts
+from patients.domain.events import (
+    Event,
+    EventType,
+    MedicationAdministered,
+    MedicationNotGiven,
+    OrderProgressed,
+)
+from patients.domain.orders import Order
+from patients.domain.units import convert
+from patients.persistence import queries, reference
+from patients.persistence.repository import PatientRecords
+
+CLOCK_SKEW = timedelta(minutes=1)  # a device clock a little ahead is not "the future"
+
+
+@dataclass(frozen=True)
+class Administer:
+    patient_id: str
+    order_id: str
+    dose: Decimal | None = None
+    unit: str = ""
+    note: str = ""
+    expected_version: str | None = None  # of the order
+    status: str = mar.GIVEN  # given | not_given
+    administered_at: datetime | str | None = None  # when it happened; None: now
+    reason: str = ""  # not given: refused | held | unavailable | patient-absent | other
+    reason_detail: str = ""  # the text for ``other``
+    scheduled_for: datetime | str | None = None  # the dose time (slot) it answers
+    # prn-interval → reason
+    overrides: dict[str, str] = field(default_factory=dict)
+
+
+def _clean(text: str, limit: int) -> str:
+    return " ".join((text or "").split())[:limit]
+
+
+def _instant(value: datetime | str, name: str) -> datetime:
+    try:
+        return mar.parse_instant(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{name.replace('_', ' ').capitalize()} must be an ISO 8601 date "
+                           "and time.", field=name) from None
+
+
+def _given(cmd: Administer, order: Order, store: Any, at: datetime) -> dict[str, Any]:
+    """The dose fields of a dose given, checked against the order (422 on any rule)."""
+    if cmd.dose is None or cmd.dose <= 0:
+        raise InvalidInput("Give the dose given, more than 0.", field="dose")
+    if not cmd.unit:
+        raise InvalidInput("Give the unit of the dose.", field="unit")
+    unit = reference.get(store, "Unit", cmd.unit, field="unit")
+    ordered_unit_code = order.details.get("unit")
+    ordered_dose = order.details.get("dose")
+    if ordered_unit_code and ordered_dose:
+        ordered_unit = reference.all_of(store, "Unit").get(ordered_unit_code) or {
+            "code": ordered_unit_code}
+        given = convert(cmd.dose, unit, ordered_unit)  # UnitMismatch (422) across dimensions
+        if given > Decimal(str(ordered_dose)):
+            raise InvalidInput(
+                f"{format(cmd.dose.normalize(), 'f')} {cmd.unit} is more than the ordered "
+                f"dose of {ordered_dose} {ordered_unit_code}; give at most the ordered dose.",
+                field="dose")
+    if at > datetime.now(UTC) + CLOCK_SKEW:
+        raise InvalidInput("The time given cannot be in the future.", field="administered_at")
+    return {"dose": format(cmd.dose.normalize(), "f"), "unit": cmd.unit}
+
+
+def _not_given(cmd: Administer) -> dict[str, Any]:
+    if cmd.reason not in mar.NOT_GIVEN_REASONS:
+        raise InvalidInput("Say why the dose was not given: "
+                           f"{', '.join(mar.NOT_GIVEN_REASONS)}.", field="reason")
+    detail = _clean(cmd.reason_detail, 300)
+    if cmd.reason == "other" and not detail:
+        raise InvalidInput("Describe the other reason.", field="reason_detail")
+    return {"dose": None, "unit": None, "reason": cmd.reason, "reasonDetail": detail or None}
+
+
+def _slot(cmd: Administer, order: Order, store: Any) -> datetime | None:
+    """The dose time named, checked: one of the order's times, not recorded before."""
+    if not cmd.scheduled_for:
+        return None
+    slot = _instant(cmd.scheduled_for, "scheduled_for")
+    record = order.as_record()
+    if mar.is_prn(record):
+        raise InvalidInput("An as-needed order has no dose times; leave scheduled_for empty.",
+                           field="scheduled_for")
+    frequency = reference.all_of(store, "Frequency").get(order.details.get("frequency") or "")
+    if not mar.is_slot(record, (frequency or {}).get("hours") or 0, slot):
+        raise InvalidInput(f"{mar.instant_text(slot)} is not one of this order's dose times.",
+                           field="scheduled_for")
+    if any(mar.slot_of(e) == slot for e in order.administrations):
+        raise InvalidTransition(f"The dose at {mar.instant_text(slot)} is already recorded; "
+                                "reload the medication record.")
+    return slot
+
+
+def _prn_override(cmd: Administer, order: Order, store: Any, at: datetime, *, actor: Actor,
+                  now: datetime) -> dict[str, str] | None:
+    """Refuse a PRN dose sooner than its least interval unless overridden with a reason."""
+    overrides = checks.clean_overrides(cmd.overrides)
+    if not mar.is_prn(order.as_record()):
+        return None
+    med = reference.all_of(store, "Medication").get(order.details.get("medicationCode") or "")
+    conflict = mar.prn_conflict(order.administrations, at,
+                                (med or {}).get("prnMinIntervalHours"),
+                                name=order.details.get("medicationName") or "This drug")
+    if conflict is None:
+        return None
+    if checks.unresolved([conflict], overrides):
+        raise OrderConflicts([conflict], first=conflict.type)
+    return {"check": conflict.type, "detail": conflict.detail,
+            "reason": overrides[conflict.type], "by": actor.username, "at": now.isoformat()}
+
+
+def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
+    """Record one administration on a medication order: a dose given (dose and unit
+    convertible to the ordered unit, not above the ordered dose, at a time not in the
+    future; a PRN dose not sooner than its least interval unless overridden) or not given
+    (with a reason). ``MedicationAdministered`` / ``MedicationNotGiven``, and
+    ``OrderStarted`` when the first dose given starts a ready order."""
+    now = datetime.now(UTC)
+    if cmd.status not in mar.RECORD_STATUSES:
+        raise InvalidInput("Status must be given or not_given.", field="status")
+    at = _instant(cmd.administered_at, "administered_at") if cmd.administered_at else now
+    records = PatientRecords(uow)
+    record = records.load(cmd.patient_id, order_id=cmd.order_id)
+    order = record.orders[cmd.order_id]
+    records.expect(record, order, cmd.expected_version)
+    if order.kind != "medication":
+        raise InvalidTransition("Only medication orders have administrations.")
+    store = uow.store
+    fields = (_given(cmd, order, store, at) if cmd.status == mar.GIVEN else _not_given(cmd))
+    slot = _slot(cmd, order, store)
+    override = (_prn_override(cmd, order, store, at, actor=actor, now=now)
+                if cmd.status == mar.GIVEN else None)
+    entry = {"administrationId": str(uuid.uuid4()), "status": cmd.status,
+             "at": now.isoformat(), "administeredAt": mar.instant_text(at),
+             "scheduledFor": mar.instant_text(slot) if slot else None, **fields,
+             "reason": fields.get("reason"), "reasonDetail": fields.get("reasonDetail"),
+             "override": override, "by": actor.username, "note": _clean(cmd.note, 300)}
+    started = order.administer({**entry, "dose": cmd.dose if cmd.status == mar.GIVEN else None})
+    order.administrations[-1] = entry  # kept as a decimal string, like the ordered dose
+    event: Event = (MedicationAdministered(order_id=order.order_id, record=entry)
+                    if cmd.status == mar.GIVEN
+                    else MedicationNotGiven(order_id=order.order_id, record=entry))
+    events = [event]
+    if started:
+        events.append(OrderProgressed(progress=EventType.ORDER_STARTED, order_id=order.order_id,
+                                      status=order.status))
+    records.save(record, events, actor=actor, now=now)
+    return order
+
+
+def medication_record(store: Any, patient_id: str, day: date, *, tz: tzinfo = UTC,
+                      now: datetime | None = None) -> dict[str, Any]:
+    """The patient's MAR for ``day`` (a calendar day in ``tz``): each medication order
+    active that day, oldest first, with its dose times (``slots``: scheduledFor, status,
+    administration) and every administration recorded that day. Two queries in the
+    patient's partition (the patient, its orders); reference data from the cache."""
+    queries.patient(store, patient_id)  # 404 for an unknown patient
+    span = mar.Day(day, tz)
+    now = now or datetime.now(UTC)
+    frequencies = reference.all_of(store, "Frequency")
+    medications = reference.all_of(store, "Medication")
+    rows = []
+    for order in sorted(queries.orders(store, patient_id), key=lambda o: o["placedAt"]):
+        if not mar.active_on(order, span, tz):
+            continue
+        hours = (frequencies.get(order.get("frequency") or "") or {}).get("hours") or 0
+        med = medications.get(order.get("medicationCode") or "") or {}
+        rows.append({**order, **mar.day_record(order, hours, span, now),
+                     "frequencyHours": hours,
+                     "prnMinIntervalHours": med.get("prnMinIntervalHours")})
+    return {"patientId": patient_id, "date": day.isoformat(), "now": mar.instant_text(now),
+            "orders": rows}

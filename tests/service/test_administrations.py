@@ -1,0 +1,208 @@
+"""Recording administrations: a dose given (unit converted, not above the ordered dose, not in
+the future), not given (with a reason), the dose time answered, the PRN interval (409,
+overridable), and the day's MAR read from the record."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR, Actor
+from patients import use_cases
+from patients.domain import mar
+from patients.domain.errors import (
+    DomainError,
+    InvalidInput,
+    InvalidTransition,
+    OrderConflicts,
+    UnitMismatch,
+)
+from patients.persistence import queries
+
+pytestmark = [pytest.mark.service, pytest.mark.django_db]
+CLERK = Actor(id="7", username="clerk1", display_name="Clerk One", roles=("clerk",))
+DOCTOR = Actor(id="8", username="drwho", display_name="Dr Who", roles=("clinician",))
+NURSE = Actor(id="9", username="nurse1", display_name="Nurse One", roles=("nurse",))
+
+
+@pytest.fixture
+def patient(his_store) -> str:
+    list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
+    pid = use_cases.register_patient(use_cases.RegisterPatient(
+        "Mar", "Tin", date(1960, 5, 5)), UnitOfWork(his_store), actor=CLERK).patient_id
+    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Cellulitis"),
+                            UnitOfWork(his_store), actor=CLERK)
+    return pid
+
+
+def prescribe(store, pid: str, **more: Any) -> str:
+    values: dict[str, Any] = {"medication_code": "AMOX", "dose": Decimal("1"), "unit": "g",
+                              "route": "PO", "frequency": "Q8H", **more}
+    order = use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="medication",
+                                                       **values),
+                                  UnitOfWork(store), actor=DOCTOR)
+    use_cases.progress_order(use_cases.ProgressOrder(pid, order.order_id, "ready"),
+                             UnitOfWork(store), actor=NURSE)
+    return order.order_id
+
+
+def record(store, pid: str, oid: str, **values: Any):
+    return use_cases.administer(use_cases.Administer(pid, oid, **values), UnitOfWork(store),
+                                actor=NURSE)
+
+
+def test_a_dose_given_in_a_convertible_unit_is_recorded_with_its_event(
+        his_store, patient) -> None:
+    oid = prescribe(his_store, patient)
+    when = datetime.now(UTC) - timedelta(minutes=5)
+    order = record(his_store, patient, oid, dose=Decimal("1000"), unit="mg",
+                   administered_at=when.isoformat())
+    [entry] = order.administrations
+    assert entry["status"] == "given" and entry["dose"] == "1000" and entry["unit"] == "mg"
+    assert entry["administeredAt"] == mar.instant_text(when) and entry["by"] == "nurse1"
+    assert entry["reason"] is None and entry["override"] is None
+    assert order.status == "in_progress"
+    events = [e["type"] for e in queries.events(his_store, patient)[0]]
+    assert events[:2] == ["OrderStarted", "MedicationAdministered"]
+
+
+def test_the_default_is_a_dose_given_now(his_store, patient) -> None:
+    oid = prescribe(his_store, patient)
+    [entry] = record(his_store, patient, oid, dose=Decimal("500"), unit="mg").administrations
+    assert entry["status"] == "given"
+    assert abs(mar.parse_instant(entry["administeredAt"]) - datetime.now(UTC)) < timedelta(
+        minutes=1)
+
+
+@pytest.mark.parametrize(("values", "error", "field"), [
+    ({"dose": Decimal("5000"), "unit": "mg"}, InvalidInput, "dose"),
+    ({"dose": Decimal("1.5"), "unit": "g"}, InvalidInput, "dose"),
+    ({"dose": Decimal("5"), "unit": "ml"}, UnitMismatch, "unit"),
+    ({"dose": None, "unit": "mg"}, InvalidInput, "dose"),
+    ({"dose": Decimal("1"), "unit": "g",
+      "administered_at": (datetime.now(UTC) + timedelta(hours=1)).isoformat()},
+     InvalidInput, "administered_at"),
+    ({"dose": Decimal("1"), "unit": "g", "administered_at": "yesterday"}, InvalidInput,
+     "administered_at"),
+    ({"status": "maybe"}, InvalidInput, "status"),
+    ({"status": "not_given"}, InvalidInput, "reason"),
+    ({"status": "not_given", "reason": "bored"}, InvalidInput, "reason"),
+    ({"status": "not_given", "reason": "other", "reason_detail": "  "}, InvalidInput,
+     "reason_detail"),
+])
+def test_the_rules_refuse_with_422_and_write_nothing(
+        his_store, patient, values: dict[str, Any], error: type[DomainError],
+        field: str) -> None:
+    oid = prescribe(his_store, patient)
+    before = queries.order(his_store, patient, oid)
+    with pytest.raises(error) as err:
+        record(his_store, patient, oid, **values)
+    assert err.value.http_status == 422 and err.value.field == field
+    assert queries.order(his_store, patient, oid)["etag"] == before["etag"]
+
+
+def test_a_dose_not_given_needs_a_reason_and_does_not_start_the_order(
+        his_store, patient) -> None:
+    oid = prescribe(his_store, patient)
+    order = record(his_store, patient, oid, status="not_given", reason="other",
+                   reason_detail="Nil by mouth for theatre")
+    [entry] = order.administrations
+    assert entry["status"] == "not_given" and entry["reason"] == "other"
+    assert entry["reasonDetail"] == "Nil by mouth for theatre" and entry["dose"] is None
+    assert order.status == "ready"
+    [event] = [e for e in queries.events(his_store, patient)[0]
+               if e["type"] == "MedicationNotGiven"]
+    assert event["data"]["orderId"] == oid and event["data"]["reason"] == "other"
+
+
+def test_a_dose_time_is_answered_once(his_store, patient) -> None:
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
+    oid = prescribe(his_store, patient, start_at=start.isoformat())
+    order = record(his_store, patient, oid, status="not_given", reason="refused",
+                   scheduled_for=start.isoformat())
+    assert order.administrations[0]["scheduledFor"] == mar.instant_text(start)
+    with pytest.raises(InvalidTransition):
+        record(his_store, patient, oid, dose=Decimal("1"), unit="g",
+               scheduled_for=start.isoformat())
+    with pytest.raises(InvalidInput) as err:
+        record(his_store, patient, oid, dose=Decimal("1"), unit="g",
+               scheduled_for=(start + timedelta(hours=1)).isoformat())
+    assert err.value.field == "scheduled_for"
+
+
+def test_a_prn_dose_too_soon_is_a_409_until_overridden(his_store, patient) -> None:
+    oid = prescribe(his_store, patient, medication_code="PARA", dose=Decimal("1000"),
+                    unit="mg", frequency="Q6H", as_needed=True)
+    first = datetime.now(UTC) - timedelta(hours=3)
+    record(his_store, patient, oid, dose=Decimal("1"), unit="g",
+           administered_at=first.isoformat())
+    before = queries.order(his_store, patient, oid)
+    with pytest.raises(OrderConflicts) as err:
+        record(his_store, patient, oid, dose=Decimal("1000"), unit="mg")
+    assert err.value.http_status == 409 and err.value.problem_type == "prn-interval"
+    [conflict] = err.value.extra["conflicts"]
+    assert conflict["type"] == "prn-interval" and "at least 4 h" in conflict["detail"]
+    assert queries.order(his_store, patient, oid)["etag"] == before["etag"]
+    with pytest.raises(OrderConflicts):
+        record(his_store, patient, oid, dose=Decimal("1000"), unit="mg",
+               overrides={"prn-interval": "  "})
+    order = record(his_store, patient, oid, dose=Decimal("1000"), unit="mg",
+                   overrides={"prn_interval": "Pyrexia 39.5, discussed with Dr Who"})
+    override = order.administrations[-1]["override"]
+    assert override["check"] == "prn-interval" and override["by"] == "nurse1"
+    assert override["reason"] == "Pyrexia 39.5, discussed with Dr Who"
+    # a dose not given never counts, and one at the interval is fine
+    record(his_store, patient, oid, status="not_given", reason="patient-absent")
+
+
+def test_a_prn_dose_after_the_interval_needs_no_override(his_store, patient) -> None:
+    oid = prescribe(his_store, patient, medication_code="PARA", dose=Decimal("1000"),
+                    unit="mg", frequency="Q6H", as_needed=True)
+    record(his_store, patient, oid, dose=Decimal("1000"), unit="mg",
+           administered_at=(datetime.now(UTC) - timedelta(hours=4, minutes=1)).isoformat())
+    assert record(his_store, patient, oid, dose=Decimal("500"), unit="mg").administrations[
+        -1]["override"] is None
+
+
+def test_prn_orders_have_no_dose_times(his_store, patient) -> None:
+    oid = prescribe(his_store, patient, medication_code="PARA", dose=Decimal("1000"),
+                    unit="mg", frequency="Q6H", as_needed=True)
+    with pytest.raises(InvalidInput) as err:
+        record(his_store, patient, oid, dose=Decimal("1"), unit="g",
+               scheduled_for=datetime.now(UTC).isoformat())
+    assert err.value.field == "scheduled_for"
+
+
+def test_only_ready_or_started_medication_orders_are_administered(his_store, patient) -> None:
+    order = use_cases.place_order(use_cases.PlaceOrder(
+        patient_id=patient, kind="medication", medication_code="AMOX", dose=Decimal("1"),
+        unit="g", route="PO", frequency="Q8H"), UnitOfWork(his_store), actor=DOCTOR)
+    with pytest.raises(InvalidTransition):
+        record(his_store, patient, order.order_id, status="not_given", reason="held")
+
+
+def test_the_mar_lists_the_days_slots_and_prn_doses(his_store, patient) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    today = now.date()
+    start = datetime(today.year, today.month, today.day, tzinfo=UTC)
+    amox = prescribe(his_store, patient, start_at=start.isoformat())
+    para = prescribe(his_store, patient, medication_code="PARA", dose=Decimal("1000"),
+                     unit="mg", frequency="Q6H", as_needed=True)
+    record(his_store, patient, amox, dose=Decimal("1"), unit="g",
+           scheduled_for=start.isoformat(), administered_at=start.isoformat())
+    record(his_store, patient, para, dose=Decimal("500"), unit="mg")
+    day = use_cases.medication_record(his_store, patient, today, now=now)
+    by_id = {o["orderId"]: o for o in day["orders"]}
+    slots = by_id[amox]["slots"]
+    assert [s["scheduledFor"][11:16] for s in slots] == ["00:00", "08:00", "16:00"]
+    assert slots[0]["status"] == "given" and slots[0]["administration"]["dose"] == "1"
+    assert {s["status"] for s in slots[1:]} <= {"upcoming", "due", "late"}
+    assert by_id[para]["slots"] == [] and len(by_id[para]["administrations"]) == 1
+    assert by_id[para]["prnMinIntervalHours"] == 4
+    yesterday = use_cases.medication_record(his_store, patient, today - timedelta(days=1),
+                                            now=now)
+    assert yesterday["orders"] == []

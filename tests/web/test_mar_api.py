@@ -1,0 +1,188 @@
+"""The MAR through the API: recording administrations (given, not given, 422s, the PRN 409
+and its override, 412, 404) and reading the day (slots, PRN doses, a malformed date, roles)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.django_db
+J = "application/json"
+AMOX = {"kind": "medication", "medication_code": "AMOX", "dose": "1", "unit": "g",
+        "route": "PO", "frequency": "Q8H"}
+PARA_PRN = {"kind": "medication", "medication_code": "PARA", "dose": "1000", "unit": "mg",
+            "route": "PO", "frequency": "Q6H", "as_needed": True}
+
+
+@pytest.fixture
+def team(api_client, reference_data) -> dict[str, Client]:
+    return {"clerk": api_client("clerk"), "doc": api_client("clinician"),
+            "nurse": api_client("nurse")}
+
+
+@pytest.fixture
+def admitted(team: dict[str, Client]) -> str:
+    pid = team["clerk"].post("/api/v1/patients", {"given_name": "Mia", "family_name": "Rex",
+                                                  "birth_date": "1955-02-02"},
+                             content_type=J).json()["id"]
+    r = team["clerk"].post(f"/api/v1/patients/{pid}/admissions",
+                           {"department_id": "MED", "ward_id": "MED-1", "bed": "M102",
+                            "reason": "Cellulitis"}, content_type=J)
+    assert r.status_code == 201
+    return pid
+
+
+def ready(team: dict[str, Client], pid: str, order: dict) -> str:
+    placed = team["doc"].post(f"/api/v1/patients/{pid}/orders", order, content_type=J)
+    assert placed.status_code == 201, placed.content
+    oid = placed.json()["orderId"]
+    assert team["nurse"].post(f"/api/v1/patients/{pid}/orders/{oid}/ready", {},
+                              content_type=J).status_code == 200
+    return f"/api/v1/patients/{pid}/orders/{oid}"
+
+
+def midnight() -> datetime:
+    now = datetime.now(UTC)
+    return datetime(now.year, now.month, now.day, tzinfo=UTC)
+
+
+def test_a_nurse_records_a_dose_at_its_time_and_the_mar_shows_it(
+        team: dict[str, Client], admitted: str) -> None:
+    start = midnight()
+    base = ready(team, admitted, {**AMOX, "start_at": start.isoformat()})
+    r = team["nurse"].post(f"{base}/administrations", {
+        "status": "given", "dose": "1000", "unit": "mg",
+        "administered_at": (start + timedelta(minutes=10)).isoformat(),
+        "scheduled_for": start.isoformat()}, content_type=J)
+    assert r.status_code == 201, r.content
+    [entry] = r.json()["administrations"]
+    assert entry["status"] == "given" and entry["scheduledFor"].startswith(
+        start.strftime("%Y-%m-%dT00:00:00"))
+    assert entry["administeredAt"].endswith("00:10:00+00:00") and r.headers["ETag"]
+    day = team["clerk"].get(f"/api/v1/patients/{admitted}/mar").json()
+    assert day["date"] == start.date().isoformat()
+    [row] = day["orders"]
+    assert row["order_id"] == base.rsplit("/", 1)[1] and row["frequency_hours"] == 8
+    assert [s["scheduled_for"][11:16] for s in row["slots"]] == ["00:00", "08:00", "16:00"]
+    first = row["slots"][0]
+    assert first["status"] == "given" and first["administration"]["dose"] == "1000"
+    assert first["administration"]["unit"] == "mg" and first["administration"]["by"] == (
+        "api-nurse")
+    assert {s["status"] for s in row["slots"][1:]} <= {"upcoming", "due", "late"}
+
+
+def test_the_default_is_a_dose_given_now(team: dict[str, Client], admitted: str) -> None:
+    base = ready(team, admitted, AMOX)
+    r = team["nurse"].post(f"{base}/administrations", {"dose": "1000", "unit": "mg"},
+                           content_type=J)
+    assert r.status_code == 201 and r.json()["administrations"][0]["status"] == "given"
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"dose": "2", "unit": "g"}, "dose"),
+    ({"dose": "5", "unit": "ml"}, "unit"),
+    ({"dose": "1", "unit": "g", "administered_at": "2999-01-01T00:00:00Z"}, "administered_at"),
+    ({"status": "not_given"}, "reason"),
+    ({"status": "not_given", "reason": "other"}, "reason_detail"),
+])
+def test_broken_rules_are_422_problems(team: dict[str, Client], admitted: str, body: dict,
+                                       field: str) -> None:
+    base = ready(team, admitted, AMOX)
+    r = team["nurse"].post(f"{base}/administrations", body, content_type=J)
+    assert r.status_code == 422, r.content
+    assert r.headers["Content-Type"].startswith("application/problem+json")
+    assert field in r.content.decode()
+
+
+def test_a_reason_outside_the_list_is_422(team: dict[str, Client], admitted: str) -> None:
+    base = ready(team, admitted, AMOX)
+    r = team["nurse"].post(f"{base}/administrations", {"status": "not_given",
+                                                       "reason": "bored"}, content_type=J)
+    assert r.status_code == 422
+
+
+def test_not_given_with_a_reason(team: dict[str, Client], admitted: str) -> None:
+    base = ready(team, admitted, AMOX)
+    r = team["nurse"].post(f"{base}/administrations", {
+        "status": "not_given", "reason": "other", "reason_detail": "Vomiting"},
+        content_type=J)
+    assert r.status_code == 201, r.content
+    entry = r.json()["administrations"][0]
+    assert entry["status"] == "not_given" and entry["reasonDetail"] == "Vomiting"
+    assert entry["dose"] is None
+
+
+def test_a_prn_dose_too_soon_is_409_prn_interval_then_overridden(
+        team: dict[str, Client], admitted: str) -> None:
+    base = ready(team, admitted, PARA_PRN)
+    assert team["nurse"].post(f"{base}/administrations", {"dose": "1000", "unit": "mg"},
+                              content_type=J).status_code == 201
+    refused = team["nurse"].post(f"{base}/administrations", {"dose": "1", "unit": "g"},
+                                 content_type=J)
+    assert refused.status_code == 409
+    problem = refused.json()
+    assert problem["type"].endswith("/prn-interval")
+    assert [c["type"] for c in problem["conflicts"]] == ["prn-interval"]
+    given = team["nurse"].post(f"{base}/administrations", {
+        "dose": "1", "unit": "g", "overrides": {"prn-interval": "Severe pain, Dr Who agreed"}},
+        content_type=J)
+    assert given.status_code == 201, given.content
+    override = given.json()["administrations"][-1]["override"]
+    assert override["check"] == "prn-interval" and override["reason"].startswith("Severe")
+    day = team["nurse"].get(f"/api/v1/patients/{admitted}/mar").json()
+    [row] = day["orders"]
+    assert row["as_needed"] and row["slots"] == [] and len(row["administrations"]) == 2
+    assert row["prn_min_interval_hours"] == 4
+
+
+def test_a_stale_if_match_is_412(team: dict[str, Client], admitted: str) -> None:
+    base = ready(team, admitted, AMOX)
+    r = team["nurse"].post(f"{base}/administrations", {"dose": "1", "unit": "g"},
+                           content_type=J, headers={"If-Match": '"stale"'})
+    assert r.status_code == 412
+
+
+def test_unknown_patient_or_order_is_404(team: dict[str, Client], admitted: str) -> None:
+    r = team["nurse"].post(f"/api/v1/patients/{admitted}/orders/nope/administrations",
+                           {"dose": "1", "unit": "g"}, content_type=J)
+    assert r.status_code == 404
+    assert team["nurse"].get("/api/v1/patients/nobody/mar").status_code == 404
+
+
+@pytest.mark.parametrize("value", ["2026-13-01", "yesterday", "20260301", "2026-3-1"])
+def test_a_malformed_date_is_a_422_problem(team: dict[str, Client], admitted: str,
+                                           value: str) -> None:
+    r = team["nurse"].get(f"/api/v1/patients/{admitted}/mar", {"date": value})
+    assert r.status_code == 422
+    assert r.headers["Content-Type"].startswith("application/problem+json")
+
+
+def test_another_day(team: dict[str, Client], admitted: str) -> None:
+    ready(team, admitted, AMOX)
+    r = team["doc"].get(f"/api/v1/patients/{admitted}/mar", {"date": "2001-01-01"})
+    assert r.status_code == 200 and r.json() == {
+        "patient_id": admitted, "date": "2001-01-01", "now": r.json()["now"], "orders": []}
+
+
+def test_only_nurses_record_and_everyone_on_the_record_reads(
+        team: dict[str, Client], admitted: str, api_client) -> None:
+    base = ready(team, admitted, AMOX)
+    for role in ("clerk", "doc"):
+        assert team[role].post(f"{base}/administrations", {"dose": "1", "unit": "g"},
+                               content_type=J).status_code == 403
+        assert team[role].get(f"/api/v1/patients/{admitted}/mar").status_code == 200
+    outsider = api_client()
+    assert outsider.get(f"/api/v1/patients/{admitted}/mar").status_code == 403
+    assert Client().get(f"/api/v1/patients/{admitted}/mar").status_code == 401
+
+
+def test_the_openapi_documents_the_answers(team: dict[str, Client]) -> None:
+    spec = team["clerk"].get("/api/v1/openapi.json").json()
+    post = spec["paths"]["/api/v1/patients/{patient_id}/orders/{order_id}/administrations"][
+        "post"]
+    assert {"201", "404", "409", "412", "422"} <= set(post["responses"])
+    body = post["requestBody"]["content"]["application/json"]["schema"]
+    assert "mar" in str(spec["paths"].keys())
+    assert body
