@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from patients.pages import clinical as cv
+from patients.pages import mar as marv
 from patients.pages import records as views
 
 _site = admin.site
@@ -32,6 +33,10 @@ for _label, _route, _view, _name in (
     ("Order", "patients/<str:patient_id>/orders/new/<str:kind>/", cv.place_order, "order_new"),
     ("Order action", "patients/<str:patient_id>/orders/<str:order_id>/action/",
      cv.order_action, "order_action"),
+    ("Medication record", "patients/<str:patient_id>/mar/", marv.medication_record,
+     "patient_mar"),
+    ("Record a dose", "patients/<str:patient_id>/mar/<str:order_id>/record/", marv.record_dose,
+     "patient_mar_record"),
     ("Administer", "patients/<str:patient_id>/orders/<str:order_id>/administer/",
      cv.administer, "order_administer"),
 ):

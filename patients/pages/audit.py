@@ -20,6 +20,18 @@ def _overrides(d: Data) -> str:
                    for o in d.get("overrides") or [])
 
 
+_NOT_GIVEN = {"refused": "refused", "held": "held", "unavailable": "unavailable",
+              "patient-absent": "patient absent", "other": "other"}
+
+
+def _dose_time(d: Data) -> str:
+    """The dose time an administration answers, and when it happened when that differs."""
+    slot = (d.get("scheduledFor") or "")[:16].replace("T", " ")
+    when = (d.get("administeredAt") or "")[:16].replace("T", " ")
+    return (f" (dose due {slot} UTC)" if slot else "") + (
+        f" at {when} UTC" if when and d.get("status", "given") == "given" else "")
+
+
 _REMOVAL = {"entered-in-error": "entered in error", "resolved": "resolved", "other": "other"}
 
 
@@ -58,7 +70,12 @@ _LINES: dict[str, Callable[[Data], str]] = {
     EventType.ORDER_CANCELLED: lambda d: f"Order cancelled: {d.get('cancelReason')}",
     EventType.ORDER_ASSIGNED: lambda d: f"Order assigned to {d.get('assigneeName')}",
     EventType.MEDICATION_ADMINISTERED: lambda d: f"Given {d.get('dose')} {d.get('unit')}"
-                                        f"{': ' + d['note'] if d.get('note') else ''}",
+                                        f"{_dose_time(d)}"
+                                        f"{': ' + d['note'] if d.get('note') else ''}"
+                                        f"{_overrides({'overrides': [d['override']]}) if d.get('override') else ''}",
+    EventType.MEDICATION_NOT_GIVEN: lambda d: f"Dose not given{_dose_time(d)}: "
+                                     f"{_NOT_GIVEN.get(d.get('reason') or '', d.get('reason'))}"
+                                     f"{' (' + d['reasonDetail'] + ')' if d.get('reasonDetail') else ''}",
 }
 
 

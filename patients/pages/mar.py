@@ -1,0 +1,194 @@
+"""The "Medication record" page (the day's MAR grid) and its small form to record a dose."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils import timezone
+
+from cosmos_backend.uow import StaleWrite
+from hisadmin.core import policy
+from hisadmin.core.policy import actor_for, requires
+from hisadmin.core.store import get_store, new_uow
+from patients import use_cases
+from patients.domain import mar
+from patients.domain.errors import DomainError, OrderConflicts
+from patients.domain.orders import ADMINISTRABLE, STATUS_LABELS
+from patients.domain.units import DOSE_DIMENSIONS
+from patients.pages.records import STALE_MESSAGE, _attach, _chart_context
+from patients.persistence import queries, reference
+
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _day(value: str | None) -> date | None:
+    """The ``date`` query parameter (YYYY-MM-DD), None when absent or malformed."""
+    if value and DAY.fullmatch(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _local(moment: str | None) -> datetime | None:
+    return timezone.localtime(mar.parse_instant(moment)) if moment else None
+
+
+def _entry_view(e: dict[str, Any]) -> dict[str, Any]:
+    """An administration as the page shows it (local times, the reason by name)."""
+    return {**e, "status_label": mar.STATUS_LABELS.get(mar.entry_status(e), ""),
+            "when": _local(e.get("administeredAt") or e.get("at")),
+            "reason_label": mar.NOT_GIVEN_REASONS.get(e.get("reason") or "", "")}
+
+
+def _grid(record: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list[dict]]:
+    """The day's columns (local HH:MM), scheduled rows (one cell per column) and PRN rows."""
+    rows, prn = [], []
+    columns: set[str] = set()
+    for o in record["orders"]:
+        o["administrable"] = o["status"] in ADMINISTRABLE
+        o["status_label"] = STATUS_LABELS.get(o["status"], o["status"])
+        o["entries"] = [_entry_view(e) for e in o["administrations"]]
+        if mar.is_prn(o):
+            prn.append(o)
+            continue
+        cells: dict[str, list[dict[str, Any]]] = {}
+        for slot in o["slots"]:
+            local = _local(slot["scheduledFor"])
+            assert local is not None
+            column = local.strftime("%H:%M")
+            columns.add(column)
+            cells.setdefault(column, []).append({
+                **slot, "label": mar.STATUS_LABELS[slot["status"]], "time": local,
+                "entry": _entry_view(slot["administration"]) if slot["administration"]
+                else None, "recordable": o["administrable"] and
+                slot["status"] in mar.OPEN_STATUSES})
+        rows.append({**o, "cells": cells})
+    ordered = sorted(columns)
+    for row in rows:
+        row["cells"] = [row["cells"].get(c, []) for c in ordered]
+    return ordered, rows, prn
+
+
+@requires("read")
+def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
+    context = _chart_context(patient_id)
+    asked = request.GET.get("date")
+    day = _day(asked) or timezone.localdate()
+    if asked and _day(asked) is None:
+        messages.warning(request, f"{asked[:20]!r} is not a date (YYYY-MM-DD); showing today.")
+    record = use_cases.medication_record(get_store(), patient_id, day,
+                                         tz=timezone.get_current_timezone())
+    columns, rows, prn = _grid(record)
+    return admin.site.render(request, "patients/mar.html", {
+        **context, "day": day, "today": timezone.localdate(), "columns": columns,
+        "rows": rows, "prn": prn, "can_record": policy.allows(request.user, "administer"),
+        "previous_day": (day - timedelta(days=1)).isoformat(),
+        "next_day": (day + timedelta(days=1)).isoformat(),
+        "time_zone": timezone.get_current_timezone_name(),
+        "reasons": mar.NOT_GIVEN_REASONS},
+        title=f"Medication record — {day:%a %d %b %Y}")
+
+
+class RecordDoseForm(forms.Form):
+    status = forms.ChoiceField(choices=[("given", "Given"), ("not_given", "Not given")],
+                               widget=forms.RadioSelect, initial="given")
+    dose = forms.DecimalField(required=False, min_value=0.001, max_digits=10, decimal_places=3,
+                              help_text="Given: at most the ordered dose.")
+    unit = forms.ChoiceField(required=False)
+    administered_at = forms.DateTimeField(
+        required=False, label="Given at", input_formats=["%Y-%m-%dT%H:%M"],
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+        help_text="Given: when, not in the future.")
+    reason = forms.ChoiceField(required=False, label="Reason not given",
+                               choices=[("", "—"), *mar.NOT_GIVEN_REASONS.items()])
+    reason_detail = forms.CharField(required=False, max_length=300, label="Other reason")
+    note = forms.CharField(required=False, max_length=300)
+    scheduled_for = forms.CharField(required=False, widget=forms.HiddenInput)
+    etag = forms.CharField(widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, units: list[tuple[str, str]], conflict: str = "",
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["unit"].choices = [("", "—"), *units]
+        self.conflict = conflict
+        if conflict:
+            self.fields["prn_override"] = forms.CharField(
+                max_length=500, label="Reason to give it sooner",
+                help_text="Required to record this dose inside the least interval.")
+
+
+def _dose_units() -> list[tuple[str, str]]:
+    units = reference.all_of(get_store(), "Unit")
+    return [(code, u.get("name") or code) for code, u in units.items()
+            if u.get("dimension") in DOSE_DIMENSIONS and u.get("active", True)]
+
+
+@requires("administer")
+def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
+    context = _chart_context(patient_id)
+    order = next((o for o in context["orders"] if o["orderId"] == order_id
+                  and o["kind"] == "medication"), None)
+    if order is None:
+        raise Http404("No such medication order on this patient.")
+    slot = request.POST.get("scheduled_for") or request.GET.get("slot") or ""
+    slot_time = _local(slot) if slot and _valid_instant(slot) else None
+    day = (slot_time.date() if slot_time else _day(request.GET.get("date"))) or (
+        timezone.localdate())
+    back = reverse("admin:patient_mar", args=[patient_id]) + "?" + urlencode(
+        {"date": day.isoformat()})
+    units = _dose_units()
+    conflict = request.POST.get("conflict", "") if request.method == "POST" else ""
+    form = RecordDoseForm(request.POST or None, units=units, conflict=conflict, initial={
+        "status": "given", "dose": order.get("dose"), "unit": order.get("unit"),
+        "administered_at": timezone.localtime().replace(second=0, microsecond=0),
+        "scheduled_for": slot if slot_time else "", "etag": order["etag"]})
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        at = data["administered_at"]
+        overrides = {"prn-interval": data["prn_override"]} if data.get("prn_override") else {}
+        try:
+            use_cases.administer(use_cases.Administer(
+                patient_id, order_id, data["dose"], data["unit"] or "", data["note"],
+                data["etag"], status=data["status"],
+                administered_at=at if data["status"] == "given" and at else None,
+                reason=data["reason"], reason_detail=data["reason_detail"],
+                scheduled_for=data["scheduled_for"] or None, overrides=overrides),
+                new_uow(), actor=actor_for(request.user))
+        except OrderConflicts as exc:
+            form = RecordDoseForm(request.POST, units=units, conflict=exc.conflicts[0].detail)
+            form.is_valid()
+            if "prn_override" in form.errors:
+                del form.errors["prn_override"]
+            form.add_error("prn_override", "Give a reason to record this dose sooner.")
+        except StaleWrite:
+            form.add_error(None, STALE_MESSAGE)
+            data = form.data.copy()
+            data["etag"] = queries.order(get_store(), patient_id, order_id)["etag"]
+            form.data = data
+        except DomainError as exc:
+            _attach(form, exc)
+        else:
+            messages.success(request, "Dose given recorded." if data["status"] == "given"
+                             else "Dose not given recorded.")
+            return redirect(back)
+    return admin.site.render(request, "patients/mar_record.html", {
+        **context, "form": form, "submit": "Record", "order": order, "slot_time": slot_time,
+        "back": back}, title=f"Record a dose: {order['description']}")
+
+
+def _valid_instant(value: str) -> bool:
+    try:
+        mar.parse_instant(value)
+    except ValueError:
+        return False
+    return True
