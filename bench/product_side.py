@@ -86,14 +86,34 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
                         use_cases.administer(use_cases.Administer(
                             pid, oid, o.fields["dose"], o.fields["unit"]), uow(), actor=nurse)
                     else:
+                        results, report = _results(store, o) if action == "complete" \
+                            else ((), "")
                         use_cases.progress_order(use_cases.ProgressOrder(
-                            pid, oid, action, "No longer indicated"), uow(), actor=nurse)
+                            pid, oid, action, "No longer indicated", results=results,
+                            report=report), uow(), actor=nurse)
             if not stay.current:
                 use_cases.discharge_patient(use_cases.DischargePatient(pid, "home"), uow(),
                                            actor=clerk)
         if progress and n % 1000 == 0:
             rate = n / (time.perf_counter() - started)
             print(f"  product: {n}/{len(patients)} patients ({rate:.0f}/s)", flush=True)
+
+
+def _results(store: Any, o: Any) -> tuple[tuple[Any, ...], str]:
+    """What completing ``o`` records: a mid-range value per analyte of a lab test, a report
+    for an imaging exam (completing needs them), nothing for a medication."""
+    from decimal import Decimal
+
+    from patients.domain.results import GivenValue
+    from patients.persistence import reference
+
+    if o.kind == "lab":
+        test = reference.get(store, "LabTest", o.fields["test_code"], field="test_code")
+        return tuple(GivenValue(a["code"], (Decimal(str(a["low"])) + Decimal(str(a["high"])))
+                                / 2) for a in test["analytes"]), ""
+    if o.kind == "imaging":
+        return (), "No acute abnormality."
+    return (), ""
 
 
 def _actions(o: Any) -> list[str]:

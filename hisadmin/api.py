@@ -209,6 +209,7 @@ def _domain(request: HttpRequest, exc: DomainError) -> HttpResponse:
 
 
 api.add_router("/", patients_router)
+api.add_router("/", "patients.api.results.router")  # before clinical: its …/{action}
 api.add_router("/", clinical_router)
 api.add_router("/", "patients.api.mar.router")
 api.add_router("/worklists", worklists_router)

@@ -5,6 +5,7 @@ from django.contrib import admin
 from patients.pages import clinical as cv
 from patients.pages import mar as marv
 from patients.pages import records as views
+from patients.pages import results as resv
 
 _site = admin.site
 _site.register_page(section="Patients", label="Find a patient", route="patients/find/",
@@ -39,6 +40,10 @@ for _label, _route, _view, _name in (
      "patient_mar_record"),
     ("Administer", "patients/<str:patient_id>/orders/<str:order_id>/administer/",
      cv.administer, "order_administer"),
+    ("Results", "patients/<str:patient_id>/orders/<str:order_id>/results/",
+     resv.complete_order, "order_results"),
+    ("Acknowledge results", "patients/<str:patient_id>/orders/<str:order_id>/acknowledge/",
+     resv.acknowledge, "order_acknowledge"),
 ):
     _site.register_page(section="Patients", label=_label, route=_route, view=_view,
                         name=_name, in_menu=False)

@@ -33,6 +33,7 @@ RECORD_ACTIONS: dict[str, tuple[Role, ...]] = {  # the clinical record
     "cancel_order": (C,),
     "assign_order": (C, N),
     "administer": (N,),
+    "acknowledge_result": (C,),  # mark a lab or imaging result reviewed
 }
 WORKLIST_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_worklists": (K, C, N),  # admitted patients, name search

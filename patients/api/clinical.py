@@ -32,6 +32,7 @@ from patients.api.schemas import (
     patient_out,
 )
 from patients.domain.errors import InvalidInput
+from patients.domain.results import GivenValue
 from patients.persistence import queries
 
 router = Router(tags=["clinical record"])
@@ -202,9 +203,14 @@ def assign(request: HttpRequest, patient_id: str, order_id: str, payload: Assign
 def progress(request: HttpRequest, patient_id: str, order_id: str,
              action: Action, payload: ActionIn,
              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """``complete`` a lab order with ``results`` (a value for each analyte of its test) and
+    an imaging order with ``report``; without them → 422. Optional ``If-Match``: the
+    order's ETag."""
     policy.require(request.user, "cancel_order" if action == "cancel" else "progress_order")
     uow = new_uow()
+    given = tuple(GivenValue(r.analyte_code, r.value, r.unit) for r in payload.results)
     use_cases.progress_order(use_cases.ProgressOrder(patient_id, order_id, action,
-                                                     payload.reason, if_match), uow,
+                                                     payload.reason, if_match, given,
+                                                     payload.report), uow,
                              actor=actor_for(request.user))
     return _saved_order(request, uow, patient_id, order_id)

@@ -103,8 +103,21 @@ class OrderIn(Schema):
         "that fails needs its own non-empty reason, or the order is refused (409).")
 
 
+class ResultValueIn(Schema):
+    analyte_code: str = Field(min_length=1, max_length=40)
+    value: Decimal = Field(allow_inf_nan=False, max_digits=16, decimal_places=6)
+    unit: str | None = Field(None, max_length=20, description="a Unit code; default: the "
+                             "analyte's unit. Another unit of the same dimension is converted")
+
+
 class ActionIn(Schema):
     reason: str = Field("", max_length=300)
+    results: list[ResultValueIn] = Field(
+        default_factory=list, max_length=100,
+        description="complete a lab order: one value per analyte of its test")
+    report: str = Field("", max_length=20_000, description="complete an imaging order: the "
+                        "report text (required, at most 10,000 characters); optional comment "
+                        "on a lab order")
 
 
 class AssignIn(Schema):
@@ -254,6 +267,10 @@ class OrderOut(Schema):
     note: str | None = None
     overrides: list[OverrideOut] = Field(
         default_factory=list, description="order checks overridden when it was placed")
+    results: dict[str, Any] | None = Field(
+        None, description="a completed lab or imaging order's results: {values: [{analyte, "
+        "name, value, unit, low, high, flag}], report, resultedAt, resultedBy, "
+        "acknowledgedAt, acknowledgedBy}")
 
 
 class OverrideOut(Schema):

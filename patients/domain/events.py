@@ -32,6 +32,8 @@ class EventType(StrEnum):
     ORDER_UNASSIGNED = "OrderUnassigned"
     MEDICATION_ADMINISTERED = "MedicationAdministered"
     MEDICATION_NOT_GIVEN = "MedicationNotGiven"
+    RESULTS_RECORDED = "ResultsRecorded"
+    RESULT_ACKNOWLEDGED = "ResultAcknowledged"
     # reference data (in the reference type's own stream)
     REFERENCE_ENTRY_ADDED = "ReferenceEntryAdded"
     REFERENCE_ENTRY_CHANGED = "ReferenceEntryChanged"
@@ -253,6 +255,42 @@ class MedicationNotGiven(Event):
     def payload(self) -> dict[str, Any]:
         return {"orderId": self.order_id, **self.record}
 
+
+
+@dataclass(frozen=True)
+class ResultsRecorded(Event):
+    """A lab or imaging order's results, recorded as it completed (with ``OrderCompleted``,
+    in the same batch). ``placed_by``: the ordering clinician's id (whose results to review);
+    ``flags``: ``{abnormal, high: [analyte codes], low: [analyte codes]}``; ``results``: as
+    kept on the order (``{values, report, resultedAt, resultedBy}``)."""
+
+    type = EventType.RESULTS_RECORDED
+    order_id: str
+    placed_by: str
+    kind: str
+    description: str
+    flags: dict[str, Any]
+    results: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        return {"orderId": self.order_id, "placedBy": self.placed_by, "kind": self.kind,
+                "description": self.description, "flags": self.flags,
+                "results": self.results}
+
+
+@dataclass(frozen=True)
+class ResultAcknowledged(Event):
+    """A clinician marked an order's results reviewed."""
+
+    type = EventType.RESULT_ACKNOWLEDGED
+    order_id: str
+    placed_by: str
+    acknowledged_at: str
+    acknowledged_by: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"orderId": self.order_id, "placedBy": self.placed_by,
+                "acknowledgedAt": self.acknowledged_at, "acknowledgedBy": self.acknowledged_by}
 
 
 @dataclass(frozen=True)

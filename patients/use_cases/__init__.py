@@ -32,9 +32,16 @@ from patients.use_cases.reference import (
     save_reference_entry,
 )
 from patients.use_cases.registration import RegisterPatient, register_patient
+from patients.use_cases.results import (
+    AcknowledgeResult,
+    CompleteOrder,
+    acknowledge_result,
+    complete_order,
+)
 from patients.use_cases.transfers import TransferPatient, transfer_patient
 
 __all__ = [
+    "AcknowledgeResult", "CompleteOrder", "acknowledge_result", "complete_order",
     "AddAllergy", "Administer", "medication_record", "AdmitPatient", "AssignOrder", "DischargePatient",
     "PlaceOrder", "ProgressOrder", "RecordNoKnownAllergies", "RegisterPatient",
     "RemoveAllergy", "SaveReferenceEntry",

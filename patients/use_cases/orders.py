@@ -22,8 +22,10 @@ from patients.domain.events import (
     OrderProgressed,
 )
 from patients.domain.orders import Order, Urgency
+from patients.domain.results import GivenValue
 from patients.persistence import reference
 from patients.persistence.repository import PatientRecord, PatientRecords
+from patients.use_cases.results import CompleteOrder, complete_order
 
 
 @dataclass(frozen=True)
@@ -157,9 +159,15 @@ class ProgressOrder:
     action: str  # ready | start | complete | cancel
     reason: str = ""
     expected_version: str | None = None  # of the order
+    # complete: a lab order's values (one per analyte), an imaging order's report
+    results: tuple[GivenValue, ...] = ()
+    report: str = ""
 
 
 def progress_order(cmd: ProgressOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
+    if cmd.action == "complete":  # with its results (patients/use_cases/results.py)
+        return complete_order(CompleteOrder(cmd.patient_id, cmd.order_id, tuple(cmd.results),
+                                            cmd.report, cmd.expected_version), uow, actor=actor)
     now = datetime.now(UTC)
     records, record, order = _order_of(cmd, uow)
     progress = order.transition(cmd.action, reason=cmd.reason)
@@ -187,4 +195,3 @@ def assign_order(cmd: AssignOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
                                         assignee_name=order.assignee_name)],
                  actor=actor, now=now)
     return order
-

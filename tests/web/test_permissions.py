@@ -53,6 +53,7 @@ def api_calls(r: dict[str, str]) -> dict[str, Callable[[Client], object]]:
         "assign_order": lambda c: c.put(f"{o}/assignee", {"assignee": None}, content_type=J),
         "administer": lambda c: c.post(f"{o}/administrations", {"dose": "1", "unit": "mg"},
                                        content_type=J),
+        "acknowledge_result": lambda c: c.post(f"{o}/acknowledge", {}, content_type=J),
         "read": lambda c: c.get(p),
     }
 
@@ -86,6 +87,7 @@ PAGES = {  # command → the page that runs it (GET shows the form, POST submits
 POST_ONLY = {  # commands behind buttons on the chart
     "discharge": "/admin/patients/{pid}/discharge/",
     "remove_allergy": "/admin/patients/{pid}/allergies/{aid}/remove/",
+    "acknowledge_result": "/admin/patients/{pid}/orders/{oid}/acknowledge/",
 }
 
 

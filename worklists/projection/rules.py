@@ -29,7 +29,8 @@ PLACED_STATUS = OrderStatus.CREATED.value  # when the placing event does not say
 # Events that change nothing any view shows: applied by bumping the sequence only.
 NO_VIEW_EFFECT = frozenset({EventType.ALLERGY_ADDED, EventType.ALLERGY_REMOVED,
                             EventType.NO_KNOWN_ALLERGIES_RECORDED,
-                            EventType.MEDICATION_ADMINISTERED, EventType.MEDICATION_NOT_GIVEN})
+                            EventType.MEDICATION_ADMINISTERED, EventType.MEDICATION_NOT_GIVEN,
+                            EventType.RESULTS_RECORDED, EventType.RESULT_ACKNOWLEDGED})
 
 
 class NeedsSource(Exception):

@@ -1,0 +1,134 @@
+"""Results of lab and imaging orders: values per analyte with flags, and report texts.
+
+A lab result is one numeric value for each analyte of the order's test, kept in the analyte's
+unit (a value given in another unit of the same dimension is converted), flagged ``H`` above
+the analyte's ``high``, ``L`` below its ``low``, else not flagged (the range edges are normal).
+An imaging result is a report text. Plain Python: no Django, no store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from patients.domain.errors import InvalidInput, UnitMismatch
+from patients.domain.units import convert
+
+MAX_REPORT = 10_000  # characters
+RESULT_KINDS = ("lab", "imaging")  # the order kinds that complete with results
+HIGH, LOW = "H", "L"
+FLAG_LABELS = {HIGH: "High", LOW: "Low"}
+
+
+@dataclass(frozen=True)
+class GivenValue:
+    """One value as entered: the analyte's code, the number, its unit (None: the analyte's)."""
+
+    analyte_code: str
+    value: Decimal
+    unit: str | None = None
+
+
+def _decimal(value: Any) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return number if number.is_finite() else None
+
+
+def flag(value: Decimal, low: Any, high: Any) -> str | None:
+    """``H`` above ``high``, ``L`` below ``low``, None within the range (edges included)."""
+    upper, lower = _decimal(high), _decimal(low)
+    if upper is not None and value > upper:
+        return HIGH
+    if lower is not None and value < lower:
+        return LOW
+    return None
+
+
+def _number(value: Decimal) -> int | float:
+    """A JSON number for a decimal: an int when whole, else a float (at most 6 decimals)."""
+    value = value.quantize(Decimal("0.000001")).normalize()
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def lab_values(analytes: Iterable[Mapping[str, Any]], given: Iterable[GivenValue],
+               units: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The stored values of a lab result, in the test's analyte order.
+
+    ``analytes``: the LabTest entry's ``[{code, name, unit, low, high}]``; ``units``: Unit
+    entries by code. Every analyte needs exactly one value; an unknown analyte, a duplicate, a
+    missing value or a unit of another dimension is an InvalidInput (422) on
+    ``results.<analyte code>`` (a missing value names every analyte still missing).
+    """
+    expected = {a["code"]: a for a in analytes}
+    entered: dict[str, GivenValue] = {}
+    for g in given:
+        code = (g.analyte_code or "").strip()
+        if code not in expected:
+            raise InvalidInput(f"This test has no analyte {code!r}; its analytes are "
+                               f"{', '.join(expected)}.", field=f"results.{code}")
+        if code in entered:
+            raise InvalidInput(f"{expected[code]['name']} is given twice.",
+                               field=f"results.{code}")
+        entered[code] = g
+    missing = [code for code in expected if code not in entered]
+    if missing:
+        names = ", ".join(expected[c].get("name", c) for c in missing)
+        raise InvalidInput(f"Give a value for each analyte; missing: {names}.",
+                           field=f"results.{missing[0]}")
+    values = []
+    for code, analyte in expected.items():
+        g = entered[code]
+        value = _decimal(g.value)
+        if value is None:
+            raise InvalidInput(f"The value of {analyte['name']} must be a number.",
+                               field=f"results.{code}")
+        unit_code = analyte.get("unit")
+        if g.unit and g.unit != unit_code:
+            source, target = units.get(g.unit), units.get(unit_code or "")
+            if source is None:
+                raise InvalidInput(f"Unknown unit {g.unit!r} for {analyte['name']}.",
+                                   field=f"results.{code}.unit")
+            try:
+                value = convert(value, source, target or {"code": unit_code})
+            except UnitMismatch as exc:
+                raise UnitMismatch(f"{analyte['name']}: {exc}",
+                                   field=f"results.{code}.unit") from exc
+        values.append({"analyte": code, "name": analyte.get("name", code),
+                       "value": _number(value), "unit": unit_code,
+                       "unitName": (units.get(unit_code or "") or {}).get("name", unit_code),
+                       "low": analyte.get("low"), "high": analyte.get("high"),
+                       "flag": flag(value, analyte.get("low"), analyte.get("high"))})
+    return values
+
+
+def imaging_report(text: str | None) -> str:
+    """The report as stored: non-empty, at most ``MAX_REPORT`` characters (422 on ``report``)."""
+    report = (text or "").strip()
+    if not report:
+        raise InvalidInput("Write the report to complete an imaging exam.", field="report")
+    if len(report) > MAX_REPORT:
+        raise InvalidInput(f"The report is {len(report)} characters long; at most "
+                           f"{MAX_REPORT} are kept.", field="report")
+    return report
+
+
+def flags_summary(values: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{abnormal, high: [analyte codes], low: [analyte codes]}`` of a result's values."""
+    values = list(values)
+    high = [v["analyte"] for v in values if v.get("flag") == HIGH]
+    low = [v["analyte"] for v in values if v.get("flag") == LOW]
+    return {"abnormal": bool(high or low), "high": high, "low": low}
+
+
+def resulted(orders: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The lab and imaging orders among ``orders`` (as stored) that have results, newest
+    result first."""
+    done = [o for o in orders if o.get("kind") in RESULT_KINDS and o.get("results")]
+    return sorted(done, key=lambda o: o["results"]["resultedAt"], reverse=True)

@@ -1,0 +1,115 @@
+"""Results: completing a lab or imaging order with its results, and acknowledging them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from cosmos_backend.store import DocumentStore
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import Actor
+from patients.domain import results as rules
+from patients.domain.errors import InvalidInput, InvalidTransition
+from patients.domain.events import (
+    Event,
+    OrderProgressed,
+    ResultAcknowledged,
+    ResultsRecorded,
+)
+from patients.domain.orders import Order, OrderStatus
+from patients.persistence import reference
+from patients.persistence.repository import PatientRecord, PatientRecords
+
+
+@dataclass(frozen=True)
+class CompleteOrder:
+    """Complete an order: a lab order with a value for each analyte of its test, an imaging
+    order with its report; a medication order with neither."""
+
+    patient_id: str
+    order_id: str
+    results: tuple[rules.GivenValue, ...] = ()
+    report: str = ""
+    expected_version: str | None = None  # of the order
+
+
+@dataclass(frozen=True)
+class AcknowledgeResult:
+    patient_id: str
+    order_id: str
+    expected_version: str | None = None  # of the order
+
+
+def _load(cmd: CompleteOrder | AcknowledgeResult, uow: UnitOfWork
+          ) -> tuple[PatientRecords, PatientRecord, Order]:
+    records = PatientRecords(uow)
+    record = records.load(cmd.patient_id, order_id=cmd.order_id)
+    order = record.orders[cmd.order_id]
+    records.expect(record, order, cmd.expected_version)
+    return records, record, order
+
+
+def _lab_values(order: Order, given: tuple[rules.GivenValue, ...], store: DocumentStore
+                ) -> list[dict[str, Any]]:
+    test = reference.get(store, "LabTest", order.details.get("testCode", ""), field="test_code")
+    return rules.lab_values(test.get("analytes", []), given, reference.all_of(store, "Unit"))
+
+
+def recorded_results(order: Order, cmd: CompleteOrder, store: DocumentStore, *, actor: Actor,
+                     now: datetime) -> dict[str, Any] | None:
+    """The results ``cmd`` gives for ``order`` as kept on it (None for a medication order);
+    InvalidInput (422) when they do not fit the order's kind."""
+    if order.kind not in rules.RESULT_KINDS:
+        if cmd.results or cmd.report.strip():
+            raise InvalidInput("Only lab and imaging orders have results.", field="results")
+        return None
+    if order.kind == "lab":
+        values = _lab_values(order, cmd.results, store)
+        report = rules.imaging_report(cmd.report) if cmd.report.strip() else ""
+    else:
+        if cmd.results:
+            raise InvalidInput("An imaging exam is reported in text, not values.",
+                               field="results")
+        values, report = [], rules.imaging_report(cmd.report)
+    return {"values": values, "report": report, "resultedAt": now.isoformat(),
+            "resultedBy": actor.username, "resultedByName": actor.display_name or actor.username}
+
+
+def complete_order(cmd: CompleteOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
+    """Complete the order; a lab or imaging order keeps its results and the batch carries
+    ``ResultsRecorded`` with ``OrderCompleted``."""
+    now = datetime.now(UTC)
+    records, record, order = _load(cmd, uow)
+    progress = order.transition("complete")  # the state first: a completed order is a 409
+    results = recorded_results(order, cmd, uow.store, actor=actor, now=now)
+    events: list[Event] = [OrderProgressed(progress=progress, order_id=order.order_id,
+                                           status=order.status)]
+    if results is not None:
+        order.details["results"] = results
+        events.append(ResultsRecorded(
+            order_id=order.order_id, placed_by=order.placed_by, kind=order.kind,
+            description=order.description, flags=rules.flags_summary(results["values"]),
+            results=results))
+    records.save(record, events, actor=actor, now=now)
+    return order
+
+
+def acknowledge_result(cmd: AcknowledgeResult, uow: UnitOfWork, *, actor: Actor) -> Order:
+    """Mark a completed order's results reviewed; once only (409 the second time)."""
+    now = datetime.now(UTC)
+    records, record, order = _load(cmd, uow)
+    results = order.details.get("results")
+    if order.status != OrderStatus.COMPLETED or not results:
+        raise InvalidTransition("This order has no results to acknowledge.")
+    if results.get("acknowledgedAt"):
+        raise InvalidTransition(
+            f"These results were acknowledged by {results.get('acknowledgedBy')} at "
+            f"{results['acknowledgedAt']}.")
+    order.details["results"] = {**results, "acknowledgedAt": now.isoformat(),
+                                "acknowledgedBy": actor.username}
+    order.version += 1
+    records.save(record, [ResultAcknowledged(
+        order_id=order.order_id, placed_by=order.placed_by, acknowledged_at=now.isoformat(),
+        acknowledged_by=actor.username)], actor=actor, now=now)
+    return order
