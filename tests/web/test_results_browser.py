@@ -1,0 +1,83 @@
+"""Entering lab results in a real browser: the chart's "Enter results…" opens a form with one
+field per analyte, a missing value stays on the form, the chart shows the values with H/L in
+words, a clinician acknowledges. Screenshots at 1024 and 1440 px go to ``$SCREENSHOT_DIR``
+(default: the test's temporary directory)."""
+
+from __future__ import annotations
+
+import os
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import SYSTEM_ACTOR, Actor
+from patients import use_cases
+from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+DOCTOR = Actor(id="doc", username="orderer", display_name="Dr Orderer", roles=("clinician",))
+
+
+@pytest.fixture
+def lab_order(his_store, reference_data) -> tuple[str, str]:
+    pid = use_cases.register_patient(use_cases.RegisterPatient(
+        "Lars", "Labson", date(1949, 3, 9), sex="male"), UnitOfWork(his_store),
+        actor=SYSTEM_ACTOR).patient_id
+    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Fatigue", bed="M102"),
+                            UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    order = use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="lab",
+                                                       test_code="CBC"),
+                                  UnitOfWork(his_store), actor=DOCTOR)
+    use_cases.progress_order(use_cases.ProgressOrder(pid, order.order_id, "start"),
+                             UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    return pid, order.order_id
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_a_nurse_enters_lab_results_and_a_clinician_acknowledges(
+        live_server, browser, make_user, lab_order, width, tmp_path) -> None:  # noqa: F811
+    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    pid, oid = lab_order
+    make_user("ward-nurse", "nurse")
+    make_user("doctor", "clinician")
+    base = live_server.url
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    page = ctx.new_page()
+    login(page, base, "ward-nurse")
+    page.goto(f"{base}/admin/patients/{pid}/")
+    page.click("a.results-link")
+
+    page.wait_for_selector("#patient-banner")
+    assert "LABSON" in page.inner_text("#patient-banner").upper()
+    labels = page.inner_text("#content-main form")
+    assert "Haemoglobin (g/L)" in labels and "Reference range 130–175 g/L" in labels
+    page.fill("input[name='results.HGB']", "118")
+    page.fill("input[name='results.WBC']", "7.2")
+    page.screenshot(path=str(shots / f"results-form-{width}.png"), full_page=True)
+    page.click("input[type=submit]")
+    page.wait_for_selector(".errornote")
+    assert "Enter the platelets value." in page.inner_text("#content-main form")
+    assert page.input_value("input[name='results.HGB']") == "118"  # kept as entered
+    page.fill("input[name='results.PLT']", "520")
+    page.click("input[type=submit]")
+
+    page.wait_for_selector("#results .result")
+    section = page.inner_text("#results")
+    assert "Haemoglobin" in section and "118" in section and "L ↓ low" in section
+    assert "H ↑ high" in section and "normal" in section
+    assert "completed" in page.inner_text("#orders")
+    page.screenshot(path=str(shots / f"results-chart-{width}.png"), full_page=True)
+    ctx.close()
+
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    page = ctx.new_page()
+    login(page, base, "doctor")
+    page.goto(f"{base}/admin/patients/{pid}/#results")
+    page.click("#results button.acknowledge")
+    page.wait_for_selector("#results .result-acknowledged")
+    assert "Acknowledged by doctor" in page.inner_text("#results")
+    page.locator("#results").screenshot(path=str(shots / f"results-acknowledged-{width}.png"))
+    ctx.close()
