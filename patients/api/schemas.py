@@ -125,7 +125,6 @@ class AssignIn(Schema):
 
 
 AdministrationStatus = Literal["given", "not_given"]
-NotGivenReason = Literal["refused", "held", "unavailable", "patient-absent", "other"]
 
 
 class AdministrationIn(Schema):
@@ -139,7 +138,8 @@ class AdministrationIn(Schema):
                       "ordered unit")
     administered_at: datetime | None = Field(None, description="when it happened, not in "
                                              "the future; default now")
-    reason: NotGivenReason | None = Field(None, description="not given: why")
+    reason: str | None = Field(None, max_length=40, description="not given: why — refused | "
+                               "held | unavailable | patient-absent | other")
     reason_detail: str = Field("", max_length=300, description="the text for reason other")
     scheduled_for: datetime | None = Field(None, description="the order's dose time answered")
     note: str = Field("", max_length=300)

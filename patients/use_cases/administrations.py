@@ -80,13 +80,15 @@ def _given(cmd: Administer, order: Order, store: Any, at: datetime) -> dict[str,
 
 
 def _not_given(cmd: Administer) -> dict[str, Any]:
-    if cmd.reason not in mar.NOT_GIVEN_REASONS:
+    reason = (cmd.reason or "").strip().lower().replace("_", "-")  # patient_absent too
+    if reason not in mar.NOT_GIVEN_REASONS:
         raise InvalidInput("Say why the dose was not given: "
                            f"{', '.join(mar.NOT_GIVEN_REASONS)}.", field="reason")
-    detail = _clean(cmd.reason_detail, 300)
-    if cmd.reason == "other" and not detail:
+    # the text for "other": reason_detail, or the note when that is where it was written
+    detail = _clean(cmd.reason_detail or (cmd.note if reason == "other" else ""), 300)
+    if reason == "other" and not detail:
         raise InvalidInput("Describe the other reason.", field="reason_detail")
-    return {"dose": None, "unit": None, "reason": cmd.reason, "reasonDetail": detail or None}
+    return {"dose": None, "unit": None, "reason": reason, "reasonDetail": detail or None}
 
 
 def _slot(cmd: Administer, order: Order, store: Any) -> datetime | None:

@@ -103,6 +103,19 @@ def test_a_reason_outside_the_list_is_422(team: dict[str, Client], admitted: str
     assert r.status_code == 422
 
 
+def test_reasons_are_read_with_underscores_and_other_takes_the_note(
+        team: dict[str, Client], admitted: str) -> None:
+    base = ready(team, admitted, AMOX)
+    absent = team["nurse"].post(f"{base}/administrations", {
+        "status": "not_given", "reason": "patient_absent"}, content_type=J)
+    assert absent.status_code == 201, absent.content
+    assert absent.json()["administrations"][0]["reason"] == "patient-absent"
+    other = team["nurse"].post(f"{base}/administrations", {
+        "status": "not_given", "reason": "other", "note": "In theatre"}, content_type=J)
+    assert other.status_code == 201, other.content
+    assert other.json()["administrations"][-1]["reasonDetail"] == "In theatre"
+
+
 def test_not_given_with_a_reason(team: dict[str, Client], admitted: str) -> None:
     base = ready(team, admitted, AMOX)
     r = team["nurse"].post(f"{base}/administrations", {
