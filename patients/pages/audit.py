@@ -76,7 +76,18 @@ _LINES: dict[str, Callable[[Data], str]] = {
     EventType.MEDICATION_NOT_GIVEN: lambda d: f"Dose not given{_dose_time(d)}: "
                                      f"{_NOT_GIVEN.get(d.get('reason') or '', d.get('reason'))}"
                                      f"{' (' + d['reasonDetail'] + ')' if d.get('reasonDetail') else ''}",
+    EventType.RESULTS_RECORDED: lambda d: f"Results of {d.get('description')}: {_flags(d)}",
+    EventType.RESULT_ACKNOWLEDGED: lambda d: "Results reviewed",
 }
+
+
+def _flags(d: Data) -> str:
+    flags = d.get("flags") or {}
+    if d.get("kind") == "imaging":
+        return "report written"
+    out = [f"{code} high" for code in flags.get("high", [])]
+    out += [f"{code} low" for code in flags.get("low", [])]
+    return ", ".join(out) if out else "all within range"
 
 
 def describe(event_type: str, data: Data) -> str:
