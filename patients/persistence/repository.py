@@ -115,6 +115,14 @@ class PatientRecords:
             record.orders[order_id] = order_from_doc(doc)
         return record
 
+    def load_order(self, patient_id: str, order_id: str, expected_version: str | None = None
+                   ) -> tuple[PatientRecord, Order]:
+        """The record with the order named, which must still be at ``expected_version``."""
+        record = self.load(patient_id, order_id=order_id)
+        order = record.orders[order_id]
+        self.expect(record, order, expected_version)
+        return record, order
+
     def _load_unmarked(self, pk: str) -> list[Document]:
         """A record written before documents were marked ``open``: read it whole once; the
         next save marks what is open (the diff sees the missing marker)."""

@@ -139,9 +139,7 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
         raise InvalidInput("Status must be given or not_given.", field="status")
     at = _instant(cmd.administered_at, "administered_at") if cmd.administered_at else now
     records = PatientRecords(uow)
-    record = records.load(cmd.patient_id, order_id=cmd.order_id)
-    order = record.orders[cmd.order_id]
-    records.expect(record, order, cmd.expected_version)
+    record, order = records.load_order(cmd.patient_id, cmd.order_id, cmd.expected_version)
     if order.kind != "medication":
         raise InvalidTransition("Only medication orders have administrations.")
     store = uow.store

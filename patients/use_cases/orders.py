@@ -146,9 +146,7 @@ def _order_of(cmd: ProgressOrder | AssignOrder, uow: UnitOfWork
               ) -> tuple[PatientRecords, PatientRecord, Order]:
     """Load the record with the order ``cmd`` names, at the version it expects."""
     records = PatientRecords(uow)
-    record = records.load(cmd.patient_id, order_id=cmd.order_id)
-    order = record.orders[cmd.order_id]
-    records.expect(record, order, cmd.expected_version)
+    record, order = records.load_order(cmd.patient_id, cmd.order_id, cmd.expected_version)
     return records, record, order
 
 

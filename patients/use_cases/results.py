@@ -44,9 +44,7 @@ class AcknowledgeResult:
 def _load(cmd: CompleteOrder | AcknowledgeResult, uow: UnitOfWork
           ) -> tuple[PatientRecords, PatientRecord, Order]:
     records = PatientRecords(uow)
-    record = records.load(cmd.patient_id, order_id=cmd.order_id)
-    order = record.orders[cmd.order_id]
-    records.expect(record, order, cmd.expected_version)
+    record, order = records.load_order(cmd.patient_id, cmd.order_id, cmd.expected_version)
     return records, record, order
 
 
