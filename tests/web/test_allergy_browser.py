@@ -1,6 +1,6 @@
 """Allergies in a real browser: the banner says "not yet asked", a clinician records a coded
 severe allergy, the banner shows it, then removes it through the confirmation with a reason.
-Screenshots at 1024 and 1440 px, as a clinician and a nurse, go to $SCREENSHOT_DIR (or /tmp)."""
+Screenshots at 1024 and 1440 px, as a clinician and a nurse, go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,12 @@ from tests.web.test_browser_flow import browser, login  # noqa: F401  (the brows
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 J = "application/json"
-SHOTS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp"))
 
 
-def shoot(page, name: str) -> None:
+def shoot(page, name: str, shots: Path) -> None:
     for width in (1024, 1440):
         page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(SHOTS / f"allergy-{name}-{width}.png"), full_page=False)
+        page.screenshot(path=str(shots / f"allergy-{name}-{width}.png"), full_page=False)
         banner = page.locator("#patient-banner").bounding_box()
         heading = page.locator("#content h1").bounding_box()
         assert banner and heading and banner["y"] >= heading["y"] + heading["height"], name
@@ -27,7 +26,9 @@ def shoot(page, name: str) -> None:
 
 
 def test_it_records_shows_and_removes_an_allergy(live_server, browser, make_user,  # noqa: F811
-                                                 api_client, reference_data) -> None:
+                                                 api_client, reference_data,
+                                                 tmp_path: Path) -> None:
+    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     make_user("doctor", "clinician")
     make_user("ward", "nurse")
     clerk = api_client("clerk")
@@ -47,7 +48,7 @@ def test_it_records_shows_and_removes_an_allergy(live_server, browser, make_user
     banner = page.inner_text("#patient-banner")
     assert "HOLMQVIST, Greta" in banner and "Cardiology Ward A" in banner and "A03" in banner
     assert "Allergies not yet asked" in banner
-    shoot(page, "chart-unknown-clinician")
+    shoot(page, "chart-unknown-clinician", shots)
     page.click("#nka-link")  # a confirmation page, then recorded with who and when
     page.click("#confirm-submit")
     page.wait_for_selector("text=No known allergies recorded.")
@@ -59,7 +60,7 @@ def test_it_records_shows_and_removes_an_allergy(live_server, browser, make_user
     page.fill("#id_reaction", "Anaphylaxis")
     page.select_option("#id_severity", "severe")
     page.select_option("#id_criticality", "high")
-    shoot(page, "form-clinician")
+    shoot(page, "form-clinician", shots)
     page.click("input[type=submit]")
     page.wait_for_selector("text=Allergy recorded.")
     badge = page.locator("#patient-banner .pb-severe")
@@ -70,15 +71,15 @@ def test_it_records_shows_and_removes_an_allergy(live_server, browser, make_user
     page.select_option("#id_severity", "mild")
     page.click("input[type=submit]")
     page.wait_for_selector("text=Allergy recorded.")
-    shoot(page, "chart-clinician")
+    shoot(page, "chart-clinician", shots)
 
     ctx.clear_cookies()
     login(page, base, "ward")
     page.goto(chart)
     assert page.locator(".allergy-remove-link").count() == 0  # removal is the clinician's
-    shoot(page, "chart-nurse")
+    shoot(page, "chart-nurse", shots)
     page.click("#allergy-link")
-    shoot(page, "form-nurse")
+    shoot(page, "form-nurse", shots)
 
     ctx.clear_cookies()
     login(page, base, "doctor")
@@ -90,7 +91,7 @@ def test_it_records_shows_and_removes_an_allergy(live_server, browser, make_user
     page.wait_for_selector(".errornote")
     page.check("input[name=reason][value=other]")
     page.fill("#id_detail", "Tolerated amoxicillin in 2024")
-    shoot(page, "remove-clinician")
+    shoot(page, "remove-clinician", shots)
     page.click("#confirm-submit")
     page.wait_for_selector("text=Allergy to Penicillins removed.")
     assert "Penicillins" not in page.inner_text("#patient-banner")
