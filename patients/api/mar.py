@@ -16,11 +16,12 @@ from hisadmin.core.store import get_store
 from patients import use_cases
 from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus
 from patients.domain.errors import InvalidInput
+from patients.domain.mar import SLOT_STATUSES
 
 router = Router(tags=["medication administration record"])
 
 DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-SlotStatus = Literal["upcoming", "due", "late", "given", "not_given", "missed"]
+SlotStatus = Literal[SLOT_STATUSES]  # type: ignore[valid-type]
 
 
 class MarAdministrationOut(Schema):

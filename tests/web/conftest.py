@@ -44,3 +44,29 @@ def api_client(make_user: Callable[..., User]) -> Callable[..., Client]:
 @pytest.fixture
 def reference_data(his_store: DocumentStore) -> None:
     list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
+
+
+@pytest.fixture
+def team(api_client: Callable[..., Client], reference_data: None) -> dict[str, Client]:
+    """API clients of a clerk, a clinician and a nurse, on a store with reference data."""
+    return {"clerk": api_client("clerk"), "doc": api_client("clinician"),
+            "nurse": api_client("nurse")}
+
+
+@pytest.fixture
+def admit(team: dict[str, Client]) -> Callable[..., str]:
+    """``admit(family, bed="", reason=...)`` registers a patient, admits them to MED-1
+    through the API and returns their id."""
+
+    def admit(family: str, *, given: str = "Ann", bed: str = "", reason: str = "Pneumonia",
+              birth_date: str = "1955-02-02") -> str:
+        pid = team["clerk"].post("/api/v1/patients", {
+            "given_name": given, "family_name": family, "birth_date": birth_date},
+            content_type="application/json").json()["id"]
+        r = team["clerk"].post(f"/api/v1/patients/{pid}/admissions", {
+            "department_id": "MED", "ward_id": "MED-1", "bed": bed, "reason": reason},
+            content_type="application/json")
+        assert r.status_code == 201, r.content
+        return pid
+
+    return admit

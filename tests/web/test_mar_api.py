@@ -3,6 +3,7 @@ and its override, 412, 404) and reading the day (slots, PRN doses, a malformed d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,22 +17,11 @@ PARA_PRN = {"kind": "medication", "medication_code": "PARA", "dose": "1000", "un
             "route": "PO", "frequency": "Q6H", "as_needed": True}
 
 
-@pytest.fixture
-def team(api_client, reference_data) -> dict[str, Client]:
-    return {"clerk": api_client("clerk"), "doc": api_client("clinician"),
-            "nurse": api_client("nurse")}
-
 
 @pytest.fixture
-def admitted(team: dict[str, Client]) -> str:
-    pid = team["clerk"].post("/api/v1/patients", {"given_name": "Mia", "family_name": "Rex",
-                                                  "birth_date": "1955-02-02"},
-                             content_type=J).json()["id"]
-    r = team["clerk"].post(f"/api/v1/patients/{pid}/admissions",
-                           {"department_id": "MED", "ward_id": "MED-1", "bed": "M102",
-                            "reason": "Cellulitis"}, content_type=J)
-    assert r.status_code == 201
-    return pid
+def admitted(admit: Callable[..., str]) -> str:
+    return admit("Rex", given="Mia", birth_date="1955-02-02", bed="M102",
+                 reason="Cellulitis")
 
 
 def ready(team: dict[str, Client], pid: str, order: dict) -> str:

@@ -12,10 +12,6 @@ AMOX = {"kind": "medication", "medication_code": "AMOX", "dose": "500", "unit": 
         "route": "PO", "frequency": "Q8H"}
 
 
-@pytest.fixture
-def team(api_client, reference_data) -> dict[str, Client]:
-    return {"clerk": api_client("clerk"), "doc": api_client("clinician")}
-
 
 @pytest.fixture
 def allergic(team: dict[str, Client]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from django.test import Client
 
@@ -11,22 +13,10 @@ MED = {"kind": "medication", "medication_code": "PARA", "dose": "1000", "unit": 
        "route": "PO", "frequency": "Q8H"}
 
 
-@pytest.fixture
-def team(api_client, reference_data) -> dict[str, Client]:
-    return {"clerk": api_client("clerk"), "doc": api_client("clinician"),
-            "nurse": api_client("nurse")}
-
 
 @pytest.fixture
-def admitted(team: dict[str, Client]) -> str:
-    pid = team["clerk"].post("/api/v1/patients", {"given_name": "Ola", "family_name": "Nord",
-                                                  "birth_date": "1950-01-01"},
-                             content_type=J).json()["id"]
-    r = team["clerk"].post(f"/api/v1/patients/{pid}/admissions",
-                           {"department_id": "MED", "ward_id": "MED-1", "bed": "M101",
-                            "reason": "Pneumonia"}, content_type=J)
-    assert r.status_code == 201
-    return pid
+def admitted(admit: Callable[..., str]) -> str:
+    return admit("Nord", given="Ola", birth_date="1950-01-01", bed="M101", reason="Pneumonia")
 
 
 def test_it_walks_a_prescription_through_its_states(team: dict[str, Client], admitted: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from django.test import Client
 
@@ -11,22 +13,10 @@ CBC = [{"analyte_code": "HGB", "value": 120}, {"analyte_code": "WBC", "value": "
        {"analyte_code": "PLT", "value": 450}]
 
 
-@pytest.fixture
-def team(api_client, reference_data) -> dict[str, Client]:
-    return {"clerk": api_client("clerk"), "doc": api_client("clinician"),
-            "nurse": api_client("nurse")}
-
 
 @pytest.fixture
-def admitted(team: dict[str, Client]) -> str:
-    pid = team["clerk"].post("/api/v1/patients", {"given_name": "Rae", "family_name": "Sult",
-                                                  "birth_date": "1955-02-02"},
-                             content_type=J).json()["id"]
-    r = team["clerk"].post(f"/api/v1/patients/{pid}/admissions",
-                           {"department_id": "MED", "ward_id": "MED-1", "reason": "Anaemia"},
-                           content_type=J)
-    assert r.status_code == 201
-    return pid
+def admitted(admit: Callable[..., str]) -> str:
+    return admit("Sult", given="Rae", birth_date="1955-02-02", reason="Anaemia")
 
 
 def started(team: dict[str, Client], pid: str, body: dict) -> str:
