@@ -39,6 +39,33 @@ class EventType(StrEnum):
     REFERENCE_ENTRY_CHANGED = "ReferenceEntryChanged"
 
 
+# What the audit trail calls each event.
+EVENT_LABELS: dict[EventType, str] = {
+    EventType.PATIENT_REGISTERED: "Registered",
+    EventType.DEMOGRAPHICS_UPDATED: "Demographics corrected",
+    EventType.ALLERGY_ADDED: "Allergy recorded",
+    EventType.ALLERGY_REMOVED: "Allergy removed",
+    EventType.NO_KNOWN_ALLERGIES_RECORDED: "No known allergies",
+    EventType.ADMISSION_STARTED: "Admitted",
+    EventType.PATIENT_TRANSFERRED: "Transferred",
+    EventType.ADMISSION_ENDED: "Discharged",
+    EventType.MEDICATION_PRESCRIBED: "Medication prescribed",
+    EventType.IMAGING_EXAM_REQUESTED: "Imaging requested",
+    EventType.LAB_TEST_REQUESTED: "Lab test requested",
+    EventType.ORDER_READY: "Order ready",
+    EventType.ORDER_STARTED: "Order started",
+    EventType.ORDER_COMPLETED: "Order completed",
+    EventType.ORDER_CANCELLED: "Order cancelled",
+    EventType.ORDER_ASSIGNED: "Order assigned",
+    EventType.ORDER_UNASSIGNED: "Order unassigned",
+    EventType.MEDICATION_ADMINISTERED: "Dose given",
+    EventType.MEDICATION_NOT_GIVEN: "Dose not given",
+    EventType.RESULTS_RECORDED: "Results recorded",
+    EventType.RESULT_ACKNOWLEDGED: "Results reviewed",
+    EventType.REFERENCE_ENTRY_ADDED: "Reference entry added",
+    EventType.REFERENCE_ENTRY_CHANGED: "Reference entry changed",
+}
+
 # The event that places an order of each kind.
 ORDER_PLACED: dict[str, EventType] = {
     "medication": EventType.MEDICATION_PRESCRIBED,

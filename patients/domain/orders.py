@@ -25,6 +25,7 @@ class Urgency(StrEnum):
 
 # Order kind → the document subtype it is stored as.
 KINDS = {"medication": "MedicationPrescription", "imaging": "ImagingExam", "lab": "LabTest"}
+KIND_LABELS = {"medication": "Medication", "imaging": "Imaging", "lab": "Lab test"}
 URGENCIES = tuple(Urgency)
 URGENCY_LABELS = {Urgency.ROUTINE: "Routine", Urgency.STAT: "STAT"}
 ACTIVE = (OrderStatus.CREATED, OrderStatus.READY, OrderStatus.IN_PROGRESS)

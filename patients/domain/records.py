@@ -22,8 +22,11 @@ from patients.domain.errors import (
 )
 
 SEXES = ("female", "male", "other", "unknown")
+SEX_LABELS = {"female": "Female", "male": "Male", "other": "Other", "unknown": "Unknown"}
 SEVERITIES = ("mild", "moderate", "severe")
+SEVERITY_LABELS = {"mild": "Mild", "moderate": "Moderate", "severe": "Severe"}
 CRITICALITIES = ("low", "high", "unable-to-assess")
+CRITICALITY_LABELS = {"low": "Low", "high": "High", "unable-to-assess": "Unable to assess"}
 REMOVAL_REASONS = ("entered-in-error", "resolved", "other")
 REMOVAL_LABELS = {"entered-in-error": "Entered in error", "resolved": "Resolved",
                   "other": "Other"}
@@ -63,11 +66,17 @@ def allergy_status(allergies: list[dict[str, Any]],
         return AllergyStatus.NO_KNOWN_ALLERGIES
     return AllergyStatus.UNKNOWN
 DISPOSITIONS = ("home", "transfer-other-facility", "care-home", "deceased", "self-discharge")
+DISPOSITION_LABELS = {"home": "Home", "transfer-other-facility": "Transfer to another facility",
+                      "care-home": "Care home", "deceased": "Deceased",
+                      "self-discharge": "Self-discharge"}
 
 
 class AdmissionStatus(StrEnum):
     ACTIVE = "active"
     ENDED = "ended"
+
+
+ADMISSION_STATUS_LABELS = {AdmissionStatus.ACTIVE: "Admitted", AdmissionStatus.ENDED: "Ended"}
 
 MRN_PATTERN = re.compile(r"^[A-Z0-9][A-Z0-9-]{2,19}$")
 NAME_MAX = 100

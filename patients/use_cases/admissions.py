@@ -37,13 +37,14 @@ def admit_patient(cmd: AdmitPatient, uow: UnitOfWork, *, actor: Actor) -> Admiss
     now = datetime.now(UTC)
     store = uow.store
     ward = reference.get(store, "Ward", cmd.ward_id, field="ward_id")
-    reference.get(store, "Department", cmd.department_id, field="department_id")
-    if ward["departmentId"] != cmd.department_id:
-        raise InvalidInput(f"Ward {cmd.ward_id} does not belong to department "
-                           f"{cmd.department_id}.", field="ward_id")
+    department = reference.get(store, "Department", cmd.department_id, field="department_id")
+    if ward["departmentId"] != cmd.department_id:  # named, not coded: the message is read
+        raise InvalidInput(f"{ward.get('name') or cmd.ward_id} is not a ward of "
+                           f"{department.get('name') or cmd.department_id}; choose one of "
+                           "its wards.", field="ward_id")
     bed = cmd.bed.strip()
     if bed and bed not in ward.get("beds", []):
-        raise InvalidInput(f"Ward {cmd.ward_id} has no bed {bed}.", field="bed")
+        raise InvalidInput(f"{ward.get('name') or cmd.ward_id} has no bed {bed}.", field="bed")
     records = PatientRecords(uow)
     record = records.load(cmd.patient_id)
     # Only a clinician can be the attending: a clerk admitting is not one by default.

@@ -30,8 +30,8 @@ def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> 
     ward = reference.get(store, "Ward", cmd.ward_id, field="ward_id")
     bed = cmd.bed.strip() or None
     if bed and bed not in ward.get("beds", []):
-        raise InvalidInput(f"Ward {cmd.ward_id} has no bed {bed}; choose one of its beds.",
-                           field="bed")
+        raise InvalidInput(f"{ward.get('name') or cmd.ward_id} has no bed {bed}; choose one "
+                           "of its beds.", field="bed")
     records = PatientRecords(uow)
     record = records.load(cmd.patient_id)
     admission = record.admission

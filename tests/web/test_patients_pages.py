@@ -67,7 +67,9 @@ def test_it_puts_a_ward_from_another_department_on_the_ward_field(clerk: Client)
     chart_url = _register(clerk)["Location"]
     response = clerk.post(chart_url + "admit/", {"department_id": "CARD", "ward_id": "MED-1",
                                                  "reason": "x"})
-    assert "does not belong" in " ".join(response.context["form"].errors["ward_id"])
+    said = " ".join(response.context["form"].errors["ward_id"])
+    assert "Medical Ward 1 is not a ward of Cardiology" in said  # names, not codes
+    assert "MED-1" not in said and "CARD" not in said
 
 
 def test_it_admits_and_shows_a_discharge_form_carrying_the_etag(clerk: Client) -> None:
