@@ -11,12 +11,19 @@ import re
 from typing import Any, Literal
 
 from django.http import HttpRequest
+from django.utils import timezone
 from ninja import Query, Router, Schema
 from ninja.errors import HttpError
 
 from hisadmin.core import policy
 from hisadmin.core.store import get_store
-from worklists.projection.schema import ADMITTED_SORTS, ORDER_SORTS, SEARCH_SORTS
+from patients.persistence import reference
+from worklists.projection.schema import (
+    ADMITTED_SORTS,
+    ORDER_SORTS,
+    REVIEW_SORTS,
+    SEARCH_SORTS,
+)
 from worklists.read import queries
 from worklists.read.lag import relay_lag
 
@@ -27,6 +34,8 @@ Dir = Literal["asc", "desc"]
 AdmittedSort = Literal[tuple(ADMITTED_SORTS)]  # type: ignore[valid-type]
 OrderSort = Literal[tuple(ORDER_SORTS)]  # type: ignore[valid-type]
 SearchSort = Literal[tuple(SEARCH_SORTS)]  # type: ignore[valid-type]
+ReviewSort = Literal[tuple(REVIEW_SORTS)]  # type: ignore[valid-type]
+ResultKind = Literal["", "lab", "imaging"]
 
 
 class WorklistPage(Schema):
@@ -105,3 +114,32 @@ def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort 
     except queries.SearchTooShort as exc:
         raise HttpError(400, str(exc)) from None
     return _page(worklist, page, page_size)
+
+
+@router.get("/medications-due", response=WorklistPage,
+            summary="Doses due, late or coming up within the hour on a ward")
+def medications_due(request: HttpRequest, ward: str) -> dict[str, Any]:
+    """One item per open dose time of the ward's scheduled medication orders: late ones of
+    earlier today, due ones, and upcoming ones within the next hour, soonest first.
+    ``scheduled_for`` is the dose time to answer with ``POST …/administrations``;
+    ``dose_status`` is due | late | upcoming (the MAR's rules). The whole list, no paging."""
+    policy.require(request.user, "read_medications_due")
+    if ward not in reference.all_of(get_store(), "Ward"):
+        raise HttpError(404, f"No ward {ward!r}.")
+    result = queries.medications_due(get_store(), ward, tz=timezone.get_current_timezone())
+    return {"items": [_snake(r) for r in result.rows], "continuation": None,
+            "generation": result.generation, "lag": _lag()}
+
+
+@router.get("/results-to-review", response=WorklistPage,
+            summary="Results of my orders not yet acknowledged")
+def results_to_review(request: HttpRequest, kind: ResultKind = "", abnormal: bool = False,
+                      sort: ReviewSort = "resulted", dir: Dir = "asc", page: str | None = None,
+                      page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
+    """For the calling clinician: lab and imaging results of the orders they placed, newest
+    first by default; acknowledge one with ``POST /api/v1/patients/{id}/orders/{order_id}/
+    acknowledge`` and it leaves the list."""
+    policy.require(request.user, "read_results_to_review")
+    return _page(queries.results_to_review(str(request.user.pk), kind=kind, abnormal=abnormal,
+                                           sort=sort, descending=dir == "desc"),
+                 page, page_size)

@@ -38,6 +38,8 @@ RECORD_ACTIONS: dict[str, tuple[Role, ...]] = {  # the clinical record
 WORKLIST_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_worklists": (K, C, N),  # admitted patients, name search
     "read_order_worklists": (C, N),  # active orders, my orders
+    "read_medications_due": (C, N),  # a ward's doses due, late or coming up
+    "read_results_to_review": (C,),  # the results of one's own orders, not yet acknowledged
 }
 REFERENCE_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_reference": (K, C, N),  # coded reference data: medications, allergens, lab tests

@@ -72,17 +72,22 @@ def order_end(order: Mapping[str, Any], tz: tzinfo = UTC) -> datetime | None:
     return parse_instant(order["endAt"], tz) if order.get("endAt") else None
 
 
+def slot_step(hours: float | Decimal | None) -> timedelta | None:
+    """The time between dose times of a frequency of ``hours`` (None: once only)."""
+    if not hours or hours <= 0:
+        return None
+    return max(timedelta(hours=float(hours)), timedelta(minutes=15))
+
+
 def slot_times(order: Mapping[str, Any], hours: float | Decimal, day: Day) -> list[datetime]:
     """The order's dose times within ``day`` (none for PRN orders)."""
     if is_prn(order) or order.get("kind", "medication") != "medication":
         return []
     start, end = order_start(order, day.tz), order_end(order, day.tz)
     until = min(day.end, end) if end is not None else day.end
-    if not hours or hours <= 0:
+    step = slot_step(hours)
+    if step is None:
         return [start] if day.start <= start < until else []
-    step = timedelta(hours=float(hours))
-    if step < timedelta(minutes=15):
-        step = timedelta(minutes=15)
     skip = max(0, -(-(day.start - start) // step))  # ceil: the first time at or after the day
     times, moment = [], start + skip * step
     while moment < until and len(times) < MAX_SLOTS_PER_DAY:

@@ -30,6 +30,7 @@ from patients.domain.records import (
 )
 from patients.pages import audit
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
+from patients.pages.labels import label_allergy
 from patients.persistence import queries, reference
 
 STALE_MESSAGE = ("This record was changed by someone else meanwhile. The page now shows the "
@@ -103,6 +104,7 @@ def allergy_context(p: dict[str, Any]) -> dict[str, Any]:
     allergies = [read_allergy(a) for a in p.get("allergies", [])]
     for a in allergies:
         a["removal_label"] = REMOVAL_LABELS.get(a.get("removalReason") or "", "")
+        label_allergy(a)
     active = sorted((a for a in allergies if a["status"] == "active"),
                     key=lambda a: (SEVERITY_RANK.get(a["severity"], 3), a["substance"].casefold()))
     removed = sorted((a for a in allergies if a["status"] == "removed"),
@@ -142,14 +144,13 @@ def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str,
                                        continuation=events_from)
     except store_errors.InvalidRequest:  # a mangled "older" link: start from the newest
         events, token = queries.events(get_store(), patient_id, page_size=50)
-    for event in events:
-        event["summary"] = audit.describe(event["type"], event.get("data") or {})
     orders = queries.orders(get_store(), patient_id)
     for order in orders:
         order["is_active"] = order["status"] in ACTIVE
         order["actions"] = actions_from(order["status"])
         order["administrable"] = order["kind"] == "medication" and \
             order["status"] in ADMINISTRABLE
+    audit.label_chart(get_store(), chart, orders, events)  # words for codes, names for ids
     banner = banner_context(chart)
     return {**chart, "events": events, "events_more": token, "orders": orders,
             "patient_etag": chart["patient"]["etag"], "banner": banner,

@@ -9,6 +9,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core.policy import actor_for, requires
@@ -93,9 +94,14 @@ def complete_order(request: HttpRequest, patient_id: str, order_id: str) -> Http
 
 @requires("acknowledge_result")
 def acknowledge(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
-    """POST-only button in the chart's Results section."""
+    """POST-only button in the chart's Results section and the "Results to review" list;
+    back to ``next`` (a page of this site) when given, else to the chart."""
     if request.method == "POST":
         _report(request, lambda: use_cases.acknowledge_result(use_cases.AcknowledgeResult(
             patient_id, order_id, request.POST.get("etag") or None), new_uow(),
             actor=actor_for(request.user)), "Results acknowledged.")
+    back = request.GET.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return redirect(back)
     return redirect("admin:patient_chart", patient_id)

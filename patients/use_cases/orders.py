@@ -63,7 +63,7 @@ def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str
         med = reference.get(store, "Medication", cmd.medication_code, field="medication_code")
         reference.get(store, "Unit", cmd.unit, field="unit")
         reference.get(store, "Route", cmd.route, field="route")
-        reference.get(store, "Frequency", cmd.frequency, field="frequency")
+        frequency = reference.get(store, "Frequency", cmd.frequency, field="frequency")
         if cmd.dose is None or cmd.dose <= 0:
             raise InvalidInput("Give a positive dose.", field="dose")
         if cmd.end_at and cmd.start_at and cmd.end_at < cmd.start_at:
@@ -74,7 +74,9 @@ def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str
             "medicationCode": cmd.medication_code, "medicationName": med["name"],
             "dose": dose, "unit": cmd.unit, "route": cmd.route, "frequency": cmd.frequency,
             "startAt": cmd.start_at or None, "endAt": cmd.end_at or None,
-            "asNeeded": cmd.as_needed})
+            "asNeeded": cmd.as_needed,
+            # the schedule travels with the order, so readers of its events need no lookup
+            "frequencyHours": frequency.get("hours") or 0})
     if cmd.kind == "imaging":
         modality = reference.get(store, "Modality", cmd.modality, field="modality")
         part = reference.get(store, "BodyPart", cmd.body_part, field="body_part")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import Any
 
+from patients.domain import mar
 from patients.domain.events import ORDER_PLACED, EventType
 from patients.domain.orders import Order
 from patients.domain.records import Admission, Patient
+from patients.domain.results import HIGH, LOW, flags_summary
 from worklists.projection.state import PatientState
 
 T0 = "2026-01-05T08:00:00+00:00"
@@ -21,7 +23,9 @@ class History:
         self.patient_id = patient_id
         self.events: list[dict[str, Any]] = []
         self.admission: str | None = None
-        self.orders: dict[str, str] = {}  # active order id → status
+        self.orders: dict[str, str] = {}  # active order id → kind
+        self.schedules: dict[str, tuple[float, bool]] = {}  # medication → (hours, as needed)
+        self.reviews: set[str] = set()  # orders with results not acknowledged
         self.n = 0
 
     def add(self, etype: EventType, data: dict[str, Any]) -> None:
@@ -42,6 +46,12 @@ class History:
             choices += ["transfer", "discharge", "prescribe", "prescribe"]
             if self.orders:
                 choices += ["assign", "unassign", "progress", "progress"]
+            if any(k == "medication" for k in self.orders.values()):
+                choices += ["dose", "dose"]
+            if any(k != "medication" for k in self.orders.values()):
+                choices += ["result"]
+        if self.reviews:
+            choices += ["acknowledge"]
         getattr(self, "_" + rnd.choice(choices))(rnd)
 
     def _rename(self, rnd: random.Random) -> None:
@@ -71,11 +81,47 @@ class History:
 
     def _prescribe(self, rnd: random.Random) -> None:
         order_id = f"o{self.n}"
-        self.orders[order_id] = "created"
-        self.add(rnd.choice([ORDER_PLACED["medication"], ORDER_PLACED["imaging"]]), {
-            "orderId": order_id, "admissionId": self.admission, "urgency":
-            rnd.choice(["routine", "stat"]), "description": "thing", "departmentId": "CARD",
-            "wardId": "CARD-1", "placedAt": T0, "placedBy": "7"})
+        kind = rnd.choice(["medication", "medication", "imaging", "lab"])
+        self.orders[order_id] = kind
+        data = {"orderId": order_id, "admissionId": self.admission, "urgency":
+                rnd.choice(["routine", "stat"]), "description": "thing", "departmentId": "CARD",
+                "wardId": "CARD-1", "placedAt": T0, "placedBy": "7"}
+        if kind == "medication":
+            hours, prn = rnd.choice([0, 4, 6, 12]), rnd.random() < 0.2
+            self.schedules[order_id] = (hours, prn)
+            data.update({"medicationName": "Drug", "dose": "1", "unit": "g", "route": "PO",
+                         "startAt": rnd.choice([None, "2026-01-05T10:00:00+00:00"]),
+                         "endAt": None, "frequencyHours": hours, "asNeeded": prn})
+        self.add(ORDER_PLACED[kind], data)
+
+    def _dose(self, rnd: random.Random) -> None:
+        order_id = rnd.choice(sorted(o for o, k in self.orders.items() if k == "medication"))
+        hours, prn = self.schedules[order_id]
+        start = datetime.fromisoformat(T0)
+        slot = None if prn else mar.instant_text(start + timedelta(hours=hours * rnd.randint(0, 5)))
+        etype = rnd.choice([EventType.MEDICATION_ADMINISTERED, EventType.MEDICATION_NOT_GIVEN])
+        self.add(etype, {"orderId": order_id, "administrationId": f"ad{self.n}",
+                         "status": "given" if etype == EventType.MEDICATION_ADMINISTERED
+                         else "not_given", "scheduledFor": slot, "administeredAt": T0})
+
+    def _result(self, rnd: random.Random) -> None:
+        order_id = rnd.choice(sorted(o for o, k in self.orders.items() if k != "medication"))
+        kind = self.orders.pop(order_id)
+        values = [{"analyte": "HGB", "value": "9", "flag": rnd.choice([HIGH, LOW, None])}]
+        values = values if kind == "lab" else []
+        self.add(EventType.ORDER_COMPLETED, {"orderId": order_id, "status": "completed"})
+        self.add(EventType.RESULTS_RECORDED, {
+            "orderId": order_id, "placedBy": "7", "kind": kind, "description": "thing",
+            "flags": flags_summary(values), "results": {
+                "values": values, "report": "", "resultedAt": f"2026-01-05T09:{self.n % 60:02d}:00",
+                "resultedBy": "lab", "resultedByName": "Lab Tech"}})
+        self.reviews.add(order_id)
+
+    def _acknowledge(self, rnd: random.Random) -> None:
+        order_id = rnd.choice(sorted(self.reviews))
+        self.reviews.discard(order_id)
+        self.add(EventType.RESULT_ACKNOWLEDGED, {"orderId": order_id, "placedBy": "7",
+                                                 "acknowledgedAt": T0, "acknowledgedBy": "dr"})
 
     def _assign(self, rnd: random.Random) -> None:
         order_id = rnd.choice(sorted(self.orders))
@@ -91,7 +137,7 @@ class History:
                             EventType.ORDER_COMPLETED, EventType.ORDER_CANCELLED])
         self.add(etype, {"orderId": order_id, "reason": "r"})
         if etype in (EventType.ORDER_COMPLETED, EventType.ORDER_CANCELLED):
-            del self.orders[order_id]
+            del self.orders[order_id]  # completed without results: nothing to review
 
 
 Record = tuple[Patient | None, list[Admission], list[Order]]
@@ -114,11 +160,25 @@ def source_record(state: PatientState) -> Record:
             department_id=a["departmentId"], ward_id=a["wardId"], bed=a["bed"],
             attending_id=a["attendingId"], attending_name=a["attendingName"], reason="r",
             started_at=a["startedAt"]))
+    medication = ("medicationName", "dose", "unit", "route", "startAt", "endAt",
+                  "frequencyHours", "asNeeded")
     orders = [Order(order_id=o["orderId"], patient_id=state.patient_id,
                     admission_id=o["admissionId"], kind=o["kind"], urgency=o["urgency"],
                     description=o["description"], department_id=o["departmentId"],
-                    ward_id=o["wardId"], placed_at=o["placedAt"], placed_by="7", details={},
+                    ward_id=o["wardId"], placed_at=o["placedAt"], placed_by="7",
+                    details={k: o[k] for k in medication if k in o},
                     status=o["status"], assignee_id=o["assigneeId"],
-                    assignee_name=o["assigneeName"])
+                    assignee_name=o["assigneeName"],
+                    administrations=[{"scheduledFor": s} for s in o.get("recorded", ())])
               for o in state.orders.values()]
+    for r in state.reviews.values():
+        values = ([{"analyte": a, "flag": HIGH} for a in r["high"]]
+                  + [{"analyte": a, "flag": LOW} for a in r["low"]])
+        orders.append(Order(
+            order_id=r["orderId"], patient_id=state.patient_id, admission_id="old",
+            kind=r["kind"], urgency="routine", description=r["description"],
+            department_id="CARD", ward_id="CARD-1", placed_at=T0, placed_by=r["placedBy"],
+            details={"results": {"values": values, "resultedAt": r["resultedAt"],
+                                 "resultedByName": r["resultedByName"]}},
+            status="completed"))
     return patient, admissions, orders

@@ -122,12 +122,16 @@ def test_it_enforces_the_role_table_in_the_pages(make_user, record: dict[str, st
 OTHER_PAGES = {  # worklist and administration actions → a page each guards
     "read_worklists": "/admin/worklists/admitted/",
     "read_order_worklists": "/admin/worklists/orders/",
+    "read_medications_due": "/admin/worklists/medications-due/",
+    "read_results_to_review": "/admin/worklists/results-to-review/",
     "manage_reference_data": "/admin/reference/",
     "manage_dead_letters": "/admin/worklists/dead-letters/",
 }
 OTHER_API = {
     "read_worklists": "/api/v1/worklists/admitted?department=MED",
     "read_order_worklists": "/api/v1/worklists/orders?department=MED",
+    "read_medications_due": "/api/v1/worklists/medications-due?ward=MED-1",
+    "read_results_to_review": "/api/v1/worklists/results-to-review",
     "read_reference": "/api/v1/reference/medications",
 }
 

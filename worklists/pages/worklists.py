@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -17,10 +18,12 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 
+from hisadmin.core import policy
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
-from patients.domain import orders
+from patients.domain import mar, orders
 from patients.persistence import reference
 from worklists.read import queries
 from worklists.read.lag import relay_lag
@@ -42,6 +45,17 @@ class Column:
     link: bool = False  # the cell links to the patient's chart
 
 
+@dataclass(frozen=True)
+class RowAction:
+    """A button on each row: a link (GET) or a form posting to ``url`` (POST), shown only
+    to users the policy allows ``action``."""
+
+    label: str
+    url: Callable[[dict[str, Any]], str]
+    action: str
+    method: str = "get"
+
+
 @dataclass
 class Filter:
     name: str
@@ -59,6 +73,8 @@ class Page:
     filters: list[Filter] = field(default_factory=list)
     search_placeholder: str | None = None
     default_sort: str = ""
+    actions: list[RowAction] = field(default_factory=list)
+    empty: str = "Nothing matches."
 
 
 def _get(key: str) -> Cell:
@@ -91,11 +107,25 @@ SEARCH_COLUMNS = [
 ]
 
 
-def _rows(columns: list[Column], rows: list[dict[str, Any]]) -> list[list[tuple[Any, str]]]:
+def _local(instant: str | None, *, with_date: bool = False) -> str:
+    """An instant as the ward reads it: local time (and the date when asked)."""
+    try:
+        moment = timezone.localtime(datetime.fromisoformat(instant or ""))
+    except ValueError:
+        return ""
+    return moment.strftime("%d %b %H:%M" if with_date else "%H:%M")
+
+
+def _rows(request: HttpRequest, page: Page, rows: list[dict[str, Any]]
+          ) -> list[dict[str, Any]]:
+    actions = [a for a in page.actions if policy.allows(request.user, a.action)]
     out = []
     for row in rows:
         chart = reverse("admin:patient_chart", args=[row["patientId"]])
-        out.append([(col.cell(row), chart if col.link else "") for col in columns])
+        out.append({"cells": [(col.cell(row), chart if col.link else "")
+                              for col in page.columns],
+                    "actions": [{"label": a.label, "url": a.url(row), "method": a.method}
+                                for a in actions]})
     return out
 
 
@@ -119,7 +149,8 @@ def _render(request: HttpRequest, page: Page, worklist: queries.Worklist | None,
         headers.append({"label": col.label, "href": href, "sorted": col.sort == sort,
                         "descending": descending})
     context = {
-        "page": page, "headers": headers, "rows": _rows(page.columns, rows), "count": len(rows),
+        "page": page, "headers": headers, "rows": _rows(request, page, rows), "count": len(rows),
+        "has_actions": any(policy.allows(request.user, a.action) for a in page.actions),
         "next_href": "?" + urlencode({**request.GET.dict(), "page": token}) if token else "",
         "query_ms": (time.perf_counter() - started) * 1000, "loaded_at": time.time(),
         "lag": _lag(), "error": error, "refresh": REFRESH_SECONDS,
@@ -205,3 +236,74 @@ def patient_search(request: HttpRequest) -> HttpResponse:
     except queries.SearchTooShort as exc:
         return _render(request, page, None, error=str(exc))
     return _render(request, page, worklist)
+
+
+def _dose_time(row: dict[str, Any]) -> str:
+    today = timezone.localdate().isoformat()
+    local = timezone.localtime(datetime.fromisoformat(row["scheduledFor"]))
+    return _local(row["scheduledFor"], with_date=local.date().isoformat() != today)
+
+
+MEDS_DUE_COLUMNS = [
+    Column("Due at", _dose_time), Column("Status", lambda r: mar.STATUS_LABELS[r["doseStatus"]]),
+    Column("Bed", lambda r: r.get("bed") or "—"), *PERSON,
+    Column("Medication", _get("description")),
+]
+REVIEW_COLUMNS = [
+    Column("Resulted", lambda r: _local(r.get("resultedAt"), with_date=True), "resulted"),
+    Column("Flags", lambda r: "Abnormal: " + ", ".join(
+        [f"{a} high" for a in r.get("high") or ()] + [f"{a} low" for a in r.get("low") or ()])
+        if r.get("abnormal") else "Within range", "abnormal"),
+    Column("Type", lambda r: _KIND_LABELS.get(r.get("kind") or "", (r.get("kind") or "")
+                                               .capitalize()), None),
+    Column("Order", _get("description")), *PERSON,
+    Column("Ward / bed", lambda r: f"{r.get('wardId') or ''} {r.get('bed') or ''}".strip()
+           or "Not admitted", "bed"),
+    Column("Resulted by", _get("resultedByName")),
+]
+
+
+def _wards() -> list[tuple[str, str]]:
+    store = get_store()
+    departments = dict(reference.choices(store, "Department"))
+    wards = reference.all_of(store, "Ward")
+    return sorted(((code, f"{departments.get(w.get('departmentId'), '')} — {w['name']}")
+                   for code, w in wards.items() if w.get("active", True)),
+                  key=lambda choice: choice[1])
+
+
+@requires("read_medications_due")
+def medications_due(request: HttpRequest) -> HttpResponse:
+    wards = _wards()
+    known = {code for code, _ in wards}
+    ward = request.GET.get("ward", "")
+    ward = ward if ward in known else (wards[0][0] if wards else "")
+    page = Page("Medications due", "worklist_meds_due", MEDS_DUE_COLUMNS, [
+        Filter("ward", "Ward", wards, ward, blank=None)], None, "",
+        [RowAction("Record", lambda r: reverse("admin:patient_mar_record", args=[
+            r["patientId"], r["orderId"]]) + "?" + urlencode({"slot": r["scheduledFor"]}),
+            "administer")],
+        empty="No doses due, late or coming up within the hour on this ward.")
+    if not ward:
+        return _render(request, page, None, error="No wards are set up yet.")
+    result = queries.medications_due(get_store(), ward, tz=timezone.get_current_timezone())
+    return _render(request, page, None, rows=result.rows)
+
+
+@requires("read_results_to_review")
+def results_to_review(request: HttpRequest) -> HttpResponse:
+    g = request.GET
+    here = request.get_full_path()
+    page = Page("Results to review", "worklist_reviews", REVIEW_COLUMNS, [
+        Filter("kind", "Type", [(k, n) for k, n in KINDS if k != "medication"],
+               g.get("kind", "")),
+        Filter("abnormal", "Flags", [("1", "Abnormal only")], g.get("abnormal", ""),
+               blank="All results")], None, "resulted",
+        [RowAction("Acknowledge", lambda r: reverse("admin:order_acknowledge", args=[
+            r["patientId"], r["orderId"]]) + "?" + urlencode({"next": here}),
+            "acknowledge_result", method="post")],
+        empty="No results waiting for your review.")
+    return _render(request, page, queries.results_to_review(
+        str(request.user.pk), kind=g.get("kind", "") if g.get("kind") in ("lab", "imaging")
+        else "", abnormal=g.get("abnormal") == "1", sort=g.get("sort", "resulted"),
+        descending=g.get("dir") == "desc"))

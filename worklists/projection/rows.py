@@ -2,7 +2,8 @@
 
 Buckets keep every view partition bounded (see docs/worklists.md): the census by
 department, active orders by ordering department, "my orders" by assignee, name search by
-the first two letters of the folded name.
+the first two letters of the folded name, scheduled medications by ward, results to review
+by ordering clinician.
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ import re
 import unicodedata
 from typing import Any
 
+from patients.domain import mar
 from worklists.projection.state import PatientState, Row, RowKey
 
 ADMITTED = "Admitted"
 ORDERS = "Orders"
 MY_ORDERS = "MyOrders"
 NAMES = "Names"
+MEDS_DUE = "MedsDue"
+REVIEWS = "Reviews"
 NAME_BUCKET_LEN = 2  # a name search needs this many letters: one partition answers it
 _NOT_KEY = re.compile(r"[^A-Z0-9]")
 
@@ -91,6 +95,71 @@ def order_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
     return rows
 
 
+def next_dose_time(order: dict[str, Any]) -> str | None:
+    """The first dose time of a scheduled order not yet answered (given or not given), or
+    None when every dose time of its course is. Independent of the clock, so the row is a
+    pure function of the state: readers take the rows whose time is at most "now + an
+    hour" and work out each dose time's status on the day themselves."""
+    if order.get("asNeeded") or order.get("frequencyHours") is None:
+        return None
+    recorded = set(order.get("recorded") or ())
+    start = mar.order_start(order)
+    end = mar.order_end(order)
+    hours = float(order["frequencyHours"] or 0)
+    step = mar.slot_step(hours)
+    for k in range(len(recorded) + 1 if step else 1):
+        moment = start if step is None else start + k * step
+        if end is not None and moment >= end:
+            return None
+        text = mar.instant_text(moment)
+        if text not in recorded:
+            return text
+    return None
+
+
+def medication_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
+    """One row per scheduled medication order with a dose time still open, in its ward."""
+    adm = state.admission
+    if adm is None:
+        return []
+    loc = _location(adm)
+    rows = []
+    for order_id, o in sorted(state.orders.items()):
+        if o.get("kind") != "medication":
+            continue
+        due = next_dose_time(o)
+        if due is None:
+            continue
+        contents = {**person, "orderId": order_id, "admissionId": o.get("admissionId"),
+                    "wardId": loc["wardId"], "bed": loc["bed"],
+                    "departmentId": adm["departmentId"], "kind": "medication",
+                    "status": o.get("status"), "description": o.get("description") or "",
+                    "urgency": o.get("urgency") or "routine", "placedAt": o.get("placedAt"),
+                    **{n: o.get(n) for n in ("medicationName", "dose", "unit", "route",
+                                             "startAt", "endAt", "frequencyHours")},
+                    "recorded": list(o.get("recorded") or ()), "nextDueAt": due}
+        query = {**pq, "QueryBed": loc["QueryBed"], "QueryNextDue": due}
+        rows.append(Row(MEDS_DUE, str(loc["wardId"]), order_id, contents, query))
+    return rows
+
+
+def review_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
+    """Results not yet acknowledged, for the clinician who ordered them."""
+    adm = state.admission
+    loc = _location(adm)
+    rows = []
+    for order_id, r in sorted(state.reviews.items()):
+        if not r.get("placedBy"):
+            continue  # no ordering clinician on record: nobody's list to put it on
+        contents = {**person, **{n: r.get(n) for n in (
+            "orderId", "kind", "description", "resultedAt", "resultedByName", "abnormal",
+            "high", "low")}, "wardId": loc["wardId"], "bed": loc["bed"]}
+        query = {**pq, "QueryBed": loc["QueryBed"], "QueryResultedAt": r.get("resultedAt"),
+                 "QueryAbnormal": 1 if r.get("abnormal") else 0, "QueryKind": r.get("kind")}
+        rows.append(Row(REVIEWS, str(r["placedBy"]), order_id, contents, query))
+    return rows
+
+
 def name_row(state: PatientState, person: dict, pq: dict) -> Row:
     adm = state.admission
     where = None if adm is None else {"departmentId": adm["departmentId"],
@@ -109,4 +178,6 @@ def rows_for(state: PatientState) -> dict[RowKey, Row]:
     if admitted is not None:
         rows.append(admitted)
     rows.extend(order_rows(state, person, pq))
+    rows.extend(medication_rows(state, person, pq))
+    rows.extend(review_rows(state, person, pq))
     return {row.key: row for row in rows}

@@ -10,14 +10,15 @@ duplicated deliveries. The state's rows are built in :mod:`worklists.projection.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from patients.domain.events import ORDER_PLACED, EventType
 from patients.domain.orders import ACTIVE, ORDER_STATUS_AFTER, Order, OrderStatus
 from patients.domain.records import Admission, AdmissionStatus, Patient
-from worklists.projection.state import PatientState, Row, RowKey
+from patients.domain.results import RESULT_KINDS, flags_summary
+from worklists.projection.state import SHAPE, PatientState, Row, RowKey
 
 PATIENT_FIELDS = ("mrn", "givenName", "familyName", "birthDate", "sex")
 ADMISSION_FIELDS = ("admissionId", "departmentId", "wardId", "bed", "attendingId",
@@ -25,12 +26,18 @@ ADMISSION_FIELDS = ("admissionId", "departmentId", "wardId", "bed", "attendingId
 ORDER_FIELDS = ("orderId", "admissionId", "kind", "status", "urgency", "description",
                 "departmentId", "wardId", "assigneeId", "assigneeName", "placedAt")
 ORDER_KIND_BY_EVENT = {event: kind for kind, event in ORDER_PLACED.items()}
+# A medication order's schedule, kept for "Medications due" (``recorded``: the dose times
+# answered, given or not given, as stored instants).
+MEDICATION_FIELDS = ("medicationName", "dose", "unit", "route", "startAt", "endAt",
+                     "frequencyHours", "asNeeded")
+MAX_RECORDED = 200  # dose times kept per order: a q4h course of a month; older ones drop out
+REVIEW_FIELDS = ("orderId", "placedBy", "kind", "description", "resultedAt", "resultedByName",
+                 "abnormal", "high", "low")
 PLACED_STATUS = OrderStatus.CREATED.value  # when the placing event does not say
 # Events that change nothing any view shows: applied by bumping the sequence only.
 NO_VIEW_EFFECT = frozenset({EventType.ALLERGY_ADDED, EventType.ALLERGY_REMOVED,
-                            EventType.NO_KNOWN_ALLERGIES_RECORDED,
-                            EventType.MEDICATION_ADMINISTERED, EventType.MEDICATION_NOT_GIVEN,
-                            EventType.RESULTS_RECORDED, EventType.RESULT_ACKNOWLEDGED})
+                            EventType.NO_KNOWN_ALLERGIES_RECORDED})
+DOSE_RECORDED = frozenset({EventType.MEDICATION_ADMINISTERED, EventType.MEDICATION_NOT_GIVEN})
 
 
 class NeedsSource(Exception):
@@ -60,9 +67,49 @@ def _with_order(state: PatientState, order: dict[str, Any]) -> PatientState:
     return replace(state, orders=orders)
 
 
+def _placed(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    order = _pick({"kind": kind, "status": PLACED_STATUS, **data},
+                  ORDER_FIELDS, ("orderId", "urgency", "description", "placedAt"))
+    if kind == "medication":
+        if not data.get("asNeeded") and data.get("frequencyHours") is None:
+            raise NeedsSource("a scheduled medication without its frequency in hours")
+        order.update({n: data.get(n) for n in MEDICATION_FIELDS})
+        order["recorded"] = []
+    return order
+
+
+def _dose_recorded(state: PatientState, data: dict[str, Any]) -> PatientState:
+    order = _order_of(state, data)
+    slot = data.get("scheduledFor")
+    if not slot or order.get("kind") != "medication":
+        return state  # an as-needed dose answers no dose time
+    recorded = sorted({*order.get("recorded", ()), slot})[-MAX_RECORDED:]
+    return _with_order(state, {**order, "recorded": recorded})
+
+
+def _review(data: Mapping[str, Any]) -> dict[str, Any]:
+    results, flags = data.get("results") or {}, data.get("flags") or {}
+    review = {"orderId": data.get("orderId"), "placedBy": data.get("placedBy") or "",
+              "kind": data.get("kind"), "description": data.get("description") or "",
+              "resultedAt": results.get("resultedAt"),
+              "resultedByName": results.get("resultedByName") or results.get("resultedBy"),
+              "abnormal": bool(flags.get("abnormal")), "high": list(flags.get("high") or ()),
+              "low": list(flags.get("low") or ())}
+    if not review["orderId"] or not review["resultedAt"]:
+        raise NeedsSource("results without their order or time")
+    return review
+
+
 def _apply(state: PatientState, etype: str, data: dict[str, Any]) -> PatientState:
     if etype in NO_VIEW_EFFECT:
         return state
+    if etype in DOSE_RECORDED:
+        return _dose_recorded(state, data)
+    if etype == EventType.RESULTS_RECORDED:
+        return replace(state, reviews={**state.reviews, data.get("orderId", ""): _review(data)})
+    if etype == EventType.RESULT_ACKNOWLEDGED:
+        return replace(state, reviews={k: v for k, v in state.reviews.items()
+                                       if k != data.get("orderId")})
     if etype == EventType.PATIENT_REGISTERED:
         return replace(state, patient=_pick(data, PATIENT_FIELDS, PATIENT_FIELDS[:4]))
     if etype == EventType.DEMOGRAPHICS_UPDATED:
@@ -94,9 +141,7 @@ def _apply(state: PatientState, etype: str, data: dict[str, Any]) -> PatientStat
                   if o.get("admissionId") not in (None, adm["admissionId"])}
         return replace(state, admission=None, orders=orders)
     if etype in ORDER_KIND_BY_EVENT:
-        order = _pick({"kind": ORDER_KIND_BY_EVENT[etype], "status": PLACED_STATUS, **data},
-                      ORDER_FIELDS, ("orderId", "urgency", "description", "placedAt"))
-        return _with_order(state, order)
+        return _with_order(state, _placed(ORDER_KIND_BY_EVENT[etype], data))
     if etype in ORDER_STATUS_AFTER:
         return _with_order(state, {**_order_of(state, data), "status": ORDER_STATUS_AFTER[etype]})
     if etype == EventType.ORDER_ASSIGNED:
@@ -129,18 +174,38 @@ def _admission(a: Admission) -> dict[str, Any]:
             "attendingName": a.attending_name, "startedAt": a.started_at}
 
 
-def _order(o: Order) -> dict[str, Any]:
-    return {"orderId": o.order_id, "admissionId": o.admission_id, "kind": o.kind,
-            "status": o.status, "urgency": o.urgency, "description": o.description,
-            "departmentId": o.department_id, "wardId": o.ward_id,
-            "assigneeId": o.assignee_id, "assigneeName": o.assignee_name,
-            "placedAt": o.placed_at}
+def _order(o: Order, frequency_hours: Mapping[str, float]) -> dict[str, Any]:
+    order = {"orderId": o.order_id, "admissionId": o.admission_id, "kind": o.kind,
+             "status": o.status, "urgency": o.urgency, "description": o.description,
+             "departmentId": o.department_id, "wardId": o.ward_id,
+             "assigneeId": o.assignee_id, "assigneeName": o.assignee_name,
+             "placedAt": o.placed_at}
+    if o.kind == "medication":
+        d = o.details
+        order.update({n: d.get(n) for n in MEDICATION_FIELDS})
+        if order["frequencyHours"] is None and not d.get("asNeeded"):
+            order["frequencyHours"] = frequency_hours.get(d.get("frequency") or "")
+        order["recorded"] = sorted({slot for e in o.administrations
+                                    if (slot := e.get("scheduledFor"))})[-MAX_RECORDED:]
+    return order
+
+
+def _pending_review(o: Order) -> dict[str, Any] | None:
+    results = o.details.get("results")
+    if o.kind not in RESULT_KINDS or not results or results.get("acknowledgedAt"):
+        return None
+    return _review({"orderId": o.order_id, "placedBy": o.placed_by, "kind": o.kind,
+                    "description": o.description, "results": results,
+                    "flags": flags_summary(results.get("values") or ())})
 
 
 def from_source(patient_id: str, seq: int, patient: Patient | None,
-                admissions: Iterable[Admission], orders: Iterable[Order]) -> PatientState:
-    """The state as of ``seq`` from the record: the patient, the active admission and the
-    active orders of that admission (or of none)."""
+                admissions: Iterable[Admission], orders: Iterable[Order],
+                frequency_hours: Mapping[str, float] | None = None) -> PatientState:
+    """The state as of ``seq`` from the record: the patient, the active admission, the
+    active orders of that admission (or of none), and results not yet acknowledged.
+    ``frequency_hours``: hours per frequency code, for medication orders placed before
+    orders carried their own."""
     person = None if patient is None else _patient(patient)
     if person is not None and not all(person[k] for k in PATIENT_FIELDS[:4]):
         raise ValueError("patient document lacks a required field")
@@ -149,10 +214,12 @@ def from_source(patient_id: str, seq: int, patient: Patient | None,
         if adm.status == AdmissionStatus.ACTIVE:
             admission = _admission(adm)
     held = (None,) if admission is None else (None, admission["admissionId"])
-    active = {o.order_id: _order(o) for o in orders
+    orders = list(orders)
+    active = {o.order_id: _order(o, frequency_hours or {}) for o in orders
               if o.status in ACTIVE and o.admission_id in held}
+    reviews = {o.order_id: review for o in orders if (review := _pending_review(o))}
     return PatientState(patient_id, seq=seq, patient=person, admission=admission,
-                        orders=active)
+                        orders=active, reviews=reviews)
 
 
 Outcome = str  # "applied" | "duplicate" | "rebuilt"
@@ -164,7 +231,7 @@ def step(state: PatientState, event: dict[str, Any],
     seq = int(event["seq"])
     if seq <= state.seq:
         return state, "duplicate"
-    if seq == state.seq + 1:
+    if seq == state.seq + 1 and state.shape == SHAPE:
         try:
             return fold(state, event), "applied"
         except NeedsSource:

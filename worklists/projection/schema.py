@@ -6,7 +6,7 @@ generation pointer and dead letters, is :mod:`worklists.persistence`'s business.
 
 from __future__ import annotations
 
-from worklists.projection.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS
+from worklists.projection.rows import ADMITTED, MEDS_DUE, MY_ORDERS, NAMES, ORDERS, REVIEWS
 
 # Sort keys per worklist: URL name → (indexed path, reversed?). "age" sorts by birth date
 # the other way round; "stay" by admission time the other way round.
@@ -26,6 +26,11 @@ SEARCH_SORTS: dict[str, tuple[str, bool]] = {
     "name": ("QueryName", False), "mrn": ("QueryMrn", False), "age": ("QueryBirth", True),
     "sex": ("QuerySex", False),
 }
+MEDS_DUE_SORTS: dict[str, tuple[str, bool]] = {"due": ("QueryNextDue", False)}
+REVIEW_SORTS: dict[str, tuple[str, bool]] = {
+    "resulted": ("QueryResultedAt", True), "abnormal": ("QueryAbnormal", True),
+    "name": ("QueryName", False), "mrn": ("QueryMrn", False), "bed": ("QueryBed", False),
+}
 # Equality filters answered through a composite (filter, sort, id) index for the common
 # sorts; any other filter is a residual test within the bucket, which is bounded
 # (docs/worklists.md). Few on purpose: every index costs on every write.
@@ -34,7 +39,7 @@ INDEXED_FILTERS: dict[str, tuple[str, tuple[str, ...]]] = {
     ORDERS: ("QueryStatus", ("QueryPlacedAt", "QueryUrgency")),
 }
 VIEW_SORTS = {ADMITTED: ADMITTED_SORTS, ORDERS: ORDER_SORTS, MY_ORDERS: ORDER_SORTS,
-              NAMES: SEARCH_SORTS}
+              NAMES: SEARCH_SORTS, MEDS_DUE: MEDS_DUE_SORTS, REVIEWS: REVIEW_SORTS}
 
 A = "ascending"
 

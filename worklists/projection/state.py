@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RowKey = tuple[str, str, str]  # (view, bucket, row id)
+# The tracker's state shape. A tracker of an older shape lacks what newer views need, so the
+# guard rebuilds its state from the source record instead of folding onto it.
+SHAPE = 2
 
 
 @dataclass(frozen=True)
@@ -23,16 +26,21 @@ class PatientState:
     seq: int = 0
     patient: dict[str, Any] | None = None
     admission: dict[str, Any] | None = None
-    orders: dict[str, dict[str, Any]] = field(default_factory=dict)
+    orders: dict[str, dict[str, Any]] = field(default_factory=dict)  # active ones
+    # Results not yet acknowledged, by order id (they outlive the order and the admission).
+    reviews: dict[str, dict[str, Any]] = field(default_factory=dict)
+    shape: int = SHAPE
 
     def as_json(self) -> dict[str, Any]:
-        return {"patientId": self.patient_id, "seq": self.seq,
-                "patient": self.patient, "admission": self.admission, "orders": self.orders}
+        return {"patientId": self.patient_id, "seq": self.seq, "shape": self.shape,
+                "patient": self.patient, "admission": self.admission, "orders": self.orders,
+                "reviews": self.reviews}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PatientState:
         return cls(patient_id=data["patientId"], seq=int(data["seq"]), patient=data.get("patient"),
-                   admission=data.get("admission"), orders=dict(data.get("orders") or {}))
+                   admission=data.get("admission"), orders=dict(data.get("orders") or {}),
+                   reviews=dict(data.get("reviews") or {}), shape=int(data.get("shape", 1)))
 
 
 @dataclass(frozen=True)

@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.store import Cond, DocumentStore, Query
+from patients.domain import mar
 from patients.persistence import mrn as mrns
 from worklists.persistence.generations import active_generation
 from worklists.persistence.source import read_source
 from worklists.persistence.view_rows import page_rows
+from worklists.projection.due import WITHIN, doses_due
 from worklists.projection.rows import (
     ADMITTED,
+    MEDS_DUE,
     MY_ORDERS,
     NAME_BUCKET_LEN,
     NAMES,
     ORDERS,
+    REVIEWS,
     fold,
     name_bucket,
     rows_for,
@@ -31,6 +35,7 @@ from worklists.projection.schema import VIEW_SORTS
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 200
+MAX_DUE_ROWS = 2000  # a ward's scheduled orders; the list is computed whole, not paged
 _MRNISH = re.compile(r"\d")
 
 
@@ -46,6 +51,7 @@ class Worklist:
     prefix: tuple[str, str] | None = None  # (Query path, folded prefix)
     sort: str = ""
     descending: bool = False
+    at_most: tuple[str, Any] | None = None  # (Query path, upper bound)
 
     def query(self) -> Query:
         sorts = VIEW_SORTS[self.view]
@@ -54,6 +60,8 @@ class Worklist:
         where = [Cond(p, "=", v) for p, v in sorted(self.equals.items()) if v not in ("", None)]
         if self.prefix is not None:
             where.append(Cond(self.prefix[0], "startswith", self.prefix[1]))
+        if self.at_most is not None:
+            where.append(Cond(self.at_most[0], "<=", self.at_most[1]))
         direction = "DESC" if self.descending != reverse else "ASC"
         return Query(where=tuple(where), order_by=((path, direction),))
 
@@ -125,6 +133,36 @@ def my_orders(user_id: str, *, kind: str = "", status: str = "", urgency: str = 
     return Worklist(MY_ORDERS, str(user_id), {
         "QueryKind": kind, "QueryStatus": status, "QueryUrgency": urgency,
         "QueryDepartment": department}, None, sort, descending)
+
+
+def results_to_review(user_id: str, *, kind: str = "", abnormal: bool = False,
+                      sort: str = "resulted", descending: bool = False) -> Worklist:
+    """Results of the orders ``user_id`` placed that nobody has acknowledged yet."""
+    return Worklist(REVIEWS, str(user_id), {"QueryKind": kind,
+                                            "QueryAbnormal": 1 if abnormal else None},
+                    None, sort, descending)
+
+
+def medications_due(store: DocumentStore, ward: str, *, tz: tzinfo = UTC,
+                    now: datetime | None = None) -> Result:
+    """The ward's dose times open now or within the next hour (late ones of earlier today
+    included), soonest first: one query of the ward's partition for the orders whose first
+    open dose time is before the horizon, then each order's open times on the clock."""
+    now = now or datetime.now(UTC)
+    worklist = Worklist(MEDS_DUE, ward, sort="due",
+                        at_most=("QueryNextDue", mar.instant_text(now + WITHIN)))
+    gen = active_generation(store)
+    rows: list[dict[str, Any]] = []
+    token: str | None = None
+    while len(rows) < MAX_DUE_ROWS:
+        page, token = page_rows(store, gen, MEDS_DUE, ward, worklist.query(),
+                                page_size=MAX_PAGE, continuation=token)
+        rows.extend(page)
+        if not token:
+            break
+    doses = [d for row in rows for d in doses_due(row, now, tz)]
+    doses.sort(key=lambda d: (d["scheduledFor"], d.get("bed") or "", d["orderId"]))
+    return Result([present(d, now) for d in doses], None, gen)
 
 
 def by_name(q: str, *, sort: str = "name", descending: bool = False) -> Worklist:

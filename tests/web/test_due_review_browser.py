@@ -1,0 +1,102 @@
+"""The ward's "Medications due" and the clinician's "Results to review" in a real browser:
+a nurse goes from a due dose to its recording form in one click, and the dose leaves the
+list; a clinician acknowledges a result from the list and it leaves. Screenshots at 1024 and
+1440 px go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core.actor import Actor
+from patients import use_cases
+from patients.domain.results import GivenValue
+from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def ward_day(his_store, reference_data, make_user, drain_worklists) -> dict[str, str]:
+    """A patient on MED-1 with a dose due now, and a CBC the clinician ordered, resulted."""
+    nurse = make_user("nurse", "nurse")
+    doctor = make_user("doctor", "clinician")
+    by_doctor = Actor(id=str(doctor.pk), username="doctor", display_name="Dr Doctor",
+                      roles=("clinician",))
+    by_nurse = Actor(id=str(nurse.pk), username="nurse", display_name="Nurse",
+                     roles=("nurse",))
+    pid = use_cases.register_patient(use_cases.RegisterPatient(
+        "Vera", "Duelist", date(1950, 5, 5), sex="female"), UnitOfWork(his_store),
+        actor=by_nurse).patient_id
+    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Sepsis", bed="M104"),
+                            UnitOfWork(his_store), actor=by_nurse)
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    start = max(now.replace(hour=0, minute=0), now - timedelta(minutes=15))
+    amox = use_cases.place_order(use_cases.PlaceOrder(
+        patient_id=pid, kind="medication", medication_code="AMOX", dose=Decimal("1"),
+        unit="g", route="PO", frequency="Q8H", start_at=start.isoformat()),
+        UnitOfWork(his_store), actor=by_doctor)
+    use_cases.progress_order(use_cases.ProgressOrder(pid, amox.order_id, "ready"),
+                             UnitOfWork(his_store), actor=by_nurse)
+    cbc = use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="lab",
+                                                     test_code="CBC"),
+                                UnitOfWork(his_store), actor=by_doctor)
+    use_cases.progress_order(use_cases.ProgressOrder(pid, cbc.order_id, "start"),
+                             UnitOfWork(his_store), actor=by_nurse)
+    use_cases.complete_order(use_cases.CompleteOrder(pid, cbc.order_id, results=(
+        GivenValue("HGB", Decimal("95")), GivenValue("WBC", Decimal("7")),
+        GivenValue("PLT", Decimal("250")))), UnitOfWork(his_store), actor=by_nurse)
+    drain_worklists()
+    return {"pid": pid, "amox": amox.order_id, "cbc": cbc.order_id}
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_a_nurse_answers_a_due_dose_from_the_ward_list(live_server, browser, ward_day,  # noqa: F811
+                                                       drain_worklists, width, tmp_path) -> None:
+    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    base = live_server.url
+    ctx = browser.new_context(viewport={"width": width, "height": 800})
+    page = ctx.new_page()
+    login(page, base, "nurse")
+    page.goto(f"{base}/admin/worklists/medications-due/?ward=MED-1")
+    row = page.locator("#result_list tbody tr").first
+    assert "DUELIST, Vera" in row.inner_text() and "Due" in row.inner_text()
+    page.screenshot(path=str(shots / f"medications-due-{width}.png"), full_page=True)
+    row.locator("a.button", has_text="Record").click()
+    assert page.is_visible("#patient-banner")
+    assert page.input_value("#id_dose") == "1"
+    page.click("input[type=submit]")
+    assert "Dose given recorded." in page.inner_text("ul.messagelist")
+    drain_worklists()
+    page.goto(f"{base}/admin/worklists/medications-due/?ward=MED-1")
+    assert "No doses due" in page.inner_text("#result_list")
+    ctx.close()
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_a_clinician_acknowledges_a_result_from_the_list(live_server, browser, ward_day,  # noqa: F811
+                                                         drain_worklists, width,
+                                                         tmp_path) -> None:
+    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    base = live_server.url
+    ctx = browser.new_context(viewport={"width": width, "height": 800})
+    page = ctx.new_page()
+    login(page, base, "doctor")
+    page.goto(f"{base}/admin/worklists/results-to-review/")
+    row = page.locator("#result_list tbody tr").first
+    assert "DUELIST, Vera" in row.inner_text() and "Abnormal: HGB low" in row.inner_text()
+    page.screenshot(path=str(shots / f"results-to-review-{width}.png"), full_page=True)
+    row.locator("button", has_text="Acknowledge").click()
+    assert "Results acknowledged." in page.inner_text("ul.messagelist")
+    assert page.url.endswith("/admin/worklists/results-to-review/")
+    drain_worklists()
+    page.reload()
+    assert "No results waiting for your review." in page.inner_text("#result_list")
+    ctx.close()
