@@ -4,6 +4,7 @@ from django.contrib import admin
 
 from patients.pages import clinical as cv
 from patients.pages import mar as marv
+from patients.pages import orders as ordv
 from patients.pages import records as views
 from patients.pages import results as resv
 
@@ -34,6 +35,8 @@ for _label, _route, _view, _name in (
     ("Order", "patients/<str:patient_id>/orders/new/<str:kind>/", cv.place_order, "order_new"),
     ("Order action", "patients/<str:patient_id>/orders/<str:order_id>/action/",
      cv.order_action, "order_action"),
+    ("Order detail", "patients/<str:patient_id>/orders/<str:order_id>/", ordv.order_detail,
+     "order_detail"),
     ("Medication record", "patients/<str:patient_id>/mar/", marv.medication_record,
      "patient_mar"),
     ("Record a dose", "patients/<str:patient_id>/mar/<str:order_id>/record/", marv.record_dose,

@@ -10,9 +10,11 @@ from patients.domain.errors import InvalidInput
 
 
 def clinicians() -> list[tuple[str, str]]:
-    """(user id, display name) of active users who may be an admission's attending."""
-    users = get_user_model().objects.filter(is_active=True).filter(
-        Q(groups__name__in=[r.value for r in roles_for("attend")]) | Q(is_superuser=True)).distinct()
+    """(user id, display name) of active users who may be an admission's attending: the
+    members of the attending roles' groups. A superuser holds every role for permissions,
+    but is an account, not a clinician, so it is no attending unless it is in such a group."""
+    users = get_user_model().objects.filter(
+        is_active=True, groups__name__in=[r.value for r in roles_for("attend")]).distinct()
     return sorted(((str(u.pk), u.get_full_name() or u.get_username()) for u in users),
                   key=lambda c: c[1])
 

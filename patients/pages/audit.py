@@ -1,27 +1,36 @@
-"""One line per audit event, for the chart: what changed, in words a clerk can read."""
+"""One line per audit event, for the chart and the order page: what changed, in words a clerk
+can read, what it concerns (an order, an allergy, the stay) and who did it, by full name."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from patients.domain.events import EventType
+from cosmos_backend.store import DocumentStore
+from patients.domain.events import EVENT_LABELS, EventType
+from patients.domain.records import (
+    CRITICALITY_LABELS,
+    DISPOSITION_LABELS,
+    REMOVAL_LABELS,
+    SEVERITY_LABELS,
+    SEX_LABELS,
+)
+from patients.pages import labels
+from patients.pages.labels import Names, label, label_override, order_usernames
+from patients.pages.labels import label_administration as _dose
 
 Data = dict[str, Any]
+Line = Callable[[Data, Names], str]
 
 
-def _bed(ward: str | None, bed: str | None) -> str:
-    return f"{ward or '—'}{f' bed {bed}' if bed else ''}"
+def _bed(n: Names, ward: str | None, bed: str | None) -> str:
+    return f"{n.of('Ward', ward) or '—'}{f' bed {bed}' if bed else ''}"
 
 
-def _overrides(d: Data) -> str:
+def _overrides(d: Data, n: Names) -> str:
     """The order checks a placed order overrode, each with its reason."""
-    return "".join(f"; overrode {o.get('check')}: {o.get('reason')}"
-                   for o in d.get("overrides") or [])
-
-
-_NOT_GIVEN = {"refused": "refused", "held": "held", "unavailable": "unavailable",
-              "patient-absent": "patient absent", "other": "other"}
+    return "".join(f"; overrode the {o['check_label'].lower()} check: {o.get('reason')}"
+                   for o in (label_override(o, n) for o in d.get("overrides") or []))
 
 
 def _dose_time(d: Data) -> str:
@@ -32,56 +41,43 @@ def _dose_time(d: Data) -> str:
         f" at {when} UTC" if when and d.get("status", "given") == "given" else "")
 
 
-_REMOVAL = {"entered-in-error": "entered in error", "resolved": "resolved", "other": "other"}
-
-
-def _allergy_added(d: Data) -> str:
-    said = ", ".join(x for x in (d.get("severity"), d.get("reaction")) if x)
+def _allergy_added(d: Data, n: Names) -> str:
+    said = ", ".join(x for x in (label(SEVERITY_LABELS, d.get("severity")).lower(),
+                                 d.get("reaction")) if x)
     line = f"Allergy to {d.get('substance')} ({said})"
     if d.get("criticality") and d["criticality"] != "unable-to-assess":
-        line += f", {d['criticality']} criticality"
+        line += f", {label(CRITICALITY_LABELS, d['criticality']).lower()} criticality"
     if "checkable" in d and not d["checkable"]:
         line += "; free text, not checked against orders"
     return line
 
 
-_LINES: dict[str, Callable[[Data], str]] = {
-    EventType.PATIENT_REGISTERED: lambda d: f"Registered {d.get('familyName', '').upper()}, "
-                                   f"{d.get('givenName', '')} with MRN {d.get('mrn')}",
-    EventType.DEMOGRAPHICS_UPDATED: lambda d: "Corrected " + ", ".join(
-        f"{k}: {d.get('previous', {}).get(k)} → {v}" for k, v in d.items() if k != "previous"),
-    EventType.ALLERGY_ADDED: lambda d: _allergy_added(d),
-    EventType.ALLERGY_REMOVED: lambda d: f"Allergy to {d.get('substance')} removed"
-                                + (f": {_REMOVAL.get(d['reason'], d['reason'])}"
-                                   if d.get("reason") else "")
-                                + (f" ({d['detail']})" if d.get("detail") else ""),
-    EventType.NO_KNOWN_ALLERGIES_RECORDED: lambda d: "No known allergies recorded (asked, "
-                                            "none reported)",
-    EventType.ADMISSION_STARTED: lambda d: f"Admitted to {d.get('departmentId')} / "
-                                  f"{_bed(d.get('wardId'), d.get('bed'))}: {d.get('reason')}",
-    EventType.PATIENT_TRANSFERRED: lambda d: f"Moved {_bed(d.get('fromWard'), d.get('fromBed'))} → "
-                                    f"{_bed(d.get('toWard'), d.get('toBed'))}",
-    EventType.ADMISSION_ENDED: lambda d: f"Discharged ({d.get('disposition')})",
-    EventType.MEDICATION_PRESCRIBED: lambda d: f"Prescribed {d.get('description')}"
-                                      f"{_overrides(d)}",
-    EventType.IMAGING_EXAM_REQUESTED: lambda d: f"Requested {d.get('description')}"
-                                       f"{_overrides(d)}",
-    EventType.LAB_TEST_REQUESTED: lambda d: f"Requested {d.get('description')}{_overrides(d)}",
-    EventType.ORDER_CANCELLED: lambda d: f"Order cancelled: {d.get('cancelReason')}",
-    EventType.ORDER_ASSIGNED: lambda d: f"Order assigned to {d.get('assigneeName')}",
-    EventType.MEDICATION_ADMINISTERED: lambda d: f"Given {d.get('dose')} {d.get('unit')}"
-                                        f"{_dose_time(d)}"
-                                        f"{': ' + d['note'] if d.get('note') else ''}"
-                                        f"{_overrides({'overrides': [d['override']]}) if d.get('override') else ''}",
-    EventType.MEDICATION_NOT_GIVEN: lambda d: f"Dose not given{_dose_time(d)}: "
-                                     f"{_NOT_GIVEN.get(d.get('reason') or '', d.get('reason'))}"
-                                     f"{' (' + d['reasonDetail'] + ')' if d.get('reasonDetail') else ''}",
-    EventType.RESULTS_RECORDED: lambda d: f"Results of {d.get('description')}: {_flags(d)}",
-    EventType.RESULT_ACKNOWLEDGED: lambda d: "Results reviewed",
-}
+def _corrected(d: Data, n: Names) -> str:
+    def said(key: str, value: Any) -> Any:
+        return label(SEX_LABELS, value) if key == "sex" else value
+
+    previous = d.get("previous") or {}
+    return "Corrected " + ", ".join(
+        f"{k.replace('_', ' ')}: {said(k, previous.get(k))} → {said(k, v)}"
+        for k, v in d.items() if k != "previous")
 
 
-def _flags(d: Data) -> str:
+def _given(d: Data, n: Names) -> str:
+    entry = _dose(d, n)
+    line = f"Given {d.get('dose')} {entry['unit_name']}{_dose_time(d)}"
+    if d.get("note"):
+        line += f": {d['note']}"
+    if entry["override_shown"]:
+        line += _overrides({"overrides": [d["override"]]}, n)
+    return line
+
+
+def _not_given(d: Data, n: Names) -> str:
+    line = f"Dose not given{_dose_time(d)}: {_dose(d, n)['reason_label'].lower()}"
+    return line + (f" ({d['reasonDetail']})" if d.get("reasonDetail") else "")
+
+
+def _flags(d: Data, n: Names) -> str:
     flags = d.get("flags") or {}
     if d.get("kind") == "imaging":
         return "report written"
@@ -90,11 +86,110 @@ def _flags(d: Data) -> str:
     return ", ".join(out) if out else "all within range"
 
 
-def describe(event_type: str, data: Data) -> str:
+_LINES: dict[str, Line] = {
+    EventType.PATIENT_REGISTERED: lambda d, n: f"Registered {d.get('familyName', '').upper()}, "
+                                   f"{d.get('givenName', '')} with MRN {d.get('mrn')}",
+    EventType.DEMOGRAPHICS_UPDATED: _corrected,
+    EventType.ALLERGY_ADDED: _allergy_added,
+    EventType.ALLERGY_REMOVED: lambda d, n: f"Allergy to {d.get('substance')} removed"
+                                + (f": {label(REMOVAL_LABELS, d['reason']).lower()}"
+                                   if d.get("reason") else "")
+                                + (f" ({d['detail']})" if d.get("detail") else ""),
+    EventType.NO_KNOWN_ALLERGIES_RECORDED: lambda d, n: "No known allergies recorded (asked, "
+                                            "none reported)",
+    EventType.ADMISSION_STARTED: lambda d, n: f"Admitted to "
+                                  f"{n.of('Department', d.get('departmentId'))} / "
+                                  f"{_bed(n, d.get('wardId'), d.get('bed'))}: {d.get('reason')}"
+                                  + (f"; attending {d['attendingName']}"
+                                     if d.get("attendingName") else ""),
+    EventType.PATIENT_TRANSFERRED: lambda d, n: f"Moved {_bed(n, d.get('fromWard'), d.get('fromBed'))}"
+                                    f" → {_bed(n, d.get('toWard'), d.get('toBed'))}",
+    EventType.ADMISSION_ENDED: lambda d, n: "Discharged"
+                                + (f": {label(DISPOSITION_LABELS, d['disposition']).lower()}"
+                                   if d.get("disposition") else ""),
+    EventType.MEDICATION_PRESCRIBED: lambda d, n: f"Prescribed {d.get('description')}"
+                                      f"{_overrides(d, n)}",
+    EventType.IMAGING_EXAM_REQUESTED: lambda d, n: f"Requested {d.get('description')}"
+                                       f"{_overrides(d, n)}",
+    EventType.LAB_TEST_REQUESTED: lambda d, n: f"Requested {d.get('description')}"
+                                   f"{_overrides(d, n)}",
+    EventType.ORDER_READY: lambda d, n: "Marked ready",
+    EventType.ORDER_STARTED: lambda d, n: "Started",
+    EventType.ORDER_COMPLETED: lambda d, n: "Completed",
+    EventType.ORDER_CANCELLED: lambda d, n: f"Cancelled: {d.get('cancelReason')}",
+    EventType.ORDER_ASSIGNED: lambda d, n: f"Assigned to {d.get('assigneeName')}",
+    EventType.ORDER_UNASSIGNED: lambda d, n: "Unassigned",
+    EventType.MEDICATION_ADMINISTERED: _given,
+    EventType.MEDICATION_NOT_GIVEN: _not_given,
+    EventType.RESULTS_RECORDED: lambda d, n: f"Results: {_flags(d, n)}",
+    EventType.RESULT_ACKNOWLEDGED: lambda d, n: "Results reviewed",
+}
+
+
+def describe(event_type: str, data: Data, names: Names | None = None) -> str:
+    """The event in words; "" for an event type (or an old shape) it cannot describe."""
     line = _LINES.get(event_type)
     if line is None:
         return ""
     try:
-        return line(data)
-    except (AttributeError, TypeError):  # an old event shape: show the type alone
+        return line(data, names or Names())
+    except (AttributeError, TypeError, KeyError):  # an old event shape: show the type alone
         return ""
+
+
+def concerns(data: Data, orders: Mapping[str, Mapping[str, Any]],
+             allergies: Mapping[str, Mapping[str, Any]]) -> dict[str, str] | None:
+    """What an event is about: ``{"kind": "order", "order_id", "name"}`` (the order's
+    description, from the order or the placing event) or ``{"kind": "allergy", "name"}``
+    (the substance); None for an event about the patient or the stay."""
+    order_id = data.get("orderId")
+    if order_id:
+        name = (orders.get(order_id) or {}).get("description") or data.get("description")
+        return {"kind": "order", "order_id": str(order_id), "name": name or "an order"}
+    allergy_id = data.get("allergyId")
+    if allergy_id:
+        name = (allergies.get(allergy_id) or {}).get("substance") or data.get("substance")
+        return {"kind": "allergy", "name": f"Allergy to {name}" if name else "An allergy"}
+    return None
+
+
+def actor_usernames(events: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [(e.get("actor") or {}).get("username") or "" for e in events]
+
+
+def label_event(event: dict[str, Any], names: Names,
+                orders: Mapping[str, Mapping[str, Any]] | None = None,
+                allergies: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """Add ``label`` (the event's name), ``summary``, ``concerns`` and ``who`` (the actor's
+    full name) to a stored event. Returns ``event``."""
+    data = event.get("data") or {}
+    actor = event.get("actor") or {}
+    event["label"] = label(EVENT_LABELS, event.get("type"))
+    event["summary"] = describe(event.get("type") or "", data, names)
+    event["concerns"] = concerns(data, orders or {}, allergies or {})
+    username = actor.get("username") or ""
+    full = names.people.get(username)
+    shown = actor.get("display_name") or ""
+    # The stored name is the name at the time; a username stored for a user without a name
+    # then is shown by the full name the user has now.
+    event["who"] = full if full and shown in ("", username) else (shown or username)
+    event["who_username"] = username
+    return event
+
+
+def label_chart(store: DocumentStore, chart: dict[str, Any], orders: list[dict[str, Any]],
+                events: list[dict[str, Any]]) -> None:
+    """Words on a chart's parts, in place: its admissions, its orders (as
+    :func:`patients.pages.labels.label_order`) and its audit events (:func:`label_event`).
+    Reference names come from the cache; full names from one query of the users named."""
+    usernames = [*actor_usernames(events), *(u for o in orders for u in order_usernames(o))]
+    names = labels.names(store, usernames)
+    for order in orders:
+        labels.label_order(order, names)
+    for admission in chart.get("admissions") or []:
+        labels.label_admission(admission, names)
+    chart["patient"]["sex_label"] = labels.sex_label(chart["patient"].get("sex"))
+    by_id = {o["orderId"]: o for o in orders}
+    allergies = {a.get("allergyId"): a for a in chart["patient"].get("allergies") or []}
+    for event in events:
+        label_event(event, names, by_id, allergies)

@@ -9,13 +9,15 @@ from django import forms
 from patients.domain.checks import CHECK_LABELS, CHECK_TYPES
 from patients.domain.orders import URGENCY_LABELS
 from patients.domain.records import CRITICALITIES, REMOVAL_LABELS, SEVERITIES, SEXES
+from patients.pages.forms import BIRTH_DATE_HELP, BIRTH_DATE_INVALID
 
 
 class DemographicsForm(forms.Form):
     given_name = forms.CharField(max_length=100)
     family_name = forms.CharField(max_length=100)
     birth_date = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}),
-                                 error_messages={"invalid": "Enter a date as YYYY-MM-DD."})
+                                 help_text=BIRTH_DATE_HELP,
+                                 error_messages={"invalid": BIRTH_DATE_INVALID})
     sex = forms.ChoiceField(choices=[(s, s.capitalize()) for s in SEXES])
     etag = forms.CharField(widget=forms.HiddenInput)
 

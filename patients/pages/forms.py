@@ -6,13 +6,19 @@ from django import forms
 
 from patients.domain.records import DISPOSITIONS, SEXES
 
+BIRTH_DATE_HELP = "Pick it from the calendar, or type it in the order the box shows."
+BIRTH_DATE_INVALID = "Enter a real date: pick it from the calendar, or type it in the order " \
+                     "the box shows."
+
 
 class RegisterForm(forms.Form):
     given_name = forms.CharField(max_length=100)
     family_name = forms.CharField(max_length=100)
-    birth_date = forms.DateField(help_text="YYYY-MM-DD",
+    # The browser's date picker shows the date in the user's own format (02/03/1955 or
+    # 03.02.1955) and sends it as YYYY-MM-DD, so the help speaks of the picker, not the wire.
+    birth_date = forms.DateField(help_text=BIRTH_DATE_HELP,
                                  widget=forms.DateInput(attrs={"type": "date"}),
-                                 error_messages={"invalid": "Enter a date as YYYY-MM-DD."})
+                                 error_messages={"invalid": BIRTH_DATE_INVALID})
     sex = forms.ChoiceField(choices=[(s, s.capitalize()) for s in SEXES], initial="unknown")
     mrn = forms.CharField(max_length=20, required=False, label="MRN",
                           help_text="Leave empty to generate one.")

@@ -83,7 +83,7 @@ def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, ma
     page.fill("#id_unit", "mg")
     page.click("input[type=submit]")
     page.wait_for_selector("text=Administration recorded.")
-    assert page.inner_text("#orders .order-status") == "in_progress"
+    assert page.inner_text("#orders .order-status") == "In progress"
 
     ctx.clear_cookies()
     login(page, base, "desk")
@@ -91,7 +91,7 @@ def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, ma
     page.select_option("#id_disposition", "home")
     page.click("#admissions input[type=submit]")
     page.wait_for_selector("text=Discharged.")
-    assert page.inner_text("#orders .order-status") == "cancelled"
+    assert page.inner_text("#orders .order-status") == "Cancelled"
     audit = page.inner_text("#audit")
     for event in ("PatientRegistered", "AdmissionStarted", "MedicationPrescribed",
                   "MedicationAdministered", "OrderCancelled", "AdmissionEnded"):

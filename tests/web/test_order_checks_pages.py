@@ -96,8 +96,8 @@ def test_a_refused_order_comes_back_with_warnings_and_reason_fields(doctor, pati
                                         "override_allergy_conflict": "Tolerated it in 2024"})
     assert placed.status_code == 302
     chart = doctor.get(placed["Location"]).content.decode()
-    assert "Overrode allergy-conflict" in chart and "Tolerated it in 2024" in chart
-    assert "overrode allergy-conflict: Tolerated it in 2024" in chart  # the audit trail
+    assert "Overrode the allergy check" in chart and "Tolerated it in 2024" in chart
+    assert "overrode the allergy check: Tolerated it in 2024" in chart  # the audit trail
 
 
 def test_a_reason_does_not_carry_over_to_a_changed_order(doctor, patient) -> None:

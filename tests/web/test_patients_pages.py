@@ -32,7 +32,9 @@ def test_it_registers_and_redirects_to_the_chart(clerk: Client) -> None:
 
 @pytest.mark.parametrize(("changes", "field", "message"), [
     ({"given_name": ""}, "given_name", "This field is required."),
-    ({"birth_date": "31/31/1980"}, "birth_date", "Enter a date as YYYY-MM-DD."),
+    ({"birth_date": "31/31/1980"}, "birth_date", "Enter a real date: pick it from the "
+                                                  "calendar, or type it in the order the box "
+                                                  "shows."),
     ({"birth_date": "2999-01-01"}, "birth_date", "cannot be in the future"),
     ({"mrn": "no spaces!"}, "mrn", "3–20 letters, digits or dashes"),
 ])
