@@ -3,6 +3,8 @@
 Apps add pages in their ``admin.py`` with :meth:`HisAdminSite.register_page`; each page
 appears in the sidebar and index for users the policy allows its action, and is served through
 ``admin_view`` (login required, CSRF, never cached) with ``each_context`` for the chrome.
+Each section of pages also gets an index at ``/admin/<section>/`` (unless a page takes that
+route), and the home page is made for the user's roles (:mod:`hisadmin.home`).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.text import slugify
 
+from hisadmin import home
 from hisadmin.core import policy
 
 
@@ -30,6 +34,12 @@ class Page:
     action: str | None = None  # the policy action a user needs to see it
     in_menu: bool = True
     order: int = 100
+    description: str = ""  # one line on the home page and the section's index
+
+
+def section_slug(section: str) -> str:
+    """``"Worklists"`` → ``"worklists"``: the section's index route and menu label."""
+    return slugify(section).replace("-", "_")
 
 
 class HisAdminSite(admin.AdminSite):
@@ -56,35 +66,75 @@ class HisAdminSite(admin.AdminSite):
     def register_page(self, *, section: str, label: str, route: str,
                       view: Callable[..., HttpResponse], name: str,
                       action: str | None = None, in_menu: bool = True,
-                      order: int = 100) -> None:
+                      order: int = 100, description: str = "") -> None:
         if any(p.name == name for p in self._pages):
             return  # admin autodiscovery may import a module twice in tests
-        self._pages.append(Page(section, label, route, view, name, action, in_menu, order))
+        self._pages.append(Page(section, label, route, view, name, action, in_menu, order,
+                                description))
 
     def get_urls(self) -> list[URLPattern]:
         pages = [path(p.route, self.admin_view(p.view), name=p.name) for p in self._pages]
-        return pages + super().get_urls()
+        taken = {p.route for p in self._pages}
+        indexes = [path(f"{slug}/", self.admin_view(self.section_index),
+                        {"section": section}, name=f"section_{slug}")
+                   for section, slug in self._sections().items() if f"{slug}/" not in taken]
+        return pages + indexes + super().get_urls()
+
+    def _sections(self) -> dict[str, str]:
+        return {p.section: section_slug(p.section) for p in self._pages}
+
+    def pages_for(self, request: HttpRequest) -> list[Page]:
+        """The menu pages ``request.user`` may open, in menu order."""
+        return [p for p in sorted(self._pages, key=lambda p: (p.order, p.label))
+                if p.in_menu and (not p.action or policy.allows(request.user, p.action))]
+
+    def section_url(self, section: str) -> str:
+        """The section's index: the page registered on its route, else the generic index."""
+        slug = section_slug(section)
+        for page in self._pages:
+            if page.route == f"{slug}/":
+                return reverse(f"{self.name}:{page.name}")
+        return reverse(f"{self.name}:section_{slug}")
 
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
         sections: dict[str, dict[str, Any]] = {}
-        for page in sorted(self._pages, key=lambda p: (p.order, p.label)):
-            if not page.in_menu or (page.action and not policy.allows(request.user, page.action)):
-                continue
-            label = page.section.lower().replace(" ", "_")
+        for page in self.pages_for(request):
+            label = section_slug(page.section)
             if app_label is not None and app_label != label:
                 continue
             section = sections.setdefault(page.section, {
-                "name": page.section, "app_label": label, "app_url": "",
+                "name": page.section, "app_label": label,
+                "app_url": self.section_url(page.section),
                 "has_module_perms": True, "models": [],
             })
             url = reverse(f"{self.name}:{page.name}")
             section["models"].append({
                 "name": page.label, "object_name": page.name, "perms": {"view": True},
                 "admin_url": url, "add_url": None, "view_only": True,
+                "description": page.description,
             })
-        for section in sections.values():
-            section["app_url"] = section["models"][0]["admin_url"]
         return list(sections.values()) + super().get_app_list(request, app_label)
+
+    def section_index(self, request: HttpRequest, section: str) -> TemplateResponse:
+        """``/admin/<section>/``: the section's pages this user may open, each described;
+        a section with none for this user is a 404, as if it did not exist."""
+        entries = [p for p in self.pages_for(request) if p.section == section]
+        if not entries:
+            raise Http404("There is no such page.")
+        links = [{"label": p.label, "url": reverse(f"{self.name}:{p.name}"),
+                  "description": p.description} for p in entries]
+        return self.render(request, "admin/his_section_index.html",
+                           {"links": links, "section": section}, title=section)
+
+    def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+              ) -> TemplateResponse:
+        """The home page, made for the user's roles: their worklists, their wards, finding
+        a patient, and the administration they may do (no empty admin scaffolding)."""
+        context = {**self.each_context(request), "title": "Home",
+                   **home.home_context(request, self.get_app_list(request)),
+                   **(extra_context or {})}
+        request.current_app = self.name
+        return TemplateResponse(request, "admin/index.html", context)
 
     def render(self, request: HttpRequest, template: str, context: dict[str, Any],
                *, title: str, status: int = 200) -> TemplateResponse:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 
 from hisadmin.core.env import envbool, envint, envlist, envstr
 
@@ -27,6 +28,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "csp",
+    "ninja",  # its templates and static files: the API docs page works offline
     "hisadmin",
     "patients",
     "worklists",
@@ -35,6 +38,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -42,6 +46,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "hisadmin.middleware.PageErrorsMiddleware",  # malformed input on a page: 400/404
 ]
 
 ROOT_URLCONF = "hisadmin.urls"
@@ -94,6 +99,23 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
+# Every asset comes from this server (the site runs on hospital networks without internet):
+# the policy tells browsers to load nothing from another host. Inline styles stay allowed
+# (admin templates and widgets use style attributes); inline scripts do not.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 # --------------------------------------------------------------------------- document store
 # COSMOS_ENDPOINT set → Azure Cosmos DB; otherwise the embedded store under var/.

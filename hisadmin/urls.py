@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import path
 from django.views.generic import RedirectView
 
@@ -10,6 +11,14 @@ from hisadmin.health import healthz
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),
     path("healthz", healthz, name="healthz"),
+    # Browsers ask for /favicon.ico before reading a page's <link rel="icon">.
+    path("favicon.ico", RedirectView.as_view(url=static("hisadmin/favicon.svg"), permanent=True)),
     path("api/v1/", api.urls),
     path("admin/", admin.site.urls),
 ]
+
+# Error pages in the admin's look, with the way back (hisadmin/errors.py).
+handler400 = "hisadmin.errors.bad_request"
+handler403 = "hisadmin.errors.permission_denied"
+handler404 = "hisadmin.errors.page_not_found"
+handler500 = "hisadmin.errors.server_error"

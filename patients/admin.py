@@ -9,12 +9,18 @@ from patients.pages import records as views
 from patients.pages import results as resv
 
 _site = admin.site
+# /admin/patients/ finds (by MRN or name) or registers; the menu's one search entry is the
+# name search worklist, so finding is not listed twice.
+_site.register_page(section="Patients", label="Find or register a patient", route="patients/",
+                    view=views.find_patient, name="patient_index", action="read",
+                    in_menu=False)
 _site.register_page(section="Patients", label="Find a patient", route="patients/find/",
                     view=views.find_patient, name="patient_find", action="read",
-                    order=20)
+                    in_menu=False, order=20)
 _site.register_page(section="Patients", label="Register a patient", route="patients/register/",
                     view=views.register_patient, name="patient_register",
-                    action="register", order=21)
+                    action="register", order=21,
+                    description="A new patient, after checking they are not registered yet.")
 _site.register_page(section="Patients", label="Chart", route="patients/<str:patient_id>/",
                     view=views.patient_chart, name="patient_chart", in_menu=False)
 _site.register_page(section="Patients", label="Admit", route="patients/<str:patient_id>/admit/",
@@ -55,7 +61,8 @@ from patients.pages import reference as rv  # noqa: E402
 
 _site.register_page(section="Administration", label="Reference data", route="reference/",
                     view=rv.reference_index, name="reference_index", action="manage_reference_data",
-                    order=90)
+                    order=90, description="Wards, medications, lab tests and the other coded "
+                                          "lists the forms offer.")
 _site.register_page(section="Administration", label="Reference list",
                     route="reference/<str:type_name>/", view=rv.reference_edit,
                     name="reference_list", in_menu=False)

@@ -30,8 +30,29 @@ def roles_of(user: Any) -> frozenset[Role]:
     return cached
 
 
+# The Django model permissions each role's group carries: only what the admin's own model
+# pages need. Clinical roles need none (their pages ask the policy, not model permissions),
+# and nobody needs ``is_staff``: the site lets every active user in. Groups are the roles
+# themselves, so an administrator may see them but not change what they grant.
+GROUP_PERMISSIONS: dict[Role, tuple[str, ...]] = {
+    Role.CLERK: (),
+    Role.CLINICIAN: (),
+    Role.NURSE: (),
+    Role.ADMIN: ("auth.view_user", "auth.add_user", "auth.change_user", "auth.view_group",
+                 "hisadmin.view_apitoken", "hisadmin.change_apitoken"),
+}
+
+
 def ensure_groups(names: Iterable[str] = tuple(r.value for r in Role)) -> None:
-    from django.contrib.auth.models import Group  # needs the app registry: not at import
+    """Create the role groups and give each exactly its :data:`GROUP_PERMISSIONS` (taking
+    away any other permission someone added by hand). Runs after every ``migrate``."""
+    # Imported here: the auth models need the app registry, and this module is imported
+    # before it is ready (settings, policy).
+    from django.contrib.auth.models import Group, Permission
 
     for name in names:
-        Group.objects.get_or_create(name=name)
+        group, _ = Group.objects.get_or_create(name=name)
+        wanted = [p.split(".", 1) for p in GROUP_PERMISSIONS.get(Role(name), ())]
+        perms = [Permission.objects.get(content_type__app_label=app, codename=codename)
+                 for app, codename in wanted]
+        group.permissions.set(perms)

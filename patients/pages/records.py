@@ -67,8 +67,9 @@ def find_patient(request: HttpRequest) -> HttpResponse:
             return redirect("admin:patient_chart", found["patientId"])
         form.add_error("q", "No patient has this MRN. Check it, search by family name, or "
                             "register the patient.")
-    return admin.site.render(request, "patients/find.html", {"form": form},
-                             title="Find a patient")
+    return admin.site.render(request, "patients/find.html", {
+        "form": form, "can_register": policy.allows(request.user, "register")},
+        title="Find a patient")
 
 
 @requires("register")
@@ -169,7 +170,7 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context["can_allergy"] = policy.allows(user, "add_allergy")
     context["can_remove_allergy"] = policy.allows(user, "remove_allergy")
     context["can_progress"] = policy.allows(user, "progress_order")
-    if context["active_admission"] is not None:
+    if context["active_admission"] is not None and policy.allows(user, "discharge"):
         context["discharge_form"] = DischargeForm(
             initial={"etag": context["active_admission"]["etag"]})
     return admin.site.render(request, "patients/chart.html", context,

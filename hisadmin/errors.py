@@ -1,0 +1,98 @@
+"""Error pages in the admin's look (``handler400`` … ``handler500`` in :mod:`hisadmin.urls`).
+
+Each says what happened in words and offers the way back (home, finding a patient, the page
+the user came from). 400, 403 and 404 pages carry the admin's header and sidebar; the 500 page
+renders without touching the database or the session, which may be what failed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.contrib import admin
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+
+from hisadmin.core import policy
+
+log = logging.getLogger(__name__)
+
+PAGES: dict[int, tuple[str, str]] = {
+    400: (
+        "Bad request",
+        "The address or the form sent to this page was not understood. "
+        "Go back and try again, or start from the home page.",
+    ),
+    403: ("Not allowed", "Your role does not allow this page or this action."),
+    404: ("Page not found", "There is no such page, or the record it names does not exist."),
+    500: (
+        "Something went wrong",
+        "The server could not finish this request. Try again in "
+        "a moment; if it happens again, tell the service desk what "
+        "you were doing.",
+    ),
+}
+
+
+def _reason(exception: Exception | None) -> str:
+    """The exception's own words, when they are meant for users: the policy's ("This needs
+    the clerk role."), a page's Http404 or BadRequest. Never the URL resolver's internals or
+    a SuspiciousOperation's details."""
+    if not isinstance(exception, PermissionDenied | Http404 | BadRequest):
+        return ""
+    message = exception.args[0] if exception.args else ""
+    return message if isinstance(message, str) else ""
+
+
+def _back_url(request: HttpRequest) -> str:
+    """The referring page, if it is one of ours (same host): never a link off the site."""
+    referer = request.headers.get("Referer", "")
+    parts = urlsplit(referer)
+    if not referer or parts.netloc != request.get_host() or referer.endswith(request.path):
+        return ""
+    return referer
+
+
+def _page(request: HttpRequest, status: int, exception: Exception | None) -> HttpResponse:
+    title, explanation = PAGES[status]
+    context: dict[str, Any] = {
+        "title": title,
+        "explanation": explanation,
+        "status": status,
+        "reason": _reason(exception),
+    }
+    try:
+        context.update(admin.site.each_context(request))
+        context["can_find"] = policy.allows(request.user, "read")
+        context["back_url"] = _back_url(request)
+    except Exception:  # noqa: BLE001 - the error page itself must not fail: plain chrome
+        log.warning("error page %s rendered without navigation", status, exc_info=True)
+    return render(request, "admin/error.html", context, status=status)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _page(request, 400, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _page(request, 403, exception)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _page(request, 404, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    title, explanation = PAGES[500]
+    context = {
+        "title": title,
+        "explanation": explanation,
+        "status": 500,
+        "site_header": admin.site.site_header,
+        "site_title": admin.site.site_title,
+    }
+    return HttpResponse(render_to_string("admin/error.html", context), status=500)

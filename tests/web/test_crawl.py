@@ -1,0 +1,248 @@
+"""Every page each role can reach, with malformed query parameters and unknown ids: never a
+5xx.
+
+For each role the crawler starts from the home page and its menu, follows every link within
+/admin/, and adds each registered page pattern filled with real ids (a patient with an
+admission, a medication, a lab and an imaging order, an allergy) and with unknown or mangled
+ids. Each page is fetched plain and with malformed parameters (page tokens, sort keys,
+filters, search text); each form page also gets a POST of garbage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+pytestmark = pytest.mark.django_db
+J = "application/json"
+ROLES = ("clerk", "clinician", "nurse", "admin")
+LIMIT = 400  # pages per role: the crawl stops there (sort and filter links multiply)
+
+MALFORMED_QUERIES: tuple[dict[str, str], ...] = (
+    {"page": "x"},
+    {"page": "eyJub3QiOiAiYSB0b2tlbiJ9"},  # base64 of JSON that is not a page token
+    {"page": "%ff%fe", "events": "%ff"},
+    {"sort": "no_such_column", "dir": "sideways"},
+    {"sort": "__class__", "dir": "desc"},
+    {"events": "garbage"},
+    {"events": "eyJ4IjogMX0="},
+    {"department": "NOPE", "ward": "NOPE", "kind": "x", "status": "x", "urgency": "x"},
+    {"department": "", "ward": "MED-1"},
+    {"q": "\x00"},
+    {"q": "x" * 500},
+    {"q": "%", "o": "-1", "p": "-1", "all": "", "e": "1"},
+    {"date": "not-a-date", "day": "2026-13-45", "at": "yesterday"},
+    {"mrn": "'; DROP TABLE", "id": "../..", "patient": "nope"},
+)
+UNKNOWN_IDS = ("nope", "0", "..", "%2e%2e", "x" * 300, "P-00000000-0000", "ÿ")
+GARBAGE_FORM = {
+    "etag": "nope",
+    "action": "fly",
+    "reason": "x" * 2000,
+    "dose": "lots",
+    "unit": "??",
+    "disposition": "moon",
+    "ward_id": "NOPE",
+    "bed": "Z",
+    "given_name": "",
+    "birth_date": "31/31/31",
+    "status": "x",
+    "at": "x",
+    "page": "x",
+    "q": "\x00",
+}
+HREF = re.compile(r'href="(/admin/[^"#]*)"')
+SKIP = ("/admin/logout/", "/admin/password_change/", "/admin/jsi18n/")
+
+
+@pytest.fixture
+def demo_world(team: dict[str, Client], admit: Callable[..., str]) -> dict[str, str]:
+    """A patient admitted with orders of each kind and an allergy; one never admitted."""
+    pid = admit("Crawl")
+    doc, nurse = team["doc"], team["nurse"]
+    orders = {}
+    for body in (
+        {
+            "kind": "medication",
+            "medication_code": "PARA",
+            "dose": "1",
+            "unit": "g",
+            "route": "PO",
+            "frequency": "Q8H",
+        },
+        {"kind": "lab", "test_code": "CBC"},
+        {"kind": "imaging", "modality": "CR", "body_part": "CHEST"},
+    ):
+        r = doc.post(f"/api/v1/patients/{pid}/orders", body, content_type=J)
+        assert r.status_code == 201, r.content
+        orders[body["kind"]] = r.json()["orderId"]
+    nurse.post(f"/api/v1/patients/{pid}/orders/{orders['medication']}/ready", {}, content_type=J)
+    allergy = doc.post(
+        f"/api/v1/patients/{pid}/allergies",
+        {"substance": "Latex", "severity": "mild"},
+        content_type=J,
+    ).json()["allergies"][0]["allergyId"]
+    other = (
+        team["clerk"]
+        .post(
+            "/api/v1/patients",
+            {"given_name": "Never", "family_name": "Admitted", "birth_date": "1990-01-01"},
+            content_type=J,
+        )
+        .json()["id"]
+    )
+    return {"patient_id": pid, "other_patient": other, "allergy_id": allergy, **orders}
+
+
+def _admin_routes() -> list[str]:
+    """Every route under /admin/, with its parameters as ``<name>`` placeholders."""
+    found: list[str] = []
+
+    def walk(patterns: list, prefix: str) -> None:
+        for p in patterns:
+            route = str(p.pattern)
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, prefix + route)
+            elif isinstance(p, URLPattern):
+                found.append(prefix + route)
+
+    walk(get_resolver().url_patterns, "/")
+    return [
+        r
+        for r in found
+        if r.startswith("/admin/")
+        and not r.startswith("/admin/^")
+        and "(?P" not in r
+        and not r.endswith("$")
+    ]
+
+
+def _fill(route: str, values: dict[str, str]) -> str | None:
+    names = re.findall(r"<(?:\w+:)?(\w+)>", route)
+    if any(n not in values for n in names):
+        return None
+    return re.sub(r"<(?:\w+:)?(\w+)>", lambda m: values[m.group(1)], route)
+
+
+def registered_urls(w: dict[str, str]) -> Iterator[str]:
+    """Each registered page pattern with real ids, and with each id unknown in turn."""
+    real = {
+        "patient_id": w["patient_id"],
+        "order_id": w["medication"],
+        "allergy_id": w["allergy_id"],
+        "kind": "medication",
+        "type_name": "Ward",
+        "code": "MED-1",
+        "ward_code": "MED-1",
+        "ward": "MED-1",
+        "bed": "M101",
+    }
+    variants = [
+        real,
+        {**real, "order_id": w["lab"]},
+        {**real, "order_id": w["imaging"]},
+        {**real, "kind": "lab"},
+        {**real, "kind": "imaging"},
+        {**real, "patient_id": w["other_patient"]},
+        {**real, "type_name": "Medication", "code": "PARA"},
+    ]
+    for name in real:
+        variants += [{**real, name: bad} for bad in UNKNOWN_IDS]
+    for route in _admin_routes():
+        for values in variants:
+            url = _fill(route, values)
+            if url is not None:
+                yield url
+
+
+def links(html: str) -> Iterator[str]:
+    for href in HREF.findall(html):
+        yield href.replace("&amp;", "&")
+
+
+def _key(url: str) -> tuple[str, tuple[str, ...]]:
+    """Pages differing only in parameter values count once (sort and filter links)."""
+    parts = urlsplit(url)
+    names = tuple(sorted(k.split("=", 1)[0] for k in parts.query.split("&") if k))
+    return parts.path, names
+
+
+def crawl(client: Client, start: list[str]) -> tuple[dict[str, int], list[str]]:
+    """Breadth-first over /admin/ links from ``start``: {url: status}, and the form pages."""
+    seen: dict[tuple[str, tuple[str, ...]], str] = {}
+    statuses: dict[str, int] = {}
+    forms: list[str] = []
+    queue = deque(start)
+    while queue and len(statuses) < LIMIT:
+        url = queue.popleft()
+        if url.startswith(SKIP) or _key(url) in seen:
+            continue
+        seen[_key(url)] = url
+        response = client.get(url)
+        statuses[url] = response.status_code
+        if response.status_code == 200 and "text/html" in response.get("Content-Type", ""):
+            html = response.content.decode()
+            if 'method="post"' in html:
+                forms.append(url)
+            queue.extend(links(html))
+    return statuses, forms
+
+
+def _with(url: str, query: dict[str, str]) -> str:
+    path = urlsplit(url).path
+    return f"{path}?{urlencode(query)}"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_it_never_answers_5xx_to_any_page_a_role_can_reach(
+    make_user: Callable[..., User], demo_world: dict[str, str], role: str
+) -> None:
+    client = Client(raise_request_exception=False)
+    client.force_login(make_user(f"crawl-{role}", role))
+    statuses, forms = crawl(client, ["/admin/", *registered_urls(demo_world)])
+    assert len(statuses) > 20, statuses  # the crawl did reach the pages
+    failures = [(url, status) for url, status in statuses.items() if status >= 500]
+    reached = [url for url, status in statuses.items() if status == 200]
+    for url in reached:
+        for query in MALFORMED_QUERIES:
+            response = client.get(_with(url, query))
+            if response.status_code >= 500:
+                failures.append((_with(url, query), response.status_code))
+    for url in forms + [u for u in statuses if "/patients/" in u]:
+        response = client.post(urlsplit(url).path, GARBAGE_FORM)
+        if response.status_code >= 500:
+            failures.append((f"POST {url}", response.status_code))
+    assert not failures, "\n".join(f"{status} {url}" for url, status in failures)
+
+
+def test_it_reaches_the_pages_of_every_section(
+    make_user: Callable[..., User], demo_world: dict[str, str]
+) -> None:
+    """The crawl is not vacuous: from the home page alone a clerk reaches the worklists, the
+    patient index and a chart; every registered page of the site is tried."""
+    client = Client(raise_request_exception=False)
+    client.force_login(make_user("crawl-clerk", "clerk"))
+    statuses, _ = crawl(client, ["/admin/"])
+    reached = {urlsplit(u).path for u, s in statuses.items() if s == 200}
+    assert {
+        "/admin/",
+        "/admin/patients/",
+        "/admin/worklists/",
+        "/admin/worklists/admitted/",
+    } <= reached
+    assert any(
+        re.fullmatch(r"/admin/patients/[^/]+/", p) and p != "/admin/patients/find/" for p in reached
+    ), sorted(reached)
+    routes = {r for r in _admin_routes() if "<" in r}
+    filled = {_fill(r, {n: "x" for n in re.findall(r"<(?:\w+:)?(\w+)>", r)}) for r in routes}
+    tried = {urlsplit(u).path for u in registered_urls(demo_world)}
+    page_routes = [p.route for p in admin.site._pages if "<" in p.route]
+    assert len(tried) >= len(page_routes) and filled
