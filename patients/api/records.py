@@ -40,7 +40,12 @@ def _admission(request: HttpRequest, view: queries.View, status: int = 200) -> H
 
 @router.post("/patients", response={201: PatientOut, **ERRORS}, summary="Register a patient")
 def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
-    """Creates a patient; send an ``Idempotency-Key`` header so a retry never creates twice."""
+    """Creates a patient; send an ``Idempotency-Key`` header so a retry never creates twice.
+
+    A patient with the same family and given name (case and accents aside) and birth date
+    already registered: 409 ``/api/v1/problems/possible-duplicate`` with ``candidates``
+    (``id``, ``mrn``, ``name``, ``birth_date``), nothing written; send
+    ``confirm_not_duplicate: true`` to register anyway."""
     policy.require(request.user, "register")
 
     def produce() -> HttpResponse:
@@ -48,6 +53,7 @@ def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
         patient = use_cases.register_patient(use_cases.RegisterPatient(
             given_name=payload.given_name, family_name=payload.family_name,
             birth_date=payload.birth_date, sex=payload.sex, mrn=payload.mrn,
+            confirm_not_duplicate=payload.confirm_not_duplicate,
         ), uow, actor=actor_for(request.user))
         view = queries.committed(uow, patient.patient_id, "patient")
         return json_response(request, patient_out(view), 201, etag=view["etag"],
@@ -105,11 +111,15 @@ def list_admissions(request: HttpRequest, patient_id: str) -> list[dict]:
              summary="Discharge the active admission")
 def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
               if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
-    """``If-Match``: the admission's ETag you based this on (412 if it changed)."""
+    """``If-Match``: the admission's ETag you based this on (412 if it changed). Ends the
+    stay and cancels its active orders in one batch; ``cancel_orders`` names the ones you
+    expect (409 ``orders-changed`` if the stay's active orders are others)."""
     policy.require(request.user, "discharge")
     uow = new_uow()
     admission = use_cases.discharge_patient(use_cases.DischargePatient(
         patient_id=patient_id, disposition=payload.disposition, expected_version=if_match,
+        note=payload.note, cancel_order_ids=None if payload.cancel_orders is None
+        else tuple(payload.cancel_orders),
     ), uow, actor=actor_for(request.user))
     return _admission(request, queries.committed(uow, patient_id, "admission",
                                                  admission.admission_id))

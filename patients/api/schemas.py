@@ -40,6 +40,9 @@ class PatientIn(Schema):
     birth_date: date
     sex: Sex = "unknown"
     mrn: str = Field("", max_length=20, description="Leave empty to generate one.")
+    confirm_not_duplicate: bool = Field(
+        False, description="A patient with the same names (case and accents aside) and birth "
+        "date gets 409 possible-duplicate listing the candidates; true registers anyway.")
 
 
 class PatientOut(Schema):
@@ -171,11 +174,18 @@ class AdmissionOut(Schema):
     started_at: str
     ended_at: str | None
     disposition: str | None
+    discharge_note: str = ""
     etag: str
 
 
 class DischargeIn(Schema):
     disposition: Disposition
+    note: str = Field("", max_length=2000, description="The discharge note.")
+    cancel_orders: list[str] | None = Field(
+        None, max_length=200, description="The ids of the active orders you expect discharge "
+        "to cancel; when given and the stay's active orders differ, 409 orders-changed and "
+        "nothing is written. Left out: every active order is cancelled (each named in the "
+        "audit trail).")
 
 
 class EventOut(Schema):
@@ -330,7 +340,8 @@ def admission_out(c: dict[str, Any]) -> dict[str, Any]:
             "department_id": c["departmentId"], "ward_id": c["wardId"], "bed": c.get("bed"),
             "attending_name": c.get("attendingName", ""), "reason": c.get("reason", ""),
             "started_at": c["startedAt"], "ended_at": c.get("endedAt"),
-            "disposition": c.get("disposition"), "etag": c["etag"]}
+            "disposition": c.get("disposition"),
+            "discharge_note": c.get("dischargeNote", ""), "etag": c["etag"]}
 
 
 def order_out(c: dict[str, Any]) -> dict[str, Any]:

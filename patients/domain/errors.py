@@ -110,3 +110,35 @@ class UnitMismatch(InvalidInput):
 
     title = "Unit mismatch"
     field = "unit"
+
+
+class PossibleDuplicate(DomainError):
+    """A patient with the same family and given name (case and accents aside) and birth
+    date is already registered; nothing was written. ``candidates``: ``{id, mrn, name,
+    birth_date}`` each. Registering anyway takes an explicit "not the same person"."""
+
+    http_status = 409
+    title = "Possible duplicate patient"
+    problem_type = "possible-duplicate"
+
+    def __init__(self, candidates: list[dict[str, str]]) -> None:
+        listed = "; ".join(f"{c['name']} ({c['mrn'] or 'being registered'})"
+                           for c in candidates)
+        super().__init__(f"A patient with this name and date of birth is already registered: "
+                         f"{listed}. Open their chart, or confirm this is not the same person.",
+                         extra={"candidates": list(candidates)})
+        self.candidates = list(candidates)
+
+
+class OrdersChanged(DomainError):
+    """Discharge was confirmed for a list of orders to cancel that is no longer the list of
+    the stay's active orders; nothing was written. ``active_orders``: the ids now active."""
+
+    http_status = 409
+    title = "Active orders changed"
+    problem_type = "orders-changed"
+
+    def __init__(self, active_order_ids: list[str]) -> None:
+        super().__init__("The active orders changed since the discharge was reviewed; review "
+                         "the orders that will be cancelled and confirm again.",
+                         extra={"active_orders": list(active_order_ids)})

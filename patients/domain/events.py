@@ -197,10 +197,12 @@ class AdmissionEnded(Event):
     ended_at: str | None
     ward_id: str
     bed: str | None
+    note: str = ""  # the discharge note
 
     def payload(self) -> dict[str, Any]:
         return {"admissionId": self.admission_id, "disposition": self.disposition,
-                "endedAt": self.ended_at, "wardId": self.ward_id, "bed": self.bed}
+                "endedAt": self.ended_at, "wardId": self.ward_id, "bed": self.bed,
+                "note": self.note}
 
 
 @dataclass(frozen=True)

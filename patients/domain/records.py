@@ -66,6 +66,7 @@ def allergy_status(allergies: list[dict[str, Any]],
         return AllergyStatus.NO_KNOWN_ALLERGIES
     return AllergyStatus.UNKNOWN
 DISPOSITIONS = ("home", "transfer-other-facility", "care-home", "deceased", "self-discharge")
+DISCHARGE_NOTE_MAX = 2000
 DISPOSITION_LABELS = {"home": "Home", "transfer-other-facility": "Transfer to another facility",
                       "care-home": "Care home", "deceased": "Deceased",
                       "self-discharge": "Self-discharge"}
@@ -88,6 +89,14 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).upper().strip()
 
 
+def identity_key(family_name: str, given_name: str, birth_date: date) -> str:
+    """Who a registration is about, for the possible-duplicate check: family and given name
+    folded (case, accents and inner spacing ignored) and the birth date."""
+    def name(text: str) -> str:
+        return " ".join(fold(text).split())
+    return f"{name(family_name)}|{name(given_name)}|{birth_date.isoformat()}"
+
+
 def clean_name(value: str, field_name: str) -> str:
     value = " ".join((value or "").split())
     if not value:
@@ -103,6 +112,14 @@ def clean_mrn(value: str) -> str:
     if not MRN_PATTERN.match(value):
         raise InvalidInput("An MRN is 3–20 letters, digits or dashes, e.g. H0001234.",
                            field="mrn")
+    return value
+
+
+def clean_discharge_note(value: str) -> str:
+    value = (value or "").strip()
+    if len(value) > DISCHARGE_NOTE_MAX:
+        raise InvalidInput(f"Keep the discharge note to {DISCHARGE_NOTE_MAX} characters.",
+                           field="note")
     return value
 
 
@@ -269,6 +286,7 @@ class Admission:
     disposition: str | None = None
     transfers: list[dict[str, Any]] = field(default_factory=list)
     version: int = 1
+    discharge_note: str = ""
 
     @classmethod
     def start(cls, *, admission_id: str, patient_id: str, department_id: str, ward_id: str,
@@ -302,13 +320,16 @@ class Admission:
         self.version += 1
         return move
 
-    def end(self, *, disposition: str, now: datetime) -> None:
+    def end(self, *, disposition: str, now: datetime, note: str = "") -> None:
+        """End the stay with a coded ``disposition`` and an optional discharge ``note``."""
         if disposition not in DISPOSITIONS:
             raise InvalidInput(f"Disposition must be one of {', '.join(DISPOSITIONS)}.",
                                field="disposition")
+        note = clean_discharge_note(note)
         if self.status != AdmissionStatus.ACTIVE:
             raise NotAdmitted("This admission has already ended.")
         self.status = AdmissionStatus.ENDED
         self.ended_at = now.isoformat()
         self.disposition = disposition
+        self.discharge_note = note
         self.version += 1

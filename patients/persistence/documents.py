@@ -74,12 +74,14 @@ def patient_from_doc(doc: Document) -> Patient:
 
 
 def admission_contents(a: Admission) -> dict[str, Any]:
+    # The discharge note only once there is one: stays stored before it existed compare equal.
+    note = {"dischargeNote": a.discharge_note} if a.discharge_note else {}
     return {
         "admissionId": a.admission_id, "patientId": a.patient_id, "status": str(a.status),
         "departmentId": a.department_id, "wardId": a.ward_id, "bed": a.bed,
         "attendingId": a.attending_id, "attendingName": a.attending_name, "reason": a.reason,
         "startedAt": a.started_at, "endedAt": a.ended_at, "disposition": a.disposition,
-        "transfers": a.transfers, "version": a.version,
+        "transfers": a.transfers, "version": a.version, **note,
     }
 
 
@@ -98,6 +100,7 @@ def admission_from_doc(doc: Document) -> Admission:
         reason=c.get("reason", ""), started_at=c["startedAt"], status=c["status"],
         ended_at=c.get("endedAt"), disposition=c.get("disposition"),
         transfers=list(c.get("transfers", [])), version=c.get("version", 1),
+        discharge_note=c.get("dischargeNote", ""),
     )
 
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
-from patients.domain.errors import InvalidInput, NotAdmitted
+from patients.domain.errors import InvalidInput, NotAdmitted, OrdersChanged
 from patients.domain.events import AdmissionEnded, AdmissionStarted, Event, OrderProgressed
-from patients.domain.records import DISPOSITIONS, Admission
+from patients.domain.records import DISPOSITIONS, Admission, clean_discharge_note
 from patients.persistence import beds, reference
 from patients.persistence.repository import PatientRecord, PatientRecords
 
@@ -31,6 +31,10 @@ class DischargePatient:
     patient_id: str
     disposition: str
     expected_version: str | None = None  # of the active admission
+    note: str = ""  # the discharge note
+    # The active orders the user saw listed for cancelling; None: whatever is active (the
+    # API's caller who did not ask). Any other set of active orders → OrdersChanged.
+    cancel_order_ids: tuple[str, ...] | None = None
 
 
 def admit_patient(cmd: AdmitPatient, uow: UnitOfWork, *, actor: Actor) -> Admission:
@@ -94,6 +98,9 @@ def cancel_orders(record: PatientRecord, admission_id: str, reason: str, *,
 
 
 def discharge_patient(cmd: DischargePatient, uow: UnitOfWork, *, actor: Actor) -> Admission:
+    """End the active stay and cancel its active orders, each with its event, in one batch
+    (StaleWrite if the stay changed since ``expected_version``; OrdersChanged, nothing
+    written, if the active orders are not the ``cancel_order_ids`` confirmed)."""
     if cmd.disposition not in DISPOSITIONS:
         raise InvalidInput(f"Disposition must be one of {', '.join(DISPOSITIONS)}.",
                            field="disposition")
@@ -104,6 +111,12 @@ def discharge_patient(cmd: DischargePatient, uow: UnitOfWork, *, actor: Actor) -
     if admission is None:
         raise NotAdmitted("This patient has no active admission to discharge.")
     records.expect(record, admission, cmd.expected_version)
+    active = [o.order_id for o in record.active_orders(admission.admission_id)]
+    if cmd.cancel_order_ids is not None and set(cmd.cancel_order_ids) != set(active):
+        # An order placed, or one finished, since the list was shown: nothing is cancelled
+        # that the user did not see listed.
+        raise OrdersChanged(active)
+    note = clean_discharge_note(cmd.note)  # before any write: bad input writes nothing
     # Discharge ends the stay and cancels its still-active orders, each with its own event,
     # in the discharge batch. A stay with more active orders than one batch holds first
     # cancels the surplus in batches of their own: each is a whole command, and a failure
@@ -112,9 +125,9 @@ def discharge_patient(cmd: DischargePatient, uow: UnitOfWork, *, actor: Actor) -
                                    keep=MAX_CANCELLATIONS_PER_BATCH):
         records.save(record, surplus, actor=actor, now=now)
     cancellations = cancel_orders(record, admission.admission_id, DISCHARGE_REASON)
-    admission.end(disposition=cmd.disposition, now=now)
+    admission.end(disposition=cmd.disposition, now=now, note=note)
     records.save(record, [*cancellations, AdmissionEnded(
         admission_id=admission.admission_id, disposition=admission.disposition,
-        ended_at=admission.ended_at, ward_id=admission.ward_id, bed=admission.bed)],
-        actor=actor, now=now)
+        ended_at=admission.ended_at, ward_id=admission.ward_id, bed=admission.bed,
+        note=admission.discharge_note)], actor=actor, now=now)
     return admission  # its bed is given back after the event (use_cases.beds)

@@ -1,4 +1,5 @@
-"""Registering a patient: hold the MRN in its own partition, then commit the record."""
+"""Registering a patient: hold the MRN and check for a possible duplicate, each in its own
+partition, then commit the record."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hisadmin.core.actor import Actor
 from patients.domain.errors import DuplicateMrn, MrnBeingRegistered
 from patients.domain.events import PatientRegistered
 from patients.domain.records import Patient
-from patients.persistence import mrn
+from patients.persistence import identities, mrn
 from patients.persistence.repository import PatientRecords
 
 
@@ -24,6 +25,8 @@ class RegisterPatient:
     birth_date: date
     sex: str = "unknown"
     mrn: str = ""  # empty: generated
+    # True: the clerk checked the possible duplicates and this is not the same person.
+    confirm_not_duplicate: bool = False
 
 
 def _hold_mrn(store: DocumentStore, wanted: str, patient_id: str) -> mrn.Hold:
@@ -40,7 +43,14 @@ def _hold_mrn(store: DocumentStore, wanted: str, patient_id: str) -> mrn.Hold:
 
 
 def register_patient(cmd: RegisterPatient, uow: UnitOfWork, *, actor: Actor) -> Patient:
-    """Hold the MRN (its own partition), then commit patient + event; release on failure."""
+    """Hold the MRN, enter the patient in the identity index (each its own partition), then
+    commit patient + event; give both back on failure.
+
+    Raises PossibleDuplicate (nothing written) when a patient with the same family and given
+    name, case and accents aside, and the same birth date is registered, unless
+    ``confirm_not_duplicate``. Three round trips without a duplicate: the MRN holder, the
+    index entry, the patient batch (docs/patients.md, "Possible duplicates").
+    """
     now = datetime.now(UTC)
     patient_id = str(uuid.uuid4())
     wanted = cmd.mrn.strip().upper()
@@ -48,8 +58,14 @@ def register_patient(cmd: RegisterPatient, uow: UnitOfWork, *, actor: Actor) -> 
     patient = Patient.register(patient_id=patient_id, mrn=wanted or "TMP000",
                                given_name=cmd.given_name, family_name=cmd.family_name,
                                birth_date=cmd.birth_date, sex=cmd.sex, today=now.date(), now=now)
+    # The MRN first: a taken MRN is an error to fix, a possible duplicate only a question.
     held = _hold_mrn(uow.store, wanted, patient_id)
     patient.mrn = held.mrn
+    try:
+        person = identities.hold(uow.store, patient, confirmed=cmd.confirm_not_duplicate)
+    except BaseException:
+        mrn.release(uow.store, held)
+        raise
     records = PatientRecords(uow)
     try:
         record = records.create(patient)
@@ -59,5 +75,6 @@ def register_patient(cmd: RegisterPatient, uow: UnitOfWork, *, actor: Actor) -> 
             sex=patient.sex)], actor=actor, now=now)
     except BaseException:
         mrn.release(uow.store, held)
+        identities.release(uow.store, person)
         raise
     return patient

@@ -128,8 +128,10 @@ def test_it_forgets_an_idempotency_key_after_its_retention(clerk: Client, his_st
     assert first.status_code == 201
     IdempotencyRecord.objects.filter(key="k-old").update(
         created=timezone.now() - timedelta(hours=25))
-    again = clerk.post("/api/v1/patients", ANA, content_type="application/json",
-                       HTTP_IDEMPOTENCY_KEY="k-old")
+    # The same name and birth date again: a new request, so it must confirm it is not a
+    # duplicate (a replay would not have asked).
+    again = clerk.post("/api/v1/patients", {**ANA, "confirm_not_duplicate": True},
+                       content_type="application/json", HTTP_IDEMPOTENCY_KEY="k-old")
     assert again.status_code == 201 and "Idempotent-Replayed" not in again
     assert again.json()["id"] != first.json()["id"]  # ran as a new request
     IdempotencyRecord.objects.all().update(created=timezone.now() - timedelta(hours=25))
