@@ -16,6 +16,7 @@ from hisadmin.core.roles import ensure_groups
 from hisadmin.core.store import new_uow
 from patients import use_cases
 from patients.persistence import mrn, setup_marks
+from patients.use_cases.beds import migrate_bed_holds
 
 DEMO_USERS = (
     ("clinician", "clinician-demo-2026", "clinician", "Grace Hopper"),
@@ -108,5 +109,6 @@ def setup(store: DocumentStore, *, patients: bool = True) -> Iterator[str]:
     loaded = use_cases.load_reference_data(UnitOfWork(store), actor=SYSTEM_ACTOR)
     outcomes = [outcome for _, _, outcome in loaded]
     yield f"reference data: {outcomes.count('created')} created, {outcomes.count('updated')} updated"
+    yield from migrate_bed_holds(UnitOfWork(store), actor=SYSTEM_ACTOR)  # stores made before
     if patients:
         yield from load_patients(store)

@@ -65,6 +65,31 @@ class BedOccupied(DomainError):
     field = "bed"
 
 
+class BedBeingCleaned(DomainError):
+    """The bed's last patient left and nobody has marked it clean yet."""
+
+    http_status = 409
+    title = "Bed being cleaned"
+    field = "bed"
+
+
+class BedNotBeingCleaned(DomainError):
+    http_status = 409
+    title = "Bed not being cleaned"
+
+
+class UnknownWard(DomainError):
+    http_status = 404
+    title = "Unknown ward"
+    field = "ward_id"
+
+
+class UnknownBed(DomainError):
+    http_status = 404
+    title = "Unknown bed"
+    field = "bed"
+
+
 class UnknownOrder(DomainError):
     http_status = 404
     title = "Unknown order"

@@ -37,6 +37,8 @@ class EventType(StrEnum):
     # reference data (in the reference type's own stream)
     REFERENCE_ENTRY_ADDED = "ReferenceEntryAdded"
     REFERENCE_ENTRY_CHANGED = "ReferenceEntryChanged"
+    # beds (in the ward's own stream)
+    BED_CLEANED = "BedCleaned"
 
 
 # What the audit trail calls each event.
@@ -64,6 +66,7 @@ EVENT_LABELS: dict[EventType, str] = {
     EventType.RESULT_ACKNOWLEDGED: "Results reviewed",
     EventType.REFERENCE_ENTRY_ADDED: "Reference entry added",
     EventType.REFERENCE_ENTRY_CHANGED: "Reference entry changed",
+    EventType.BED_CLEANED: "Bed cleaned",
 }
 
 # The event that places an order of each kind.
@@ -343,3 +346,18 @@ class ReferenceEntrySaved(Event):
                          if (self.previous or {}).get(k) != self.entry.get(k))
         return {"referenceType": self.type_name, "code": self.code, "entry": self.entry,
                 "previous": self.previous, "changed": changed}
+
+
+@dataclass(frozen=True)
+class BedCleaned(Event):
+    """A bed left by ``admission_id`` was marked clean (free again), in its ward's stream."""
+
+    type = EventType.BED_CLEANED
+    ward_id: str
+    bed: str
+    admission_id: str | None
+    cleaning_since: str | None
+
+    def payload(self) -> dict[str, Any]:
+        return {"wardId": self.ward_id, "bed": self.bed, "admissionId": self.admission_id,
+                "cleaningSince": self.cleaning_since}

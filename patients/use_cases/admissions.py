@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
+from patients.domain.beds import Occupant
 from patients.domain.errors import InvalidInput, NotAdmitted, OrdersChanged
 from patients.domain.events import AdmissionEnded, AdmissionStarted, Event, OrderProgressed
 from patients.domain.records import DISPOSITIONS, Admission, clean_discharge_note
@@ -64,7 +65,7 @@ def admit_patient(cmd: AdmitPatient, uow: UnitOfWork, *, actor: Actor) -> Admiss
     held = None
     if admission.bed:
         held = beds.reserve(store, ward_id=admission.ward_id, bed=admission.bed,
-                            patient_id=cmd.patient_id, admission_id=admission.admission_id)
+                            occupant=Occupant.of(record.patient, admission), now=now)
     try:
         record.admission = admission
         records.save(record, [AdmissionStarted(

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
+from patients.domain.beds import Occupant
 from patients.domain.errors import InvalidInput, NotAdmitted
 from patients.domain.events import PatientTransferred
 from patients.domain.records import Admission
@@ -23,7 +24,7 @@ class TransferPatient:
 
 
 def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> Admission:
-    """Move the active admission. The new bed is held first; the old one is given back
+    """Move the active admission. The new bed is held first; the old one goes to cleaning
     after the event (:mod:`patients.use_cases.beds`)."""
     now = datetime.now(UTC)
     store = uow.store
@@ -42,8 +43,8 @@ def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> 
                               now=now, by=actor.username)
     held = None
     if bed:
-        held = beds.reserve(store, ward_id=cmd.ward_id, bed=bed, patient_id=cmd.patient_id,
-                            admission_id=admission.admission_id)
+        held = beds.reserve(store, ward_id=cmd.ward_id, bed=bed,
+                            occupant=Occupant.of(record.patient, admission), now=now)
     try:
         records.save(record, [PatientTransferred(admission_id=admission.admission_id,
                                                  move=move)], actor=actor, now=now)

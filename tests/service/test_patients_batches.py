@@ -14,7 +14,6 @@ from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from patients import use_cases
 from patients.persistence import beds
-from patients.tasks import follow_up
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
 ACTOR = Actor(id="7", username="tester", display_name="Test User", roles=("clerk",))
@@ -133,7 +132,7 @@ def test_it_writes_nothing_when_the_batch_fails(his_store, record, name: str,
     assert snapshot(his_store, pid) == before
     # Compensation: a bed reserved for the failed command is free again.
     for ward, bed in (("CARD-A", "A01"), ("MED-2", "M205")):
-        assert his_store.try_read(beds.bed_pk(ward, bed), beds.DOC_ID) is None
+        assert beds.read_bed(his_store, ward, bed) is None
     assert beds.is_occupied(his_store, ward_id="MED-1", bed="M101")  # untouched
 
 
@@ -148,48 +147,4 @@ def test_it_refuses_a_second_patient_in_an_occupied_bed(his_store, record) -> No
     assert his_store.count() == before
 
 
-def test_it_frees_the_bed_on_discharge(his_store, record) -> None:
-    use_cases.discharge_patient(use_cases.DischargePatient(record["a"], "home"),
-                               UnitOfWork(his_store), actor=ACTOR)
-    assert not beds.is_occupied(his_store, ward_id="MED-1", bed="M101")
-    use_cases.admit_patient(use_cases.AdmitPatient(record["b"], "MED", "MED-1", "x", bed="M101"),
-                           UnitOfWork(his_store), actor=ACTOR)
-
-
-def test_it_lets_a_bed_whose_release_was_lost_be_taken(his_store, record, monkeypatch) -> None:
-    monkeypatch.setattr(beds, "free", lambda *a, **k: None)  # crash after the discharge batch
-    use_cases.discharge_patient(use_cases.DischargePatient(record["a"], "home"),
-                               UnitOfWork(his_store), actor=ACTOR)
-    assert his_store.try_read(beds.bed_pk("MED-1", "M101"), beds.DOC_ID) is not None
-    use_cases.admit_patient(use_cases.AdmitPatient(record["b"], "MED", "MED-1", "x", bed="M101"),
-                           UnitOfWork(his_store), actor=ACTOR)  # the stale holder is replaced
-
-
-def _last_seq(store: object, patient_id: str) -> int:
-    return store.read(keys.patient(patient_id), "stream")["docContents"]["seq"]  # type: ignore[attr-defined]
-
-
-def test_it_gives_the_bed_back_after_the_discharge_event(his_store, record) -> None:
-    use_cases.discharge_patient(use_cases.DischargePatient(record["a"], "home"),
-                                UnitOfWork(his_store), actor=ACTOR)
-    bed = beds.bed_pk("MED-1", "M101")
-    assert his_store.try_read(bed, beds.DOC_ID) is not None  # the discharge wrote no bed
-    stream = keys.patient(record["a"])
-    assert follow_up(stream, _last_seq(his_store, record["a"])) == "bed given back"
-    assert his_store.try_read(bed, beds.DOC_ID) is None
-    follow_up(stream, _last_seq(his_store, record["a"]))  # a redelivery does no harm
-    assert his_store.try_read(bed, beds.DOC_ID) is None
-
-
-def test_it_gives_the_old_bed_back_after_a_transfer_but_not_a_retaken_one(his_store,
-                                                                           record) -> None:
-    use_cases.transfer_patient(use_cases.TransferPatient(record["a"], "MED-2", "M205"),
-                               UnitOfWork(his_store), actor=ACTOR)
-    seq = _last_seq(his_store, record["a"])
-    # Someone takes the old bed before the follow-up runs: it must stay theirs.
-    use_cases.admit_patient(use_cases.AdmitPatient(record["b"], "MED", "MED-1", "x",
-                                                   bed="M101"), UnitOfWork(his_store),
-                            actor=ACTOR)
-    follow_up(keys.patient(record["a"]), seq)
-    assert beds.is_occupied(his_store, ward_id="MED-1", bed="M101")
-    assert beds.is_occupied(his_store, ward_id="MED-2", bed="M205")
+# What happens to a bed after a discharge or a transfer: tests/service/test_beds.py
