@@ -69,3 +69,14 @@ _site.register_page(section="Administration", label="Reference list",
 _site.register_page(section="Administration", label="Reference entry",
                     route="reference/<str:type_name>/<str:code>/", view=rv.reference_edit,
                     name="reference_edit", in_menu=False)
+
+from patients.pages import beds as bedv  # noqa: E402
+
+_site.register_page(section="Wards", label="Bed boards", route="wards/", view=bedv.ward_index,
+                    name="ward_index", action="read_beds", order=30,
+                    description="Every bed of a ward: free, occupied or being cleaned, live.")
+_site.register_page(section="Wards", label="Bed board", route="wards/<str:ward_id>/",
+                    view=bedv.bed_board, name="bed_board", in_menu=False)
+_site.register_page(section="Wards", label="Mark bed clean",
+                    route="wards/<str:ward_id>/beds/<str:bed>/clean/", view=bedv.clean_bed,
+                    name="bed_clean", in_menu=False)

@@ -48,11 +48,15 @@ ADMIN_ACTIONS: dict[str, tuple[Role, ...]] = {
     "manage_reference_data": (A,),
     "manage_dead_letters": (A,),
 }
+BED_ACTIONS: dict[str, tuple[Role, ...]] = {
+    "read_beds": (K, C, N),  # ward bed boards, the wards API
+    "clean_bed": (K, N),  # mark a bed being cleaned as clean (free again)
+}
 STAFF_ACTIONS: dict[str, tuple[Role, ...]] = {
     "attend": (C,),  # may be named an admission's attending clinician
 }
 ACTION_ROLES = {**RECORD_ACTIONS, **WORKLIST_ACTIONS, **REFERENCE_ACTIONS, **ADMIN_ACTIONS,
-                **STAFF_ACTIONS}
+                **BED_ACTIONS, **STAFF_ACTIONS}
 
 
 def roles_for(action: str) -> tuple[Role, ...]:

@@ -17,6 +17,7 @@ from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.domain.errors import DomainError, OrderConflicts, UnknownPatient
+from patients.pages import beds as beds_pages
 from patients.pages.clinical_forms import (
     ORDER_FORMS,
     AdministrationForm,
@@ -151,22 +152,29 @@ def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str) -> Ht
 
 @requires("transfer")
 def transfer(request: HttpRequest, patient_id: str) -> HttpResponse:
+    """Like admitting: department → its wards → the ward's free beds (or the bed board)."""
     context = _chart_context(patient_id)
     active = context["active_admission"]
     if active is None:
         messages.error(request, "Only an admitted patient can be transferred.")
         return redirect("admin:patient_chart", patient_id)
-    wards = [(code, f"{w['name']} ({w['departmentId']})")
-             for code, w in sorted(reference.all_of(get_store(), "Ward").items())]
-    form = TransferForm(request.POST or None, wards=wards,
-                        initial={"ward_id": active["wardId"], "etag": active["etag"]})
-    if request.method == "POST" and form.is_valid():
+    where = beds_pages.placement_from(request, active["departmentId"], active["wardId"])
+    if request.method == "POST" and not beds_pages.refreshing(request):
+        form = TransferForm(request.POST)
+    else:
+        form = TransferForm(initial=beds_pages.initial_from(request, where, (),
+                                                            etag=active["etag"]))
+    beds_pages.offer(form, where, refresh_url=request.path)
+    if form.is_bound and form.is_valid():
         d = form.cleaned_data
         if _run(request, form, lambda: use_cases.transfer_patient(use_cases.TransferPatient(
                 patient_id, d["ward_id"], d["bed"], d["etag"]), new_uow(),
                 actor=actor_for(request.user)), "Transferred.", lambda: active["etag"]):
             return redirect("admin:patient_chart", patient_id)
-    return _form_page(request, patient_id, form, "Transfer", "Transfer")
+    return _form_page(request, patient_id, form, "Transfer", "Transfer",
+                      template="patients/bed_choice_form.html",
+                      board_url=beds_pages.pick_url("transfer", patient_id, where.department,
+                                                    where.ward))
 
 
 @requires("place_order")

@@ -84,13 +84,13 @@ class ConfirmForm(forms.Form):
 
 
 class TransferForm(forms.Form):
-    ward_id = forms.ChoiceField(label="Ward")
-    bed = forms.CharField(max_length=20, required=False)
-    etag = forms.CharField(widget=forms.HiddenInput)
+    """Like the admit form: department, its wards, the ward's free beds
+    (:func:`patients.pages.beds.offer`)."""
 
-    def __init__(self, *args: Any, wards: list, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["ward_id"].choices = wards
+    department_id = forms.ChoiceField(label="Department")
+    ward_id = forms.ChoiceField(label="Ward", help_text="The department's wards.")
+    bed = forms.CharField(max_length=20, required=False, widget=forms.Select)
+    etag = forms.CharField(widget=forms.HiddenInput)
 
 
 CHOOSE = ("", "— choose —")  # nothing clinical is chosen for the prescriber

@@ -25,18 +25,21 @@ class RegisterForm(forms.Form):
 
 
 class AdmitForm(forms.Form):
+    """Department, then one of its wards, then one of that ward's free beds (offered by
+    :func:`patients.pages.beds.offer`); the bed stays free text underneath, so a bed taken
+    meanwhile is refused by the admission itself, with its reason."""
+
     department_id = forms.ChoiceField(label="Department")
-    ward_id = forms.ChoiceField(label="Ward")
-    bed = forms.CharField(max_length=20, required=False, help_text="Optional.")
+    # Checked by the admission (a ward of another department is named in its refusal).
+    ward_id = forms.CharField(label="Ward", widget=forms.Select,
+                              help_text="The department's wards.")
+    bed = forms.CharField(max_length=20, required=False, widget=forms.Select)
     attending = forms.ChoiceField(required=False, label="Attending clinician",
                                   help_text="Can be left for later.")
     reason = forms.CharField(max_length=500, widget=forms.Textarea(attrs={"rows": 3}))
 
-    def __init__(self, *args: object, departments: list, wards: list, clinicians: list,
-                 **kwargs: object) -> None:
+    def __init__(self, *args: object, clinicians: list, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["department_id"].choices = departments
-        self.fields["ward_id"].choices = wards
         self.fields["attending"].choices = [("", "— later —"), *clinicians]
 
 

@@ -29,6 +29,7 @@ from patients.domain.records import (
     read_allergy,
 )
 from patients.pages import audit
+from patients.pages import beds as beds_pages
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 from patients.pages.labels import label_allergy
 from patients.persistence import queries, reference
@@ -179,14 +180,18 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
 
 @requires("admit")
 def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
-    store = get_store()
+    """Department → its wards → the ward's free beds (a list here, or the bed board in pick
+    mode); changing the department or ward re-renders those fields (see pages.beds.offer)."""
     context = _chart_context(patient_id)
-    wards = [(code, f"{w['name']} ({w['departmentId']})")
-             for code, w in sorted(reference.all_of(store, "Ward").items())]
+    where = beds_pages.placement_from(request)
     doctors = staff.clinicians()
-    form = AdmitForm(request.POST or None, departments=reference.choices(store, "Department"),
-                     wards=wards, clinicians=doctors)
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and not beds_pages.refreshing(request):
+        form = AdmitForm(request.POST, clinicians=doctors)
+    else:
+        form = AdmitForm(initial=beds_pages.initial_from(request, where, ("attending", "reason")),
+                         clinicians=doctors)
+    beds_pages.offer(form, where, refresh_url=request.path)
+    if form.is_bound and form.is_valid():
         data = dict(form.cleaned_data)
         attending_id = data.pop("attending")
         try:
@@ -199,8 +204,10 @@ def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
         else:
             messages.success(request, "Admitted.")
             return redirect("admin:patient_chart", patient_id)
-    return admin.site.render(request, "patients/form.html",
-                             {"form": form, "submit": "Admit", **context}, title="Admit patient")
+    return admin.site.render(request, "patients/bed_choice_form.html", {
+        "form": form, "submit": "Admit", **context,
+        "board_url": beds_pages.pick_url("admit", patient_id, where.department, where.ward)},
+        title="Admit patient")
 
 
 @requires("discharge")
