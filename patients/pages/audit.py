@@ -29,8 +29,10 @@ def _bed(n: Names, ward: str | None, bed: str | None) -> str:
 
 def _overrides(d: Data, n: Names) -> str:
     """The order checks a placed order overrode, each with its reason."""
-    return "".join(f"; overrode the {o['check_label'].lower()} check: {o.get('reason')}"
-                   for o in (label_override(o, n) for o in d.get("overrides") or []))
+    return "".join(
+        f"; overrode the {o['check_label'].lower()} check: {o.get('reason')}"
+        for o in (label_override(o, n) for o in d.get("overrides") or [])
+    )
 
 
 def _dose_time(d: Data) -> str:
@@ -38,12 +40,14 @@ def _dose_time(d: Data) -> str:
     slot = (d.get("scheduledFor") or "")[:16].replace("T", " ")
     when = (d.get("administeredAt") or "")[:16].replace("T", " ")
     return (f" (dose due {slot} UTC)" if slot else "") + (
-        f" at {when} UTC" if when and d.get("status", "given") == "given" else "")
+        f" at {when} UTC" if when and d.get("status", "given") == "given" else ""
+    )
 
 
 def _allergy_added(d: Data, n: Names) -> str:
-    said = ", ".join(x for x in (label(SEVERITY_LABELS, d.get("severity")).lower(),
-                                 d.get("reaction")) if x)
+    said = ", ".join(
+        x for x in (label(SEVERITY_LABELS, d.get("severity")).lower(), d.get("reaction")) if x
+    )
     line = f"Allergy to {d.get('substance')} ({said})"
     if d.get("criticality") and d["criticality"] != "unable-to-assess":
         line += f", {label(CRITICALITY_LABELS, d['criticality']).lower()} criticality"
@@ -59,7 +63,9 @@ def _corrected(d: Data, n: Names) -> str:
     previous = d.get("previous") or {}
     return "Corrected " + ", ".join(
         f"{k.replace('_', ' ')}: {said(k, previous.get(k))} → {said(k, v)}"
-        for k, v in d.items() if k != "previous")
+        for k, v in d.items()
+        if k != "previous"
+    )
 
 
 def _given(d: Data, n: Names) -> str:
@@ -78,41 +84,59 @@ def _not_given(d: Data, n: Names) -> str:
 
 
 def _flags(d: Data, n: Names) -> str:
+    """The analytes out of range, by name (the values recorded carry the names)."""
     flags = d.get("flags") or {}
     if d.get("kind") == "imaging":
         return "report written"
-    out = [f"{code} high" for code in flags.get("high", [])]
-    out += [f"{code} low" for code in flags.get("low", [])]
+    named = {v.get("analyte"): v.get("name") for v in (d.get("results") or {}).get("values") or []}
+    out = [f"{named.get(code) or code} high" for code in flags.get("high", [])]
+    out += [f"{named.get(code) or code} low" for code in flags.get("low", [])]
     return ", ".join(out) if out else "all within range"
 
 
 _LINES: dict[str, Line] = {
-    EventType.PATIENT_REGISTERED: lambda d, n: f"Registered {d.get('familyName', '').upper()}, "
-                                   f"{d.get('givenName', '')} with MRN {d.get('mrn')}",
+    EventType.PATIENT_REGISTERED: lambda d, n: (
+        f"Registered {d.get('familyName', '').upper()}, "
+        f"{d.get('givenName', '')} with MRN {d.get('mrn')}"
+    ),
     EventType.DEMOGRAPHICS_UPDATED: _corrected,
     EventType.ALLERGY_ADDED: _allergy_added,
-    EventType.ALLERGY_REMOVED: lambda d, n: f"Allergy to {d.get('substance')} removed"
-                                + (f": {label(REMOVAL_LABELS, d['reason']).lower()}"
-                                   if d.get("reason") else "")
-                                + (f" ({d['detail']})" if d.get("detail") else ""),
-    EventType.NO_KNOWN_ALLERGIES_RECORDED: lambda d, n: "No known allergies recorded (asked, "
-                                            "none reported)",
-    EventType.ADMISSION_STARTED: lambda d, n: f"Admitted to "
-                                  f"{n.of('Department', d.get('departmentId'))} / "
-                                  f"{_bed(n, d.get('wardId'), d.get('bed'))}: {d.get('reason')}"
-                                  + (f"; attending {d['attendingName']}"
-                                     if d.get("attendingName") else ""),
-    EventType.PATIENT_TRANSFERRED: lambda d, n: f"Moved {_bed(n, d.get('fromWard'), d.get('fromBed'))}"
-                                    f" → {_bed(n, d.get('toWard'), d.get('toBed'))}",
-    EventType.ADMISSION_ENDED: lambda d, n: "Discharged"
-                                + (f": {label(DISPOSITION_LABELS, d['disposition']).lower()}"
-                                   if d.get("disposition") else ""),
-    EventType.MEDICATION_PRESCRIBED: lambda d, n: f"Prescribed {d.get('description')}"
-                                      f"{_overrides(d, n)}",
-    EventType.IMAGING_EXAM_REQUESTED: lambda d, n: f"Requested {d.get('description')}"
-                                       f"{_overrides(d, n)}",
-    EventType.LAB_TEST_REQUESTED: lambda d, n: f"Requested {d.get('description')}"
-                                   f"{_overrides(d, n)}",
+    EventType.ALLERGY_REMOVED: lambda d, n: (
+        f"Allergy to {d.get('substance')} removed"
+        + (f": {label(REMOVAL_LABELS, d['reason']).lower()}" if d.get("reason") else "")
+        + (f" ({d['detail']})" if d.get("detail") else "")
+    ),
+    EventType.NO_KNOWN_ALLERGIES_RECORDED: lambda d, n: (
+        "No known allergies recorded (asked, none reported)"
+    ),
+    EventType.ADMISSION_STARTED: lambda d, n: (
+        f"Admitted to "
+        f"{n.of('Department', d.get('departmentId'))} / "
+        f"{_bed(n, d.get('wardId'), d.get('bed'))}: {d.get('reason')}"
+        + (f"; attending {d['attendingName']}" if d.get("attendingName") else "")
+    ),
+    EventType.PATIENT_TRANSFERRED: lambda d, n: (
+        f"Moved {_bed(n, d.get('fromWard'), d.get('fromBed'))}"
+        f" → {_bed(n, d.get('toWard'), d.get('toBed'))}"
+    ),
+    EventType.ADMISSION_ENDED: lambda d, n: (
+        "Discharged"
+        + (
+            f": {label(DISPOSITION_LABELS, d['disposition']).lower()}"
+            if d.get("disposition")
+            else ""
+        )
+        + (f" ({d['note']})" if d.get("note") else "")
+    ),
+    EventType.MEDICATION_PRESCRIBED: lambda d, n: (
+        f"Prescribed {d.get('description')}{_overrides(d, n)}"
+    ),
+    EventType.IMAGING_EXAM_REQUESTED: lambda d, n: (
+        f"Requested {d.get('description')}{_overrides(d, n)}"
+    ),
+    EventType.LAB_TEST_REQUESTED: lambda d, n: (
+        f"Requested {d.get('description')}{_overrides(d, n)}"
+    ),
     EventType.ORDER_READY: lambda d, n: "Marked ready",
     EventType.ORDER_STARTED: lambda d, n: "Started",
     EventType.ORDER_COMPLETED: lambda d, n: "Completed",
@@ -137,8 +161,9 @@ def describe(event_type: str, data: Data, names: Names | None = None) -> str:
         return ""
 
 
-def concerns(data: Data, orders: Mapping[str, Mapping[str, Any]],
-             allergies: Mapping[str, Mapping[str, Any]]) -> dict[str, str] | None:
+def concerns(
+    data: Data, orders: Mapping[str, Mapping[str, Any]], allergies: Mapping[str, Mapping[str, Any]]
+) -> dict[str, str] | None:
     """What an event is about: ``{"kind": "order", "order_id", "name"}`` (the order's
     description, from the order or the placing event) or ``{"kind": "allergy", "name"}``
     (the substance); None for an event about the patient or the stay."""
@@ -157,9 +182,12 @@ def actor_usernames(events: Iterable[Mapping[str, Any]]) -> list[str]:
     return [(e.get("actor") or {}).get("username") or "" for e in events]
 
 
-def label_event(event: dict[str, Any], names: Names,
-                orders: Mapping[str, Mapping[str, Any]] | None = None,
-                allergies: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+def label_event(
+    event: dict[str, Any],
+    names: Names,
+    orders: Mapping[str, Mapping[str, Any]] | None = None,
+    allergies: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
     """Add ``label`` (the event's name), ``summary``, ``concerns`` and ``who`` (the actor's
     full name) to a stored event. Returns ``event``."""
     data = event.get("data") or {}
@@ -177,8 +205,12 @@ def label_event(event: dict[str, Any], names: Names,
     return event
 
 
-def label_chart(store: DocumentStore, chart: dict[str, Any], orders: list[dict[str, Any]],
-                events: list[dict[str, Any]]) -> None:
+def label_chart(
+    store: DocumentStore,
+    chart: dict[str, Any],
+    orders: list[dict[str, Any]],
+    events: list[dict[str, Any]],
+) -> None:
     """Words on a chart's parts, in place: its admissions, its orders (as
     :func:`patients.pages.labels.label_order`) and its audit events (:func:`label_event`).
     Reference names come from the cache; full names from one query of the users named."""

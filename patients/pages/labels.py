@@ -33,8 +33,17 @@ from patients.domain.records import (
 from patients.persistence import reference
 
 # The reference types an order or an admission names by code.
-NAMED_TYPES = ("Ward", "Department", "Route", "Frequency", "Unit", "Medication", "Modality",
-               "BodyPart", "LabTest")
+NAMED_TYPES = (
+    "Ward",
+    "Department",
+    "Route",
+    "Frequency",
+    "Unit",
+    "Medication",
+    "Modality",
+    "BodyPart",
+    "LabTest",
+)
 
 
 def label(labels: Mapping[str, str], code: str | None) -> str:
@@ -67,8 +76,10 @@ class Names:
 
 def reference_names(store: DocumentStore) -> dict[str, dict[str, str]]:
     """``{type: {code: name}}`` for the types pages name (from the per-process cache)."""
-    return {t: {code: e.get("name") or code for code, e in reference.all_of(store, t).items()}
-            for t in NAMED_TYPES}
+    return {
+        t: {code: e.get("name") or code for code, e in reference.all_of(store, t).items()}
+        for t in NAMED_TYPES
+    }
 
 
 def full_names(usernames: Iterable[str | None]) -> dict[str, str]:
@@ -88,10 +99,13 @@ def names(store: DocumentStore, usernames: Iterable[str | None] = ()) -> Names:
 def order_usernames(order: Mapping[str, Any]) -> list[str]:
     """The usernames an order's record names (overrides, administrations, results)."""
     results = order.get("results") or {}
-    return [*(o.get("by") for o in order.get("overrides") or []),
-            *(a.get("by") for a in order.get("administrations") or []),
-            *((a.get("override") or {}).get("by") for a in order.get("administrations") or []),
-            results.get("resultedBy"), results.get("acknowledgedBy")]
+    return [
+        *(o.get("by") for o in order.get("overrides") or []),
+        *(a.get("by") for a in order.get("administrations") or []),
+        *((a.get("override") or {}).get("by") for a in order.get("administrations") or []),
+        results.get("resultedBy"),
+        results.get("acknowledgedBy"),
+    ]
 
 
 def label_order(order: dict[str, Any], n: Names) -> dict[str, Any]:
@@ -103,29 +117,43 @@ def label_order(order: dict[str, Any], n: Names) -> dict[str, Any]:
     order["is_active"] = order.get("status") in ACTIVE
     order["department_name"] = n.of("Department", order.get("departmentId"))
     order["ward_name"] = n.of("Ward", order.get("wardId"))
-    for key, type_name in (("route", "Route"), ("frequency", "Frequency"), ("unit", "Unit"),
-                           ("modality", "Modality"), ("bodyPart", "BodyPart")):
+    for key, type_name in (
+        ("route", "Route"),
+        ("frequency", "Frequency"),
+        ("unit", "Unit"),
+        ("modality", "Modality"),
+        ("bodyPart", "BodyPart"),
+    ):
         if order.get(key):
             order[f"{key}_name"] = n.of(type_name, order[key])
     order["overrides_shown"] = [label_override(o, n) for o in order.get("overrides") or []]
-    order["administrations_shown"] = [label_administration(a, n)
-                                      for a in order.get("administrations") or []]
+    order["administrations_shown"] = [
+        label_administration(a, n) for a in order.get("administrations") or []
+    ]
     return order
 
 
 def label_override(override: Mapping[str, Any], n: Names) -> dict[str, Any]:
-    return {**override, "check_label": label(CHECK_LABELS, override.get("check")),
-            "by_name": n.person(override.get("by"))}
+    return {
+        **override,
+        "check_label": label(CHECK_LABELS, override.get("check")),
+        "by_name": n.person(override.get("by")),
+    }
 
 
 def label_administration(entry: Mapping[str, Any], n: Names) -> dict[str, Any]:
     """A dose given or not given, in words: its status, reason, unit and who recorded it."""
     status = entry_status(dict(entry))
     override = entry.get("override")
-    return {**entry, "status": status, "status_label": label(DOSE_STATUS_LABELS, status),
-            "reason_label": label(NOT_GIVEN_REASONS, entry.get("reason")),
-            "unit_name": n.of("Unit", entry.get("unit")), "by_name": n.person(entry.get("by")),
-            "override_shown": label_override(override, n) if override else None}
+    return {
+        **entry,
+        "status": status,
+        "status_label": label(DOSE_STATUS_LABELS, status),
+        "reason_label": label(NOT_GIVEN_REASONS, entry.get("reason")),
+        "unit_name": n.of("Unit", entry.get("unit")),
+        "by_name": n.person(entry.get("by")),
+        "override_shown": label_override(override, n) if override else None,
+    }
 
 
 def label_admission(admission: dict[str, Any], n: Names) -> dict[str, Any]:

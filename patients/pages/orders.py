@@ -22,9 +22,12 @@ from patients.persistence import queries
 
 HISTORY_PAGE = 200  # events read per query while looking back for an order's own
 # Fields the page shows in their own rows or sections, or that are internal.
-SHOWN = frozenset({*CORE_FIELDS, "etag", "note", "overrides", "results", "medicationCode",
-                   "medicationName", "dose", "unit", "route", "frequency", "startAt", "endAt",
-                   "asNeeded", "modality", "modalityName", "bodyPart", "testCode", "testName"})
+SHOWN = frozenset({
+    *CORE_FIELDS, "etag", "note", "overrides", "results", "medicationCode", "medicationName",
+    "dose", "unit", "route", "frequency", "startAt", "endAt", "asNeeded", "modality",
+    "modalityName", "bodyPart", "testCode", "testName",
+    "frequencyHours",  # the frequency's hours: shown as the frequency's name
+})
 
 
 def order_history(store: DocumentStore, patient_id: str, order_id: str) -> list[dict[str, Any]]:
@@ -38,8 +41,7 @@ def order_history(store: DocumentStore, patient_id: str, order_id: str) -> list[
     found: list[dict[str, Any]] = []
     token: str | None = None
     while True:
-        page, token = queries.events(store, patient_id, page_size=HISTORY_PAGE,
-                                     continuation=token)
+        page, token = queries.events(store, patient_id, page_size=HISTORY_PAGE, continuation=token)
         for event in page:
             if (event.get("data") or {}).get("orderId") != order_id:
                 continue
@@ -53,10 +55,11 @@ def order_history(store: DocumentStore, patient_id: str, order_id: str) -> list[
 def _other_fields(order: dict[str, Any]) -> list[tuple[str, Any]]:
     """Fields of the order's kind this page has no row for (added later), by a readable
     name, so every field is shown."""
-    return [(re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize(), value)
-            for key, value in sorted(order.items())
-            if key not in SHOWN and not key.endswith(("_label", "_name", "_shown"))
-            and not isinstance(value, dict | list) and value not in (None, "")]
+    return [
+        (re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize(), value)
+        for key, value in sorted(order.items())
+        if key not in SHOWN and not isinstance(value, dict | list) and value not in (None, "")
+    ]
 
 
 @requires("read")
@@ -68,8 +71,8 @@ def order_detail(request: HttpRequest, patient_id: str, order_id: str) -> HttpRe
     except (UnknownPatient, UnknownOrder) as exc:
         raise Http404(str(exc)) from exc
     history = order_history(store, patient_id, order_id)
-    names = labels.names(store, [*labels.order_usernames(order),
-                                 *audit.actor_usernames(history)])
+    other_fields = _other_fields(order)  # before the page adds its own keys
+    names = labels.names(store, [*labels.order_usernames(order), *audit.actor_usernames(history)])
     labels.label_order(order, names)
     order["actions"] = actions_from(order["status"])
     order["administrable"] = order["kind"] == "medication" and order["status"] in ADMINISTRABLE
@@ -78,12 +81,22 @@ def order_detail(request: HttpRequest, patient_id: str, order_id: str) -> HttpRe
     placed = next((e for e in history if e.get("type") in set(ORDER_PLACED.values())), None)
     user = request.user
     banner = banner_context(chart)
-    context = {**chart, "banner": banner, "allergy": banner["allergy"], "order": order,
-               "orders": [order], "history": history,
-               "placed_by_name": placed["who"] if placed else order.get("placedBy", ""),
-               "other_fields": _other_fields(order),
-               "can_order": policy.allows(user, "place_order"),
-               "can_nurse": policy.allows(user, "administer"),
-               "can_progress": policy.allows(user, "progress_order")}
-    return admin.site.render(request, "patients/order_detail.html", context,
-                             title=f"{order['kind_label']} order: {order['description']}")
+    context = {
+        **chart,
+        "banner": banner,
+        "allergy": banner["allergy"],
+        "order": order,
+        "orders": [order],
+        "history": history,
+        "placed_by_name": placed["who"] if placed else order.get("placedBy", ""),
+        "other_fields": other_fields,
+        "can_order": policy.allows(user, "place_order"),
+        "can_nurse": policy.allows(user, "administer"),
+        "can_progress": policy.allows(user, "progress_order"),
+    }
+    return admin.site.render(
+        request,
+        "patients/order_detail.html",
+        context,
+        title=f"{order['kind_label']} order: {order['description']}",
+    )

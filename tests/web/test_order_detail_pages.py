@@ -30,9 +30,11 @@ def person(make_user, username: str, role: str, first: str, last: str) -> User:
 
 @pytest.fixture
 def staff(make_user) -> dict[str, User]:
-    return {"doc": person(make_user, "drgrey", "clinician", "Meredith", "Grey"),
-            "nurse": person(make_user, "nurseb", "nurse", "Carla", "Espinosa"),
-            "clerk": person(make_user, "deskc", "clerk", "Cole", "Desk")}
+    return {
+        "doc": person(make_user, "drgrey", "clinician", "Meredith", "Grey"),
+        "nurse": person(make_user, "nurseb", "nurse", "Carla", "Espinosa"),
+        "clerk": person(make_user, "deskc", "clerk", "Cole", "Desk"),
+    }
 
 
 def login(user: User) -> Client:
@@ -46,25 +48,45 @@ def placed(his_store, reference_data, staff) -> dict[str, str]:
     """A penicillin-allergic inpatient with amoxicillin placed over the allergy warning
     (with a note), marked ready and given once by the nurse."""
     clerk, doc, nurse = (actor_for(staff[k]) for k in ("clerk", "doc", "nurse"))
-    pid = use_cases.register_patient(use_cases.RegisterPatient(
-        "Olive", "Order", date(1950, 1, 1), sex="female"), UnitOfWork(his_store),
-        actor=clerk).patient_id
-    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Pneumonia"),
-                            UnitOfWork(his_store), actor=clerk)
-    use_cases.add_allergy(use_cases.AddAllergy(pid, allergen_code="PENICILLINS",
-                                               reaction="rash", severity="moderate"),
-                          UnitOfWork(his_store), actor=doc)
-    order = use_cases.place_order(use_cases.PlaceOrder(
-        pid, "medication", medication_code="AMOX", dose=Decimal("500"), unit="mg",
-        route="PO", frequency="Q8H", note=NOTE,
-        overrides={"allergy-conflict": "Tolerated amoxicillin in 2024"}),
-        UnitOfWork(his_store), actor=doc)
+    pid = use_cases.register_patient(
+        use_cases.RegisterPatient("Olive", "Order", date(1950, 1, 1), sex="female"),
+        UnitOfWork(his_store),
+        actor=clerk,
+    ).patient_id
+    use_cases.admit_patient(
+        use_cases.AdmitPatient(pid, "MED", "MED-1", "Pneumonia"), UnitOfWork(his_store), actor=clerk
+    )
+    use_cases.add_allergy(
+        use_cases.AddAllergy(
+            pid, allergen_code="PENICILLINS", reaction="rash", severity="moderate"
+        ),
+        UnitOfWork(his_store),
+        actor=doc,
+    )
+    order = use_cases.place_order(
+        use_cases.PlaceOrder(
+            pid,
+            "medication",
+            medication_code="AMOX",
+            dose=Decimal("500"),
+            unit="mg",
+            route="PO",
+            frequency="Q8H",
+            note=NOTE,
+            overrides={"allergy-conflict": "Tolerated amoxicillin in 2024"},
+        ),
+        UnitOfWork(his_store),
+        actor=doc,
+    )
     oid = order.order_id
-    use_cases.progress_order(use_cases.ProgressOrder(pid, oid, "ready"), UnitOfWork(his_store),
-                             actor=nurse)
-    use_cases.administer(use_cases.Administer(pid, oid, dose=Decimal("500"), unit="mg",
-                                              note="Swallowed well"),
-                         UnitOfWork(his_store), actor=nurse)
+    use_cases.progress_order(
+        use_cases.ProgressOrder(pid, oid, "ready"), UnitOfWork(his_store), actor=nurse
+    )
+    use_cases.administer(
+        use_cases.Administer(pid, oid, dose=Decimal("500"), unit="mg", note="Swallowed well"),
+        UnitOfWork(his_store),
+        actor=nurse,
+    )
     return {"pid": pid, "oid": oid, "url": f"/admin/patients/{pid}/orders/{oid}/"}
 
 
@@ -76,8 +98,9 @@ def text(html: str) -> str:
 
 
 def section(html: str, element_id: str) -> str:
-    match = re.search(rf'<div class="module" id="{element_id}".*?(?=<div class="module"|\Z)',
-                      html, re.S)
+    match = re.search(
+        rf'<div class="module" id="{element_id}".*?(?=<div class="module"|\Z)', html, re.S
+    )
     assert match, element_id
     return text(match.group(0))
 
@@ -87,9 +110,21 @@ def test_it_shows_every_field_of_the_order_in_words(staff, placed) -> None:
     assert r.status_code == 200
     html = r.content.decode()
     fields = section(html, "order-fields")
-    for said in ("Medication order", "Amoxicillin 500 mg PO Q8H", "In progress", "Routine",
-                 "Amoxicillin", "500 milligram", "Oral", "Every 8 hours", NOTE,
-                 "by Meredith Grey", "Internal Medicine", "Medical Ward 1", placed["oid"]):
+    for said in (
+        "Medication order",
+        "Amoxicillin 500 mg PO Q8H",
+        "In progress",
+        "Routine",
+        "Amoxicillin",
+        "500 milligram",
+        "Oral",
+        "Every 8 hours",
+        NOTE,
+        "by Meredith Grey",
+        "Internal Medicine",
+        "Medical Ward 1",
+        placed["oid"],
+    ):
         assert said in fields, said
     assert 'id="patient-banner"' in html and "ORDER, Olive" in html
 
@@ -103,8 +138,11 @@ def test_it_shows_the_override_the_administration_and_the_history(staff, placed)
     assert "Given" in given and "500 milligram" in given and "Carla Espinosa" in given
     assert "Swallowed well" in given
     history = section(html, "order-history")
-    assert history.index("Medication prescribed") < history.index("Order ready") \
+    assert (
+        history.index("Medication prescribed")
+        < history.index("Order ready")
         < history.index("Dose given")
+    )
     assert "overrode the allergy check: Tolerated amoxicillin in 2024" in history
     assert "Meredith Grey" in history and "Carla Espinosa" in history
     assert "Allergy recorded" not in history  # only this order's events
@@ -115,8 +153,7 @@ def test_the_chart_links_each_order_to_its_page_and_shows_its_note(staff, placed
     orders = section(html, "orders")
     assert f'href="{placed["url"]}"' in html
     assert f"Note: {NOTE}" in orders
-    assert "Overrode the allergy check: “Tolerated amoxicillin in 2024” — Meredith Grey" \
-        in orders
+    assert "Overrode the allergy check: “Tolerated amoxicillin in 2024” — Meredith Grey" in orders
     assert "In progress" in orders and "in_progress" not in orders
 
 
@@ -132,7 +169,10 @@ def test_the_audit_trail_names_the_order_and_the_actor_by_full_name(staff, place
     allergy = text(by_type["AllergyAdded"])
     assert "Allergy to Penicillins" in allergy and "Meredith Grey" in allergy
     admitted = text(by_type["AdmissionStarted"])
-    assert "Admitted to Internal Medicine / Medical Ward 1: Pneumonia" in admitted and "Cole Desk" in admitted
+    assert (
+        "Admitted to Internal Medicine / Medical Ward 1: Pneumonia" in admitted
+        and "Cole Desk" in admitted
+    )
     assert "OrderReady" not in text(html) and "MedicationPrescribed" not in text(html)
 
 
@@ -143,14 +183,21 @@ def test_the_medication_record_links_to_the_order(staff, placed) -> None:
 
 def test_a_lab_order_page_shows_its_results(staff, placed, his_store) -> None:
     pid, doc = placed["pid"], actor_for(staff["doc"])
-    lab = use_cases.place_order(use_cases.PlaceOrder(pid, "lab", test_code="CRP",
-                                                     urgency="stat"),
-                                UnitOfWork(his_store), actor=doc).order_id
-    use_cases.progress_order(use_cases.ProgressOrder(pid, lab, "start"),
-                             UnitOfWork(his_store), actor=actor_for(staff["nurse"]))
-    use_cases.progress_order(use_cases.ProgressOrder(
-        pid, lab, "complete", results=(GivenValue("CRP", "42"),)),
-        UnitOfWork(his_store), actor=actor_for(staff["nurse"]))
+    lab = use_cases.place_order(
+        use_cases.PlaceOrder(pid, "lab", test_code="CRP", urgency="stat"),
+        UnitOfWork(his_store),
+        actor=doc,
+    ).order_id
+    use_cases.progress_order(
+        use_cases.ProgressOrder(pid, lab, "start"),
+        UnitOfWork(his_store),
+        actor=actor_for(staff["nurse"]),
+    )
+    use_cases.progress_order(
+        use_cases.ProgressOrder(pid, lab, "complete", results=(GivenValue("CRP", "42"),)),
+        UnitOfWork(his_store),
+        actor=actor_for(staff["nurse"]),
+    )
     html = login(staff["doc"]).get(f"/admin/patients/{pid}/orders/{lab}/").content.decode()
     fields = section(html, "order-fields")
     assert "Lab test order" in fields and "Completed" in fields and "STAT" in fields
@@ -161,12 +208,13 @@ def test_a_lab_order_page_shows_its_results(staff, placed, his_store) -> None:
     assert 'id="order-administrations"' not in html
 
 
-def test_an_unknown_order_or_another_patients_order_is_not_found(staff, placed,
-                                                                  his_store) -> None:
+def test_an_unknown_order_or_another_patients_order_is_not_found(staff, placed, his_store) -> None:
     client = login(staff["doc"])
-    other = use_cases.register_patient(use_cases.RegisterPatient(
-        "Ned", "Other", date(1960, 1, 1)), UnitOfWork(his_store),
-        actor=actor_for(staff["clerk"])).patient_id
+    other = use_cases.register_patient(
+        use_cases.RegisterPatient("Ned", "Other", date(1960, 1, 1)),
+        UnitOfWork(his_store),
+        actor=actor_for(staff["clerk"]),
+    ).patient_id
     assert client.get(f"/admin/patients/{placed['pid']}/orders/nope/").status_code == 404
     assert client.get(f"/admin/patients/{other}/orders/{placed['oid']}/").status_code == 404
     assert client.get(f"/admin/patients/missing/orders/{placed['oid']}/").status_code == 404
@@ -182,8 +230,9 @@ def test_actions_on_the_order_page_follow_the_role(staff, placed) -> None:
 
 
 def test_the_attending_choices_are_clinicians_only(staff, placed) -> None:
-    User.objects.create_superuser("boss", password="pw-boss-123456", first_name="Ada",
-                                  last_name="Admin")
+    User.objects.create_superuser(
+        "boss", password="pw-boss-123456", first_name="Ada", last_name="Admin"
+    )
     html = login(staff["clerk"]).get(f"/admin/patients/{placed['pid']}/admit/").content.decode()
     choices = re.search(r'<select name="attending".*?</select>', html, re.S)
     assert choices, "the admit form offers an attending"
