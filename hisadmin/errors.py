@@ -69,6 +69,8 @@ def _page(request: HttpRequest, status: int, exception: Exception | None) -> Htt
         context.update(admin.site.each_context(request))
         context["can_find"] = policy.allows(request.user, "read")
         context["back_url"] = _back_url(request)
+        if status == 400 and request.method == "GET" and request.GET:
+            context["fresh_url"] = request.path  # the same page without what it could not read
     except Exception:  # noqa: BLE001 - the error page itself must not fail: plain chrome
         log.warning("error page %s rendered without navigation", status, exc_info=True)
     return render(request, "admin/error.html", context, status=status)
