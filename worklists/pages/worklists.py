@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import patch_vary_headers
 
 from hisadmin.core import policy
 from hisadmin.core.policy import requires
@@ -29,6 +30,10 @@ from worklists.read import queries
 from worklists.read.lag import relay_lag
 
 REFRESH_SECONDS = 2
+# Set on the table partial only; the page's script (worklists/static/worklists/freshness.js)
+# swaps no answer without it, so a login or error page reached through a redirect
+# never lands inside the table: the browser opens the page itself instead.
+TABLE_MARKER = "X-Worklist-Table"
 _KIND_LABELS = {"lab": "Laboratory"}  # other kinds read well as their capitalised code
 KINDS = [(str(kind), _KIND_LABELS.get(kind, kind.capitalize())) for kind in orders.KINDS]
 STATUSES = [(str(status), orders.STATUS_LABELS[status]) for status in orders.ACTIVE]
@@ -157,8 +162,14 @@ def _render(request: HttpRequest, page: Page, worklist: queries.Worklist | None,
         "q": request.GET.get("q", ""),
     }
     if request.htmx:
-        return TemplateResponse(request, "worklists/_table.html", context)
-    return admin.site.render(request, "worklists/worklist.html", context, title=page.title)
+        response: HttpResponse = TemplateResponse(request, "worklists/_table.html", context,
+                                                  headers={TABLE_MARKER: "1"})
+    else:
+        response = admin.site.render(request, "worklists/worklist.html", context,
+                                     title=page.title)
+    # One address, two answers: "Back" must bring the page, never the cached table.
+    patch_vary_headers(response, ("HX-Request",))
+    return response
 
 
 def _lag() -> dict[str, Any]:
