@@ -17,11 +17,14 @@ from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.domain.errors import DomainError, OrderConflicts, UnknownPatient
+from patients.domain.orders import STATUS_LABELS
+from patients.domain.records import SEX_LABELS
 from patients.pages import beds as beds_pages
 from patients.pages.clinical_forms import (
     ORDER_FORMS,
     AdministrationForm,
     AllergyForm,
+    CancelOrderForm,
     ConfirmForm,
     DemographicsForm,
     OverrideForm,
@@ -70,8 +73,32 @@ def _patient_etag(patient_id: str) -> Callable[[], str | None]:
     return lambda: queries.patient(get_store(), patient_id)["etag"]
 
 
+CONFLICT_MESSAGE = ("This record was changed by someone else meanwhile. What you typed is kept "
+                    "below, next to what is on record now; save again to apply your change.")
+DEMOGRAPHICS = (("given_name", "givenName", "Given name"),
+                ("family_name", "familyName", "Family name"),
+                ("birth_date", "birthDate", "Date of birth"), ("sex", "sex", "Sex"))
+
+
+def _demographics_side_by_side(yours: dict[str, Any], now: dict[str, Any]
+                               ) -> list[dict[str, Any]]:
+    """Each field as the user typed it and as it is on record now (differing ones marked)."""
+    def shown(field: str, value: Any) -> str:
+        text = value.isoformat() if hasattr(value, "isoformat") else str(value or "")
+        return SEX_LABELS.get(text, text) if field == "sex" else text
+
+    rows = []
+    for field, stored, label in DEMOGRAPHICS:
+        mine, theirs = shown(field, yours.get(field)), shown(field, now.get(stored))
+        rows.append({"field": field, "label": label, "yours": mine, "now": theirs,
+                     "differs": mine != theirs})
+    return rows
+
+
 @requires("update_demographics")
 def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
+    """Correct demographics. A stale etag keeps what the user typed, shows it beside what is
+    on record now, and re-binds the form to the current version: a second submit applies it."""
     try:
         c = queries.patient(get_store(), patient_id)
     except UnknownPatient as exc:
@@ -79,20 +106,26 @@ def edit_demographics(request: HttpRequest, patient_id: str) -> HttpResponse:
     current = {"given_name": c["givenName"], "family_name": c["familyName"],
                "birth_date": c["birthDate"], "sex": c["sex"], "etag": c["etag"]}
     form = DemographicsForm(request.POST or None, initial=current)
+    conflict = None
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         etag = data.pop("etag")
-
-        def show_current() -> str:
-            # The form shows what is stored now, so the resubmit is based on the current record.
-            form.data = {**current, "etag": current["etag"]}
-            return current["etag"]
-
-        if _run(request, form, lambda: use_cases.update_demographics(
-                use_cases.UpdateDemographics(patient_id=patient_id, expected_version=etag, **data),
-                new_uow(), actor=actor_for(request.user)), "Demographics saved.", show_current):
+        try:
+            use_cases.update_demographics(use_cases.UpdateDemographics(
+                patient_id=patient_id, expected_version=etag, **data), new_uow(),
+                actor=actor_for(request.user))
+        except StaleWrite:
+            now = queries.patient(get_store(), patient_id)  # what won, as stored now
+            conflict = _demographics_side_by_side(data, now)
+            form.add_error(None, CONFLICT_MESSAGE)
+            rebind_etag(form, now["etag"])
+        except DomainError as exc:
+            _attach(form, exc)
+        else:
+            messages.success(request, "Demographics saved.")
             return redirect("admin:patient_chart", patient_id)
-    return _form_page(request, patient_id, form, "Correct demographics", "Save")
+    return _form_page(request, patient_id, form, "Correct demographics", "Save",
+                      template="patients/demographics.html", conflict=conflict)
 
 
 @requires("add_allergy")
@@ -248,10 +281,15 @@ def _medication_hints(store: Any) -> dict[str, dict[str, Any]]:
 
 
 def order_action(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
-    """POST-only buttons on the chart: ready/start/complete/cancel, assign to me/unassign."""
+    """POST-only buttons on the chart: ready/start/complete, assign to me/unassign, and
+    cancel, which opens its confirmation (:func:`cancel_order`). A reason typed in the
+    chart's cancel box means cancelling, whichever button the form's Enter pressed."""
     if request.method != "POST":
         return redirect("admin:patient_chart", patient_id)
     action = request.POST.get("action", "")
+    if action == "cancel" or (request.POST.get("reason", "").strip()
+                              and policy.allows(request.user, "cancel_order")):
+        return cancel_order(request, patient_id, order_id, diverted=action != "cancel")
     actor = actor_for(request.user)
     etag = request.POST.get("etag") or None
     if action in ("assign", "unassign"):
@@ -262,11 +300,63 @@ def order_action(request: HttpRequest, patient_id: str, order_id: str) -> HttpRe
             actor.display_name if me else None, etag), new_uow(), actor=actor),
             "Order updated.")
     else:
-        policy.require(request.user, "cancel_order" if action == "cancel" else "progress_order")
+        policy.require(request.user, "progress_order")
         _report(request, lambda: use_cases.progress_order(use_cases.ProgressOrder(
-            patient_id, order_id, action, request.POST.get("reason", ""), etag), new_uow(),
-            actor=actor), "Order updated.")
+            patient_id, order_id, action, "", etag), new_uow(), actor=actor), "Order updated.")
     return redirect("admin:patient_chart", patient_id)
+
+
+def _order_facts(order: dict[str, Any]) -> dict[str, str]:
+    """What a cancel decision rests on, in words: status and assignee."""
+    return {"status": STATUS_LABELS.get(order["status"], order["status"]),
+            "assignee": order.get("assigneeName") or "nobody"}
+
+
+def cancel_order(request: HttpRequest, patient_id: str, order_id: str, *,
+                 diverted: bool = False) -> HttpResponse:
+    """The cancel confirmation: the order as on record and a required reason; only its own
+    button (``confirm``) cancels. A stale etag keeps the reason, shows the order as the user
+    saw it beside how it is now, and re-binds to the current version for a second submit."""
+    policy.require(request.user, "cancel_order")
+    context = _chart_context(patient_id)
+    order = next((o for o in context["orders"] if o["orderId"] == order_id), None)
+    if order is None:
+        raise Http404("No such order on this patient.")
+    facts = _order_facts(order)
+    seen = {"etag": order["etag"], "seen_status": facts["status"],
+            "seen_assignee": facts["assignee"], "confirm": "1"}
+    conflict = None
+    if request.POST.get("confirm"):
+        form = CancelOrderForm(request.POST)
+        if form.is_valid():
+            d = form.cleaned_data
+            try:
+                use_cases.progress_order(use_cases.ProgressOrder(
+                    patient_id, order_id, "cancel", d["reason"], d["etag"]), new_uow(),
+                    actor=actor_for(request.user))
+            except StaleWrite:
+                form.add_error(None, CONFLICT_MESSAGE)
+                conflict = [{"label": "Status", "yours": d["seen_status"],
+                             "now": facts["status"]},
+                            {"label": "Assigned to", "yours": d["seen_assignee"],
+                             "now": facts["assignee"]}]
+                for row in conflict:
+                    row["differs"] = row["yours"] != row["now"]
+                form.data = {**form.data.dict(), **seen}
+            except DomainError as exc:
+                _attach(form, exc)
+            else:
+                messages.success(request, f"Order cancelled: {order['description']}.")
+                return redirect("admin:patient_chart", patient_id)
+    else:
+        # From the chart: the reason typed there is kept; the version is the one shown now.
+        form = CancelOrderForm(initial={**seen, "reason": request.POST.get("reason", "")})
+        if request.POST.get("etag") and request.POST["etag"] != order["etag"]:
+            messages.warning(request, "This order changed since the chart was shown; it is "
+                                      "shown here as it is now.")
+    return admin.site.render(request, "patients/order_cancel.html", {
+        **context, "form": form, "order": order, "facts": facts, "conflict": conflict,
+        "diverted": diverted}, title=f"Cancel the order: {order['description']}?")
 
 
 @requires("administer")

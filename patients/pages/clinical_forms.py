@@ -8,7 +8,15 @@ from django import forms
 
 from patients.domain.checks import CHECK_LABELS, CHECK_TYPES
 from patients.domain.orders import URGENCY_LABELS
-from patients.domain.records import CRITICALITIES, REMOVAL_LABELS, SEVERITIES, SEXES
+from patients.domain.records import (
+    CRITICALITIES,
+    CRITICALITY_LABELS,
+    REMOVAL_LABELS,
+    SEVERITIES,
+    SEVERITY_LABELS,
+    SEX_LABELS,
+    SEXES,
+)
 from patients.pages.forms import BIRTH_DATE_HELP, BIRTH_DATE_INVALID
 
 
@@ -18,13 +26,12 @@ class DemographicsForm(forms.Form):
     birth_date = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}),
                                  help_text=BIRTH_DATE_HELP,
                                  error_messages={"invalid": BIRTH_DATE_INVALID})
-    sex = forms.ChoiceField(choices=[(s, s.capitalize()) for s in SEXES])
+    sex = forms.ChoiceField(choices=[(s, SEX_LABELS[s]) for s in SEXES])
     etag = forms.CharField(widget=forms.HiddenInput)
 
 
 ALLERGEN_KINDS = {"drug_class": "Drug classes", "ingredient": "Drugs (ingredients)",
                   "food": "Food", "environment": "Environment", "other": "Other"}
-CRITICALITY_LABELS = {"low": "Low", "high": "High", "unable-to-assess": "Unable to assess"}
 
 
 class AllergyForm(forms.Form):
@@ -35,7 +42,7 @@ class AllergyForm(forms.Form):
         max_length=100, required=False, label="Or, if none fits",
         help_text="Free text: recorded, but not checked against orders.")
     reaction = forms.CharField(max_length=200, required=False)
-    severity = forms.ChoiceField(choices=[("", "—")] + [(s, s.capitalize()) for s in SEVERITIES])
+    severity = forms.ChoiceField(choices=[("", "—")] + [(s, SEVERITY_LABELS[s]) for s in SEVERITIES])
     criticality = forms.ChoiceField(choices=[(c, CRITICALITY_LABELS[c]) for c in CRITICALITIES],
                                     initial="unable-to-assess", required=False)
     etag = forms.CharField(widget=forms.HiddenInput)
@@ -81,6 +88,19 @@ class RemoveAllergyForm(forms.Form):
 
 class ConfirmForm(forms.Form):
     etag = forms.CharField(widget=forms.HiddenInput)
+
+
+class CancelOrderForm(forms.Form):
+    """The cancel confirmation. ``seen_*``: the order as the page showed it, to put beside
+    how it is on record if someone changed it meanwhile; ``confirm``: the page's own button."""
+
+    reason = forms.CharField(max_length=300, label="Reason for cancelling",
+                             widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+                             error_messages={"required": "Give a reason for cancelling."})
+    etag = forms.CharField(widget=forms.HiddenInput)
+    seen_status = forms.CharField(required=False, widget=forms.HiddenInput)
+    seen_assignee = forms.CharField(required=False, widget=forms.HiddenInput)
+    confirm = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
 class TransferForm(forms.Form):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from patients.domain.records import DISPOSITIONS, SEXES
+from patients.domain.records import DISCHARGE_NOTE_MAX, DISPOSITION_LABELS, SEX_LABELS, SEXES
 
 BIRTH_DATE_HELP = "Pick it from the calendar, or type it in the order the box shows."
 BIRTH_DATE_INVALID = "Enter a real date: pick it from the calendar, or type it in the order " \
@@ -19,9 +19,21 @@ class RegisterForm(forms.Form):
     birth_date = forms.DateField(help_text=BIRTH_DATE_HELP,
                                  widget=forms.DateInput(attrs={"type": "date"}),
                                  error_messages={"invalid": BIRTH_DATE_INVALID})
-    sex = forms.ChoiceField(choices=[(s, s.capitalize()) for s in SEXES], initial="unknown")
+    sex = forms.ChoiceField(choices=[(s, SEX_LABELS[s]) for s in SEXES], initial="unknown")
     mrn = forms.CharField(max_length=20, required=False, label="MRN",
                           help_text="Leave empty to generate one.")
+    # Shown (as a checkbox) only once possible duplicates are on the page; it counts only for
+    # the name and birth date they were found for (``checked_for``), never for changed ones.
+    confirm_not_duplicate = forms.BooleanField(required=False, widget=forms.HiddenInput,
+                                               label="This is not the same person")
+    checked_for = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def ask_not_duplicate(self) -> None:
+        """Possible duplicates are shown: offer the checkbox, unticked."""
+        self.fields["confirm_not_duplicate"].widget = forms.CheckboxInput()
+        data = self.data.copy()
+        data.pop("confirm_not_duplicate", None)
+        self.data = data
 
 
 class AdmitForm(forms.Form):
@@ -44,9 +56,21 @@ class AdmitForm(forms.Form):
 
 
 class DischargeForm(forms.Form):
-    disposition = forms.ChoiceField(choices=[(d, d.replace("-", " ").capitalize())
-                                             for d in DISPOSITIONS])
+    """The discharge confirmation: disposition, note, and the orders the user saw listed for
+    cancelling (``orders``: their ids, space-separated; ``confirm``: sent by the page's own
+    button, so the chart's short form only opens the confirmation)."""
+
+    # The chart's short form may be sent without a disposition: the confirmation asks for it.
+    use_required_attribute = False
+    disposition = forms.ChoiceField(
+        choices=[("", "— choose —"), *DISPOSITION_LABELS.items()],
+        error_messages={"required": "Choose a disposition.",
+                        "invalid_choice": "Choose a disposition from the list."})
+    note = forms.CharField(required=False, max_length=DISCHARGE_NOTE_MAX, label="Discharge note",
+                           widget=forms.Textarea(attrs={"rows": 4, "cols": 60}))
     etag = forms.CharField(widget=forms.HiddenInput)
+    orders = forms.CharField(required=False, widget=forms.HiddenInput)
+    confirm = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
 class FindForm(forms.Form):

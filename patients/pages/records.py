@@ -19,13 +19,29 @@ from hisadmin.core import policy
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import staff, use_cases
-from patients.domain.errors import DomainError, UnknownPatient
-from patients.domain.orders import ACTIVE, ADMINISTRABLE, actions_from
+from patients.domain.errors import (
+    DomainError,
+    NotAdmitted,
+    OrdersChanged,
+    PossibleDuplicate,
+    UnknownPatient,
+)
+from patients.domain.orders import (
+    ACTIVE,
+    ADMINISTRABLE,
+    STATUS_LABELS,
+    URGENCY_LABELS,
+    OrderStatus,
+    Urgency,
+    actions_from,
+)
 from patients.domain.records import (
     ALLERGY_STATUS_LABELS,
+    DISPOSITION_LABELS,
     REMOVAL_LABELS,
     AllergyStatus,
     allergy_status,
+    identity_key,
     read_allergy,
 )
 from patients.pages import audit
@@ -75,18 +91,32 @@ def find_patient(request: HttpRequest) -> HttpResponse:
 
 @requires("register")
 def register_patient(request: HttpRequest) -> HttpResponse:
+    """Register; a possible duplicate (same names, case and accents aside, and birth date)
+    is shown first, with a link to each chart and a "not the same person" checkbox."""
     form = RegisterForm(request.POST or None)
+    candidates: list[dict[str, str]] = []
     if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        key = identity_key(data["family_name"], data["given_name"], data["birth_date"])
+        # The tick counts for the name and birth date the duplicates were shown for only.
+        ticked, checked_for = data.pop("confirm_not_duplicate"), data.pop("checked_for")
+        confirmed = ticked and checked_for == key
         try:
-            patient = use_cases.register_patient(use_cases.RegisterPatient(**form.cleaned_data),
-                                                new_uow(), actor=actor_for(request.user))
+            patient = use_cases.register_patient(use_cases.RegisterPatient(
+                **data, confirm_not_duplicate=confirmed), new_uow(),
+                actor=actor_for(request.user))
+        except PossibleDuplicate as exc:
+            candidates = exc.candidates
+            form.ask_not_duplicate()
+            form.data["checked_for"] = key
         except DomainError as exc:
             _attach(form, exc)
         else:
             messages.success(request, f"Registered {patient.display_name} with MRN {patient.mrn}.")
             return redirect("admin:patient_chart", patient.patient_id)
-    return admin.site.render(request, "patients/form.html",
-                             {"form": form, "submit": "Register"}, title="Register a patient")
+    return admin.site.render(request, "patients/register.html",
+                             {"form": form, "submit": "Register", "candidates": candidates},
+                             title="Register a patient")
 
 
 SEVERITY_RANK = {"severe": 0, "moderate": 1, "mild": 2}
@@ -210,16 +240,64 @@ def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
         title="Admit patient")
 
 
+def discharge_orders(patient_id: str, admission_id: str) -> list[dict[str, Any]]:
+    """The stay's active orders, as discharge would cancel them: each named, its urgency and
+    status in words, STAT and in-progress ones flagged (``stat``, ``in_progress``) and first."""
+    listed = []
+    for o in queries.orders(get_store(), patient_id, active_only=True):
+        if o.get("admissionId") != admission_id:
+            continue
+        o["stat"] = o.get("urgency") == Urgency.STAT
+        o["in_progress"] = o.get("status") == OrderStatus.IN_PROGRESS
+        o["urgency_label"] = URGENCY_LABELS.get(o.get("urgency"), o.get("urgency") or "")
+        o["status_label"] = STATUS_LABELS.get(o.get("status"), o.get("status") or "")
+        listed.append(o)
+    return sorted(listed, key=lambda o: (not (o["stat"] or o["in_progress"]), o["placedAt"]))
+
+
 @requires("discharge")
 def discharge_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
-    if request.method != "POST":
+    """The discharge confirmation page: disposition, note, and every active order that will
+    be cancelled. Only its own button (``confirm``) discharges; the chart's short form and a
+    GET open it. The orders confirmed must still be the active ones (else shown again)."""
+    context = _chart_context(patient_id)
+    stay = context["active_admission"]
+    if stay is None:
+        messages.error(request, "This patient has no active admission to discharge.")
         return redirect("admin:patient_chart", patient_id)
-    form = DischargeForm(request.POST)
-    if form.is_valid():
-        _report(request, lambda: use_cases.discharge_patient(use_cases.DischargePatient(
-            patient_id=patient_id, disposition=form.cleaned_data["disposition"],
-            expected_version=form.cleaned_data["etag"]), new_uow(),
-            actor=actor_for(request.user)), "Discharged.")
+    listed = discharge_orders(patient_id, stay["admissionId"])
+    ids = " ".join(o["orderId"] for o in listed)
+    shown = {"etag": stay["etag"], "orders": ids, "confirm": "1"}
+    if request.method == "POST" and request.POST.get("confirm"):
+        form = DischargeForm(request.POST)
+        if form.is_valid():
+            d = form.cleaned_data
+            try:
+                use_cases.discharge_patient(use_cases.DischargePatient(
+                    patient_id=patient_id, disposition=d["disposition"], note=d["note"],
+                    expected_version=d["etag"], cancel_order_ids=tuple(d["orders"].split())),
+                    new_uow(), actor=actor_for(request.user))
+            except (StaleWrite, OrdersChanged) as exc:
+                # What the user typed stays; the page lists what is on record now, to confirm.
+                form.add_error(None, STALE_MESSAGE if isinstance(exc, StaleWrite) else str(exc))
+                form.data = {**form.data.dict(), **shown}
+            except NotAdmitted as exc:
+                messages.error(request, str(exc))
+                return redirect("admin:patient_chart", patient_id)
+            except DomainError as exc:
+                _attach(form, exc)
+            else:
+                done = f"Discharged ({DISPOSITION_LABELS[d['disposition']]})."
+                if listed:
+                    done += " Cancelled: " + "; ".join(o["description"] for o in listed) + "."
+                messages.success(request, done)
+                return redirect("admin:patient_chart", patient_id)
+    elif request.POST.get("disposition"):
+        # Opened from the chart's short form: its choice is kept (and checked), nothing done.
+        form = DischargeForm({**shown, "disposition": request.POST["disposition"]})
+        form.is_valid()
     else:
-        messages.error(request, "Choose a disposition.")
-    return redirect("admin:patient_chart", patient_id)
+        form = DischargeForm(initial=shown)
+    return admin.site.render(request, "patients/discharge.html", {
+        **context, "form": form, "cancel_orders": listed, "stay": stay,
+    }, title="Discharge: review and confirm")

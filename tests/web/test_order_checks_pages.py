@@ -131,7 +131,11 @@ def test_cancelling_an_order_still_needs_a_reason(doctor, patient, his_store) ->
                                                        test_code="CBC"),
                                   UnitOfWork(his_store), actor=SYSTEM_ACTOR)
     chart = f"/admin/patients/{patient}/"
-    doctor.post(f"/admin/patients/{patient}/orders/{order.order_id}/action/",
-                {"action": "cancel", "reason": ""})
-    html = doctor.get(chart).content.decode()
-    assert "Give a reason for cancelling." in html
+    url = f"/admin/patients/{patient}/orders/{order.order_id}/action/"
+    asked = doctor.post(url, {"action": "cancel", "reason": ""})  # the confirmation page
+    assert 'id="order-cancel"' in asked.content.decode()
+    etag = asked.context["form"].initial["etag"]
+    refused = doctor.post(url, {"action": "cancel", "reason": " ", "etag": etag,
+                                "confirm": "1"})
+    assert "Give a reason for cancelling." in refused.content.decode()
+    assert 'data-status="created"' in doctor.get(chart).content.decode()

@@ -111,7 +111,11 @@ def test_it_shows_the_current_record_after_a_stale_submit(world: dict, his_store
                                               "etag": world["a_etag"]})
     page = stale.content.decode()
     assert "changed by someone else meanwhile" in page
-    assert 'value="Page"' in page  # the stored family name, not ours
+    assert 'value="Changed"' in page  # what we typed is kept…
+    conflict = stale.context["conflict"]  # …beside what is on record now
+    assert {"label": "Family name", "yours": "Changed", "now": "Page"}.items() <= \
+        next(r for r in conflict if r["field"] == "family_name").items()
+    assert stale.context["form"].data["etag"] != world["a_etag"]  # a resubmit applies it
     assert "Iodine" in page  # the current record is shown next to the form
     assert his_store.count() == before
     allergy = web.post(base + "allergies/add/", {"substance": "Nuts", "severity": "mild",

@@ -89,11 +89,10 @@ def test_it_tells_the_second_of_two_discharges_that_the_record_changed(clerk: Cl
     clerk.post(chart_url + "admit/", {"department_id": "MED", "ward_id": "MED-1",
                                       "reason": "Sepsis"})
     etag = clerk.get(chart_url).context["active_admission"]["etag"]
-    first = clerk.post(chart_url + "discharge/", {"disposition": "home", "etag": etag},
-                       follow=True)
-    assert "Discharged." in first.content.decode()
-    second = clerk.post(chart_url + "discharge/", {"disposition": "home", "etag": etag},
-                        follow=True)
+    confirmed = {"disposition": "home", "etag": etag, "orders": "", "confirm": "1"}
+    first = clerk.post(chart_url + "discharge/", confirmed, follow=True)
+    assert "Discharged" in first.content.decode()
+    second = clerk.post(chart_url + "discharge/", confirmed, follow=True)
     assert "no active admission" in second.content.decode()
 
 
