@@ -97,6 +97,11 @@ class CountingStore(DocumentStore):
         self.meter.ru += READ_RU_PER_KB * _kb(n)
         return doc
 
+    def count_query(self, pk: str, query: Query) -> int:
+        self.meter.calls["query"] += 1
+        self.meter.ru += READ_RU_PER_KB
+        return self.inner.count_query(pk, query)
+
     def create(self, doc: Document) -> Document:
         self._write("create", doc)
         return self.inner.create(doc)

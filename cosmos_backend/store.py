@@ -294,6 +294,12 @@ class DocumentStore(abc.ABC):
     ) -> FeedPage:
         """Changes in ``feed_range`` after ``continuation`` (``None``: from the beginning)."""
 
+    def count_query(self, pk: str, query: Query) -> int:
+        """How many documents of ``pk`` match ``query``'s terms (its ordering is ignored).
+
+        This default reads every page; the backends count in the engine."""
+        return sum(1 for _ in iter_query(self, pk, Query(where=query.where), page_size=1000))
+
     def query_all(self, pk: str, query: Query, *, page_size: int = 500) -> list[Document]:
         """Every result of ``query`` in ``pk``, all pages read."""
         return list(iter_query(self, pk, query, page_size=page_size))

@@ -14,6 +14,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Query, Router, Schema
 from ninja.errors import HttpError
+from pydantic import Field
 
 from hisadmin.core import policy
 from hisadmin.core.store import get_store
@@ -43,6 +44,9 @@ class WorklistPage(Schema):
     continuation: str | None
     generation: int | None = None
     lag: dict[str, Any] | None = None
+    total: int | None = Field(None, description="rows matching, all pages (with total=true)")
+    truncated: bool = Field(False, description="a name read two ways: more rows match than "
+                            "returned; add letters of the given name")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -63,57 +67,83 @@ def _lag() -> dict[str, Any] | None:
             "dead_letters": lag.get("deadLetters")}
 
 
-def _page(worklist: queries.Worklist, page: str | None, page_size: int) -> dict[str, Any]:
-    result = queries.run(get_store(), worklist, page_size=page_size, continuation=page)
+def _out(result: queries.Result) -> dict[str, Any]:
     return {"items": [_snake(r) for r in result.rows], "continuation": result.continuation,
-            "generation": result.generation, "lag": _lag()}
+            "generation": result.generation, "lag": _lag(), "total": result.total,
+            "truncated": result.truncated}
+
+
+def _page(worklist: queries.Worklist, page: str | None, page_size: int,
+          total: bool = False) -> dict[str, Any]:
+    return _out(queries.run(get_store(), worklist, page_size=page_size, continuation=page,
+                            total=total))
+
+
+def _per_department(department: str, build: Any, page: str | None, page_size: int,
+                    total: bool) -> dict[str, Any]:
+    """One department's bucket, or (``department`` empty) every department's, merged."""
+    if department:
+        return _page(build(department), page, page_size, total)
+    codes = sorted(reference.all_of(get_store(), "Department"))
+    return _out(queries.run_across(get_store(), [build(code) for code in codes],
+                                   page_size=page_size, continuation=page, total=total))
+
+
+TOTAL = Query(False, description="also count every matching row (one more query)")
 
 
 @router.get("/admitted", response=WorklistPage, summary="Admitted patients (census)")
-def admitted(request: HttpRequest, department: str, ward: str = "", q: str = "",
+def admitted(request: HttpRequest, department: str = "", ward: str = "", q: str = "",
              sort: AdmittedSort = "bed", dir: Dir = "asc", page: str | None = None,
-             page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
-    """``q``: name prefix (case- and accent-insensitive) or exact MRN."""
+             page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> dict[str, Any]:
+    """``q``: name prefix (case- and accent-insensitive) or exact MRN. Without
+    ``department``, every department's census merged in the same order."""
     policy.require(request.user, "read_worklists")
-    return _page(queries.admitted(department, ward=ward, q=q, sort=sort,
-                                  descending=dir == "desc"), page, page_size)
+    return _per_department(department, lambda d: queries.admitted(
+        d, ward=ward, q=q, sort=sort, descending=dir == "desc"), page, page_size, total)
 
 
 @router.get("/orders", response=WorklistPage, summary="Active orders of a department")
-def orders(request: HttpRequest, department: str, kind: str = "", status: str = "",
+def orders(request: HttpRequest, department: str = "", kind: str = "", status: str = "",
            urgency: str = "", assignee: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
-           page: str | None = None, page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
+           page: str | None = None, page_size: int = Query(50, ge=1, le=200),
+           total: bool = TOTAL) -> dict[str, Any]:
+    """Without ``department``, every department's active orders merged in the same order."""
     policy.require(request.user, "read_order_worklists")
-    return _page(queries.orders(department, kind=kind, status=status, urgency=urgency,
-                                assignee=assignee, sort=sort, descending=dir == "desc"),
-                 page, page_size)
+    return _per_department(department, lambda d: queries.orders(
+        d, kind=kind, status=status, urgency=urgency, assignee=assignee, sort=sort,
+        descending=dir == "desc"), page, page_size, total)
 
 
 @router.get("/my-orders", response=WorklistPage, summary="Active orders assigned to me")
 def my_orders(request: HttpRequest, kind: str = "", status: str = "", urgency: str = "",
               department: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
-              page: str | None = None, page_size: int = Query(50, ge=1, le=200)
-              ) -> dict[str, Any]:
+              page: str | None = None, page_size: int = Query(50, ge=1, le=200),
+              total: bool = TOTAL) -> dict[str, Any]:
     policy.require(request.user, "read_order_worklists")
     return _page(queries.my_orders(str(request.user.pk), kind=kind, status=status,
                                    urgency=urgency, department=department, sort=sort,
-                                   descending=dir == "desc"), page, page_size)
+                                   descending=dir == "desc"), page, page_size, total)
 
 
 @router.get("/patients", response=WorklistPage, summary="Find patients by name prefix or MRN")
 def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort = "name",
              dir: Dir = "asc", page: str | None = None,
              page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
-    """``mrn``: exact (a point read). ``q``: family name prefix, at least two letters."""
+    """``mrn``: exact (a point read). ``q``: a name, case- and accent-insensitive, each part
+    possibly partial: "SMITH, John" (family, given), "Smith" or "Smi" (family), "John Smith"
+    (read both ways round and merged: then no next page, and ``truncated`` when more
+    match). At least two letters of the family name."""
     policy.require(request.user, "read_worklists")
     if mrn.strip():
         rows = queries.by_mrn(get_store(), mrn)
-        return {"items": [_snake(r) for r in rows], "continuation": None}
+        return {"items": [_snake(r) for r in rows], "continuation": None, "total": len(rows)}
     try:
-        worklist = queries.by_name(q, sort=sort, descending=dir == "desc")
+        searches = queries.name_searches(q, sort=sort, descending=dir == "desc")
     except queries.SearchTooShort as exc:
         raise HttpError(400, str(exc)) from None
-    return _page(worklist, page, page_size)
+    return _out(queries.run_searches(get_store(), searches, page_size=page_size,
+                                     continuation=page))
 
 
 @router.get("/medications-due", response=WorklistPage,

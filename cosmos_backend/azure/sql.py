@@ -16,7 +16,8 @@ def _ref(path: str) -> str:
     return "c" + "".join(f'["{part}"]' for part in path.split("."))
 
 
-def to_sql(query: Query) -> tuple[str, list[dict[str, Any]]]:
+def to_sql(query: Query, *, count: bool = False) -> tuple[str, list[dict[str, Any]]]:
+    """The query as SQL and parameters; ``count``: ``SELECT VALUE COUNT(1)`` of its terms."""
     validate_query(query)
     params: list[dict[str, Any]] = []
     terms: list[str] = []
@@ -39,4 +40,6 @@ def to_sql(query: Query) -> tuple[str, list[dict[str, Any]]]:
             terms.append(f"{ref} {op} {param(value)}")
     keys = [f"{_ref(path)} {direction.upper()}" for path, direction in query.ordering()]
     where = f" WHERE {' AND '.join(terms)}" if terms else ""
+    if count:
+        return f"SELECT VALUE COUNT(1) FROM c{where}", params
     return f"SELECT * FROM c{where} ORDER BY {', '.join(keys)}", params

@@ -172,6 +172,18 @@ class AzureCosmosStore(DocumentStore):
         items, token = self._call("query", fetch)
         return Page(items=items, continuation=token or None)
 
+    def count_query(self, pk: str, query: Query) -> int:
+        validate_partition_key(pk)
+        sql, params = to_sql(query, count=True)
+
+        def fetch(hook: ChargeHook) -> int:
+            found = list(self.container.query_items(
+                sql, parameters=params, partition_key=pk, response_hook=hook,
+                timeout=self._timeout))
+            return int(sum(found))  # one value, or one partial count per page
+
+        return self._call("query", fetch)
+
     # ------------------------------------------------------------------ change feed
     def feed_ranges(self) -> list[str]:
         ranges = self._call("feed_ranges", lambda h: list(self.container.read_feed_ranges()))

@@ -353,6 +353,13 @@ class EmbeddedStore(DocumentStore):
         token = encode_token(list(rows[-1][4 : 4 + n_keys])) if more and rows else None
         return Page(items=items, continuation=token)
 
+    def count_query(self, pk: str, query: Query) -> int:
+        validate_partition_key(pk)
+        [(sql, args)], _ = compile_segments(self.table, Query(where=query.where), None)
+        row = self._conn().execute(f"SELECT COUNT(*) FROM ({sql})",
+                                   [pk, self.clock(), *args, -1]).fetchone()  # LIMIT -1: all
+        return int(row[0])
+
     def _on_first_page_index(self, conn: sqlite3.Connection, query: Query, pk: str,
                              now: float, sql: str) -> str:
         """``sql`` (a continuation) pinned to the index the query's first page is read from.

@@ -42,7 +42,7 @@ def C(path: str, op: str, value: object) -> Cond:  # capital: reads like a term 
     return Cond(path, op, value)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("query", "expected"), [
+QUERY_CASES = [
     (Query(), ["r1", "r2", "r3", "r4", "r5", "r6"]),
     (Query(order_by=(("n", "ASC"),)), ["r2", "r6", "r3", "r4", "r1", "r5"]),
     # Ties (r3, r4 at n = 3) break on id in the last key's direction.
@@ -72,11 +72,21 @@ def C(path: str, op: str, value: object) -> Cond:  # capital: reads like a term 
      ["r2", "r5", "r6"]),
     (Query(where=(C("docContents.missing", "=", "W1"),)), []),
     (Query(where=(C("n", "=", "5"),)), []),  # a string never equals a number
-])
+]
+
+
+@pytest.mark.parametrize(("query", "expected"), QUERY_CASES)
 def test_it_filters_and_orders_identically(rows: DocumentStore, query: Query,
                                            expected: list[str]) -> None:
     assert ids(rows, query) == expected
     assert ids(rows, query, page_size=50) == expected
+
+
+@pytest.mark.parametrize(("query", "expected"), QUERY_CASES)
+def test_it_counts_what_the_query_would_return(rows: DocumentStore, query: Query,
+                                              expected: list[str]) -> None:
+    assert rows.count_query("V_T", query) == len(expected)
+    assert rows.count_query("V_OTHER", query) == 0
 
 
 def test_it_never_returns_a_page_larger_than_asked(rows: DocumentStore) -> None:

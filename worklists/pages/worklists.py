@@ -7,6 +7,7 @@ and the page shows how old the data is and how far the relay is behind.
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
+import orjson
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -34,6 +36,7 @@ REFRESH_SECONDS = 2
 # swaps no answer without it, so a login or error page reached through a redirect
 # never lands inside the table: the browser opens the page itself instead.
 TABLE_MARKER = "X-Worklist-Table"
+MAX_TRAIL = 20  # previous pages remembered for "Previous page"
 _KIND_LABELS = {"lab": "Laboratory"}  # other kinds read well as their capitalised code
 KINDS = [(str(kind), _KIND_LABELS.get(kind, kind.capitalize())) for kind in orders.KINDS]
 STATUSES = [(str(status), orders.STATUS_LABELS[status]) for status in orders.ACTIVE]
@@ -134,15 +137,53 @@ def _rows(request: HttpRequest, page: Page, rows: list[dict[str, Any]]
     return out
 
 
-def _render(request: HttpRequest, page: Page, worklist: queries.Worklist | None,
-            *, rows: list[dict[str, Any]] | None = None, error: str = "") -> HttpResponse:
+Fetch = Callable[[str | None], queries.Result]  # continuation → one page
+
+
+def _trail(raw: str | None) -> list[str]:
+    """The tokens of the pages before this one ("" is the first page), as the "back"
+    parameter carries them; anything unreadable is no trail (a "Previous" link is lost,
+    nothing else)."""
+    if not raw:
+        return []
+    try:
+        trail = orjson.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+    except (ValueError, orjson.JSONDecodeError):
+        return []
+    if not isinstance(trail, list) or not all(isinstance(t, str) for t in trail):
+        return []
+    return trail[-MAX_TRAIL:]
+
+
+def _trail_param(trail: list[str]) -> dict[str, str]:
+    if not trail:
+        return {}
+    return {"back": base64.urlsafe_b64encode(orjson.dumps(trail[-MAX_TRAIL:])).decode()
+            .rstrip("=")}
+
+
+def _paging(request: HttpRequest, next_token: str | None) -> dict[str, Any]:
+    """Links to the next and the previous page; the previous pages' tokens ride along."""
+    here = request.GET.get("page") or ""
+    trail = _trail(request.GET.get("back"))
+    base = {k: v for k, v in request.GET.items() if k not in ("page", "back")}
+    next_href = prev_href = ""
+    if next_token:
+        next_href = "?" + urlencode({**base, "page": next_token, **_trail_param([*trail, here])})
+    if here:
+        before = trail[-1] if trail else ""
+        prev_href = "?" + urlencode({**base, **({"page": before} if before else {}),
+                                     **_trail_param(trail[:-1])})
+    return {"next_href": next_href, "prev_href": prev_href,
+            "page_number": len(trail) + 1 if here else 1}
+
+
+def _render(request: HttpRequest, page: Page, fetch: Fetch | None, *,
+            error: str = "") -> HttpResponse:
     started = time.perf_counter()
-    token = None
-    if worklist is not None and rows is None:
-        result = queries.run(get_store(), worklist, continuation=request.GET.get("page") or None)
-        rows, token = result.rows, result.continuation
-    rows = rows or []
-    params = {k: v for k, v in request.GET.items() if k not in ("page", "sort", "dir")}
+    result = fetch(request.GET.get("page") or None) if fetch is not None else None
+    rows = result.rows if result is not None else []
+    params = {k: v for k, v in request.GET.items() if k not in ("page", "back", "sort", "dir")}
     sort = request.GET.get("sort") or page.default_sort
     descending = request.GET.get("dir") == "desc"
     headers = []
@@ -155,8 +196,11 @@ def _render(request: HttpRequest, page: Page, worklist: queries.Worklist | None,
                         "descending": descending})
     context = {
         "page": page, "headers": headers, "rows": _rows(request, page, rows), "count": len(rows),
+        "total": None if result is None else result.total,
+        "truncated": result is not None and result.truncated,
+        "searched": fetch is not None,
         "has_actions": any(policy.allows(request.user, a.action) for a in page.actions),
-        "next_href": "?" + urlencode({**request.GET.dict(), "page": token}) if token else "",
+        **_paging(request, None if result is None else result.continuation),
         "query_ms": (time.perf_counter() - started) * 1000, "loaded_at": time.time(),
         "lag": _lag(), "error": error, "refresh": REFRESH_SECONDS,
         "q": request.GET.get("q", ""),
@@ -172,6 +216,15 @@ def _render(request: HttpRequest, page: Page, worklist: queries.Worklist | None,
     return response
 
 
+def _one(worklist: queries.Worklist) -> Fetch:
+    return lambda token: queries.run(get_store(), worklist, continuation=token, total=True)
+
+
+def _across(worklists: list[queries.Worklist]) -> Fetch:
+    return lambda token: queries.run_across(get_store(), worklists, continuation=token,
+                                            total=True)
+
+
 def _lag() -> dict[str, Any]:
     try:
         return relay_lag()
@@ -179,25 +232,41 @@ def _lag() -> dict[str, Any]:
         return {"pending": None, "seconds": None}
 
 
+ALL_DEPARTMENTS = "all"
+
+
 def _departments(request: HttpRequest) -> tuple[list[tuple[str, str]], str]:
+    """The department choices (every department first) and the chosen one; an unknown
+    code falls back to the first department."""
     departments = reference.choices(get_store(), "Department")
-    chosen = request.GET.get("department") or (departments[0][0] if departments else "")
-    return departments, chosen
+    codes = {code for code, _ in departments} | {ALL_DEPARTMENTS}
+    chosen = request.GET.get("department", "")
+    if chosen not in codes:
+        chosen = departments[0][0] if departments else ALL_DEPARTMENTS
+    return [(ALL_DEPARTMENTS, "All departments"), *departments], chosen
+
+
+def _per_department(departments: list[tuple[str, str]], chosen: str,
+                    build: Callable[[str], queries.Worklist]) -> Fetch:
+    if chosen == ALL_DEPARTMENTS:
+        return _across([build(code) for code, _ in departments if code != ALL_DEPARTMENTS])
+    return _one(build(chosen))
 
 
 @requires("read_worklists")
 def admitted_patients(request: HttpRequest) -> HttpResponse:
     departments, department = _departments(request)
     wards = [(code, w["name"]) for code, w in reference.all_of(get_store(), "Ward").items()
-             if w.get("departmentId") == department]
+             if department in (ALL_DEPARTMENTS, w.get("departmentId"))]
     g = request.GET
+    ward = g.get("ward", "") if g.get("ward", "") in {code for code, _ in wards} else ""
     page = Page("Admitted patients", "worklist_admitted", ADMITTED_COLUMNS, [
         Filter("department", "Department", departments, department, blank=None),
-        Filter("ward", "Ward", wards, g.get("ward", ""), blank="All wards"),
+        Filter("ward", "Ward", wards, ward, blank="All wards"),
     ], "Name starts with… or MRN", "bed")
-    return _render(request, page, queries.admitted(
-        department, ward=g.get("ward", ""), q=g.get("q", ""), sort=g.get("sort", "bed"),
-        descending=g.get("dir") == "desc"))
+    return _render(request, page, _per_department(departments, department, lambda d: (
+        queries.admitted(d, ward=ward, q=g.get("q", ""), sort=g.get("sort", "bed"),
+                         descending=g.get("dir") == "desc"))))
 
 
 def _order_filters(request: HttpRequest) -> list[Filter]:
@@ -214,10 +283,10 @@ def active_orders(request: HttpRequest) -> HttpResponse:
     page = Page("Active orders", "worklist_orders", ORDER_COLUMNS, [
         Filter("department", "Department", departments, department, blank=None),
         *_order_filters(request)], None, "placed")
-    return _render(request, page, queries.orders(
-        department, kind=g.get("kind", ""), status=g.get("status", ""),
-        urgency=g.get("urgency", ""), assignee=g.get("assignee", ""),
-        sort=g.get("sort", "placed"), descending=g.get("dir") == "desc"))
+    return _render(request, page, _per_department(departments, department, lambda d: (
+        queries.orders(d, kind=g.get("kind", ""), status=g.get("status", ""),
+                       urgency=g.get("urgency", ""), assignee=g.get("assignee", ""),
+                       sort=g.get("sort", "placed"), descending=g.get("dir") == "desc"))))
 
 
 @requires("read_order_worklists")
@@ -225,28 +294,31 @@ def my_orders(request: HttpRequest) -> HttpResponse:
     g = request.GET
     page = Page("My orders", "worklist_my_orders", ORDER_COLUMNS, _order_filters(request),
                 None, "placed")
-    return _render(request, page, queries.my_orders(
+    return _render(request, page, _one(queries.my_orders(
         str(request.user.pk), kind=g.get("kind", ""), status=g.get("status", ""),
         urgency=g.get("urgency", ""), sort=g.get("sort", "placed"),
-        descending=g.get("dir") == "desc"))
+        descending=g.get("dir") == "desc")))
 
 
 @requires("read_worklists")
 def patient_search(request: HttpRequest) -> HttpResponse:
     g = request.GET
     page = Page("Find patients", "worklist_search", SEARCH_COLUMNS, [],
-                "Family name starts with… or exact MRN", "name")
+                "SMITH, John · John Smith · Smi · MRN", "name")
     q = g.get("q", "").strip()
     if not q:
         return _render(request, page, None)
     if any(c.isdigit() for c in q):
-        return _render(request, page, None, rows=queries.by_mrn(get_store(), q))
+        found = queries.by_mrn(get_store(), q)
+        return _render(request, page, lambda token: queries.Result(found, None, 0,
+                                                                     total=len(found)))
     try:
-        worklist = queries.by_name(q, sort=g.get("sort", "name"),
-                                   descending=g.get("dir") == "desc")
+        searches = queries.name_searches(q, sort=g.get("sort", "name"),
+                                         descending=g.get("dir") == "desc")
     except queries.SearchTooShort as exc:
         return _render(request, page, None, error=str(exc))
-    return _render(request, page, worklist)
+    return _render(request, page, lambda token: queries.run_searches(
+        get_store(), searches, continuation=token))
 
 
 def _dose_time(row: dict[str, Any]) -> str:
@@ -297,8 +369,8 @@ def medications_due(request: HttpRequest) -> HttpResponse:
         empty="No doses due, late or coming up within the hour on this ward.")
     if not ward:
         return _render(request, page, None, error="No wards are set up yet.")
-    result = queries.medications_due(get_store(), ward, tz=timezone.get_current_timezone())
-    return _render(request, page, None, rows=result.rows)
+    return _render(request, page, lambda token: queries.medications_due(
+        get_store(), ward, tz=timezone.get_current_timezone()))
 
 
 @requires("read_results_to_review")
@@ -314,7 +386,7 @@ def results_to_review(request: HttpRequest) -> HttpResponse:
             r["patientId"], r["orderId"]]) + "?" + urlencode({"next": here}),
             "acknowledge_result", method="post")],
         empty="No results waiting for your review.")
-    return _render(request, page, queries.results_to_review(
+    return _render(request, page, _one(queries.results_to_review(
         str(request.user.pk), kind=g.get("kind", "") if g.get("kind") in ("lab", "imaging")
         else "", abnormal=g.get("abnormal") == "1", sort=g.get("sort", "resulted"),
-        descending=g.get("dir") == "desc"))
+        descending=g.get("dir") == "desc")))

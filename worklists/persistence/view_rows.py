@@ -94,3 +94,19 @@ def page_rows(store: DocumentStore, gen: int, view: str, bucket: str, query: Que
     page = store.query(view_pk(view, gen, bucket), query, page_size=page_size,
                        continuation=continuation)
     return [doc["docContents"] for doc in page.items], page.continuation
+
+
+def page_keyed_rows(store: DocumentStore, gen: int, view: str, bucket: str, query: Query, *,
+                    page_size: int, continuation: str | None
+                    ) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], str | None]:
+    """Like :func:`page_rows`, each row with its indexed ``Query*`` fields (to merge rows of
+    several buckets in the query's order)."""
+    page = store.query(view_pk(view, gen, bucket), query, page_size=page_size,
+                       continuation=continuation)
+    return [(doc["docContents"], {k: v for k, v in doc.items() if k.startswith("Query")}
+             | {"id": doc["id"]}) for doc in page.items], page.continuation
+
+
+def count_rows(store: DocumentStore, gen: int, view: str, bucket: str, query: Query) -> int:
+    """How many rows of the bucket match ``query``."""
+    return store.count_query(view_pk(view, gen, bucket), query)

@@ -96,7 +96,9 @@ def apply(store: DocumentStore, gen: int, patient_id: str, event: dict[str, Any]
         if outcome == "duplicate" and not touched and not repair:
             return outcome
         try:
-            rows = _move(store, gen, state, new, owned, touched, rewrite=repair)
+            # rows owned by a tracker of an older shape may be of an older format: rewrite
+            rewrite = repair or state.shape != new.shape
+            rows = _move(store, gen, state, new, owned, touched, rewrite=rewrite)
             save_tracker(store, gen, new, rows, etag)
         except (ProjectionConflict, errors.Conflict, errors.PreconditionFailed):
             from_source_now = True  # someone else moved this patient: converge on the source

@@ -164,8 +164,9 @@ def name_row(state: PatientState, person: dict, pq: dict) -> Row:
     adm = state.admission
     where = None if adm is None else {"departmentId": adm["departmentId"],
                                       "wardId": adm["wardId"], "bed": adm.get("bed")}
+    given = fold((state.patient or {}).get("givenName") or "")
     return Row(NAMES, name_bucket(pq["QueryName"]), state.patient_id,
-               {**person, "admission": where}, pq)
+               {**person, "admission": where}, {**pq, "QueryGiven": given})
 
 
 def rows_for(state: PatientState) -> dict[RowKey, Row]:

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RowKey = tuple[str, str, str]  # (view, bucket, row id)
-# The tracker's state shape. A tracker of an older shape lacks what newer views need, so the
-# guard rebuilds its state from the source record instead of folding onto it.
-SHAPE = 2
+# The shape of the tracker's state and of the rows built from it. A tracker of an older
+# shape lacks what newer views need, or owns rows of an older format: the guard rebuilds its
+# state from the source record instead of folding onto it, and every row is written again.
+# 2: medications due, results to review. 3: name rows carry the folded given name.
+SHAPE = 3
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from patients.domain import mar
 from patients.persistence import mrn as mrns
 from worklists.persistence.generations import active_generation
 from worklists.persistence.source import read_source
-from worklists.persistence.view_rows import page_rows
+from worklists.persistence.view_rows import count_rows, page_keyed_rows, page_rows
 from worklists.projection.due import WITHIN, doses_due
 from worklists.projection.rows import (
     ADMITTED,
@@ -52,6 +52,7 @@ class Worklist:
     sort: str = ""
     descending: bool = False
     at_most: tuple[str, Any] | None = None  # (Query path, upper bound)
+    given_prefix: str | None = None  # Names: the folded given name starts with this
 
     def query(self) -> Query:
         sorts = VIEW_SORTS[self.view]
@@ -62,6 +63,8 @@ class Worklist:
             where.append(Cond(self.prefix[0], "startswith", self.prefix[1]))
         if self.at_most is not None:
             where.append(Cond(self.at_most[0], "<=", self.at_most[1]))
+        if self.given_prefix:
+            where.append(Cond("QueryGiven", "startswith", self.given_prefix))
         direction = "DESC" if self.descending != reverse else "ASC"
         return Query(where=tuple(where), order_by=((path, direction),))
 
@@ -71,6 +74,8 @@ class Result:
     rows: list[dict[str, Any]]
     continuation: str | None
     generation: int
+    truncated: bool = False  # merged readings: more rows exist than shown; refine the search
+    total: int | None = None  # rows matching, all pages (when asked for)
 
 
 def age(birth: str | None, today: date) -> int | None:
@@ -99,13 +104,68 @@ def present(contents: dict[str, Any], now: datetime | None = None) -> dict[str, 
 
 
 def run(store: DocumentStore, worklist: Worklist, *, page_size: int = DEFAULT_PAGE,
-        continuation: str | None = None) -> Result:
+        continuation: str | None = None, total: bool = False) -> Result:
+    """One page of one bucket; ``total``: also count the matching rows (one more query)."""
     gen = active_generation(store)
     rows, token = page_rows(store, gen, worklist.view, worklist.bucket, worklist.query(),
                             page_size=max(1, min(page_size, MAX_PAGE)),
                             continuation=continuation)
     now = datetime.now(UTC)
-    return Result([present(row, now) for row in rows], token, gen)
+    count = count_rows(store, gen, worklist.view, worklist.bucket, worklist.query()) \
+        if total else None
+    return Result([present(row, now) for row in rows], token, gen, total=count)
+
+
+def _merge_key(query: Query) -> Any:
+    path, direction = query.order_by[0]
+
+    def key(item: tuple[dict[str, Any], dict[str, Any]]) -> tuple[Any, ...]:
+        value = item[1].get(path)
+        # missing first, then numbers, then text, as the stores order mixed types
+        rank = 0 if value is None else 1 if isinstance(value, int | float) else 2
+        return (rank, value if value is not None else 0, item[1]["id"])
+
+    return key, direction == "DESC"
+
+
+def run_across(store: DocumentStore, worklists: list[Worklist], *,
+               page_size: int = DEFAULT_PAGE, continuation: str | None = None,
+               total: bool = False) -> Result:
+    """One page of the same worklist over several buckets (every department), merged in
+    the worklist's order: one query per bucket. The continuation is the offset into the
+    merged list, so page n reads n pages' worth from each bucket; the buckets are bounded
+    (a department's census or active orders), and the page says how many there are."""
+    if not worklists:
+        return Result([], None, active_generation(store), total=0 if total else None)
+    try:
+        offset = int(continuation or 0)
+    except ValueError:
+        raise errors.InvalidRequest("the continuation token is not valid") from None
+    if offset < 0:
+        raise errors.InvalidRequest("the continuation token is not valid")
+    page_size = max(1, min(page_size, MAX_PAGE))
+    gen = active_generation(store)
+    wanted = offset + page_size + 1
+    items: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for w in worklists:
+        query, token, taken = w.query(), None, 0
+        while taken < wanted:
+            rows, token = page_keyed_rows(store, gen, w.view, w.bucket, query,
+                                          page_size=min(MAX_PAGE, wanted - taken),
+                                          continuation=token)
+            items.extend(rows)
+            taken += len(rows)
+            if not token:
+                break
+    key, reverse = _merge_key(worklists[0].query())
+    items.sort(key=key, reverse=reverse)
+    page = items[offset:offset + page_size]
+    more = len(items) > offset + page_size
+    now = datetime.now(UTC)
+    count = sum(count_rows(store, gen, w.view, w.bucket, w.query()) for w in worklists) \
+        if total else None
+    return Result([present(contents, now) for contents, _ in page],
+                  str(offset + page_size) if more else None, gen, total=count)
 
 
 # ------------------------------------------------------------------------------ worklists
@@ -162,14 +222,61 @@ def medications_due(store: DocumentStore, ward: str, *, tz: tzinfo = UTC,
             break
     doses = [d for row in rows for d in doses_due(row, now, tz)]
     doses.sort(key=lambda d: (d["scheduledFor"], d.get("bed") or "", d["orderId"]))
-    return Result([present(d, now) for d in doses], None, gen)
+    return Result([present(d, now) for d in doses], None, gen, total=len(doses))
 
 
 def by_name(q: str, *, sort: str = "name", descending: bool = False) -> Worklist:
+    """Family name prefix (and given name prefix after it): "SMI", "Smith Jo"."""
     folded = fold(q)
     if len(folded) < NAME_BUCKET_LEN:
         raise SearchTooShort(f"Type at least {NAME_BUCKET_LEN} letters of the family name.")
     return Worklist(NAMES, name_bucket(folded), {}, ("QueryName", folded), sort, descending)
+
+
+def _family_given(family: str, given: str, sort: str, descending: bool) -> Worklist | None:
+    family, given = fold(family), fold(given)
+    if len(family) < NAME_BUCKET_LEN:
+        return None
+    return Worklist(NAMES, name_bucket(family), {}, ("QueryName", family), sort, descending,
+                    given_prefix=given or None)
+
+
+def name_searches(q: str, *, sort: str = "name", descending: bool = False) -> list[Worklist]:
+    """The readings of a typed name, each one partition of the Names view:
+
+    - "FAMILY, Given" (either part partial): family prefix, given name prefix;
+    - one word: a family name prefix;
+    - several words: the family name first ("Smith Jo", "van der Berg"), and also the given
+      name(s) first with the last word as the family prefix ("John Smi").
+    Raises :class:`SearchTooShort` when no reading has two letters of a family name."""
+    text = " ".join(q.split())
+    readings: list[Worklist | None] = []
+    if "," in text:
+        family, given = text.split(",", 1)
+        readings.append(_family_given(family, given, sort, descending))
+    else:
+        readings.append(_family_given(text, "", sort, descending))
+        words = text.split(" ")
+        if len(words) > 1:
+            readings.append(_family_given(words[-1], " ".join(words[:-1]), sort, descending))
+    found = [r for r in readings if r is not None]
+    if not found:
+        raise SearchTooShort(f"Type at least {NAME_BUCKET_LEN} letters of the family name.")
+    return found
+
+
+def run_searches(store: DocumentStore, searches: list[Worklist], *,
+                 page_size: int = DEFAULT_PAGE, continuation: str | None = None) -> Result:
+    """One reading pages by continuation; several are merged (by name, then id) into one
+    page of up to ``page_size`` rows per reading, without a next page."""
+    if len(searches) == 1:
+        return run(store, searches[0], page_size=page_size, continuation=continuation)
+    results = [run(store, w, page_size=page_size) for w in searches]
+    merged = {r["patientId"]: r for result in results for r in result.rows}
+    rows = sorted(merged.values(), key=lambda r: (fold(r.get("name") or ""), r["patientId"]),
+                  reverse=searches[0].descending)
+    more = any(result.continuation for result in results)
+    return Result(rows, None, results[0].generation, truncated=more)
 
 
 def by_mrn(store: DocumentStore, mrn: str) -> list[dict[str, Any]]:
