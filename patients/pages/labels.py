@@ -7,6 +7,7 @@ templates print words and keep the codes for ``data-`` attributes and links only
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,11 +48,15 @@ NAMED_TYPES = (
 
 
 def label(labels: Mapping[str, str], code: str | None) -> str:
-    """The label of ``code``; a code without one (written by an older version) is shown in
-    words (dashes and underscores as spaces, capitalised) rather than raw; None → ""."""
+    """The label of ``code``; a code without one (written by an older or newer version) is
+    shown in words rather than raw: ``in_progress``, ``care-home`` and ``BedCleaned`` become
+    "In progress", "Care home" and "Bed cleaned"; None → ""."""
     if not code:
         return ""
-    return labels.get(code) or str(code).replace("_", " ").replace("-", " ").capitalize()
+    if labels.get(code):
+        return labels[code]
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", str(code)).replace("_", " ").replace("-", " ")
+    return words.lower().capitalize()
 
 
 @dataclass(frozen=True)

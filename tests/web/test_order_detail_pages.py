@@ -15,7 +15,11 @@ from django.test import Client
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.policy import actor_for
 from patients import use_cases
+from patients.domain.events import EventType
 from patients.domain.results import GivenValue
+from patients.pages.audit import describe
+from patients.pages.labels import label
+from patients.persistence import queries
 
 pytestmark = pytest.mark.django_db
 NOTE = "Give with food; check the rash daily"
@@ -245,3 +249,36 @@ def test_the_birth_date_help_speaks_of_the_picker(staff) -> None:
     html = login(staff["clerk"]).get("/admin/patients/register/").content.decode()
     assert 'type="date"' in html and "Pick it from the calendar" in html
     assert "YYYY-MM-DD" not in text(html)
+
+
+def test_the_audit_trail_names_a_removed_allergy(staff, placed, his_store) -> None:
+    chart = queries.chart(his_store, placed["pid"])
+    allergy = chart["patient"]["allergies"][0]
+    use_cases.remove_allergy(
+        use_cases.RemoveAllergy(placed["pid"], allergy["allergyId"], reason="entered-in-error"),
+        UnitOfWork(his_store),
+        actor=actor_for(staff["doc"]),
+    )
+    html = login(staff["doc"]).get(f"/admin/patients/{placed['pid']}/").content.decode()
+    row = next(
+        r
+        for r in re.findall(r'<tr class="audit-row".*?</tr>', html, re.S)
+        if 'data-type="AllergyRemoved"' in r
+    )
+    said = text(row)
+    assert "Allergy removed" in said and "Allergy to Penicillins" in said
+    assert "removed: entered in error" in said and "Meredith Grey" in said
+    assert "entered-in-error" not in text(html)
+
+
+def test_codes_without_a_label_still_read_as_words() -> None:
+    assert label({}, "in_progress") == "In progress"
+    assert label({}, "care-home") == "Care home"
+    assert label({}, "SomethingNew") == "Something new"
+    assert label({"stat": "STAT"}, "stat") == "STAT" and label({}, None) == ""
+
+
+@pytest.mark.parametrize("event_type", list(EventType))
+def test_every_event_reads_without_error_even_with_its_fields_missing(event_type) -> None:
+    assert isinstance(describe(event_type, {}), str)
+    assert isinstance(describe(event_type, {"overrides": [{}], "flags": {"high": ["X"]}}), str)
