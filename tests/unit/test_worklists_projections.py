@@ -4,16 +4,29 @@ and which events the relay sends to the projections (a fake broker)."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
+from datetime import UTC, datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from patients.domain.events import EventType
-from tests.unit.worklist_events import History, source_record
+from patients.domain.events import ORDER_PLACED, EventType
+from tests.unit.worklist_events import T0, History, source_record
 from worklists.delivery.relay import consumer_publisher
 from worklists.delivery.tasks import QUEUE, TASK
 from worklists.persistence.feed import EventRef
-from worklists.projection.rows import ADMITTED, MY_ORDERS, NAMES, ORDERS, name_bucket, rows_for
+from worklists.projection.due import doses_due
+from worklists.projection.rows import (
+    ADMITTED,
+    MEDS_DUE,
+    MY_ORDERS,
+    NAMES,
+    ORDERS,
+    REVIEWS,
+    name_bucket,
+    next_dose_time,
+    rows_for,
+)
 from worklists.projection.rows import fold as fold_text
 from worklists.projection.rules import fold, from_source, step
 from worklists.projection.state import PatientState
@@ -123,3 +136,101 @@ def test_it_sends_every_patient_event_to_the_projections_by_id_only() -> None:
     publish(EventRef("R_Ward", 2, "ReferenceEntryAdded", written_at=None))
     assert [(name, options) for name, options in sent if name == TASK] == [
         (TASK, {"args": ["P_p1", 4], "queue": QUEUE, "retry": False})]
+
+
+# ------------------------------------------------------------------ medications due, reviews
+def _scheduled(h: History, *, hours: float = 8, start: str = "2026-01-05T08:00:00+00:00",
+               prn: bool = False, order_id: str = "m1") -> None:
+    h.add(ORDER_PLACED["medication"], {
+        "orderId": order_id, "admissionId": h.admission, "urgency": "routine",
+        "description": "Amoxicillin 1 g PO Q8H", "departmentId": "CARD", "wardId": "CARD-1",
+        "placedAt": start, "placedBy": "7", "medicationName": "Amoxicillin", "dose": "1",
+        "unit": "g", "route": "PO", "startAt": start, "endAt": None, "frequencyHours": hours,
+        "asNeeded": prn})
+
+
+def _admitted() -> History:
+    h = History()
+    h.register()
+    h._admit(random.Random(1))
+    return h
+
+
+def test_a_scheduled_medication_has_a_ward_row_at_its_first_open_dose_time() -> None:
+    h = _admitted()
+    _scheduled(h)
+    _scheduled(h, prn=True, order_id="m2")
+    [row] = [r for r in rows_for(fold_all(h.events)).values() if r.view == MEDS_DUE]
+    assert row.row_id == "m1" and row.bucket == fold_all(h.events).admission["wardId"]
+    assert row.query["QueryNextDue"] == "2026-01-05T08:00:00+00:00"
+    h.add(EventType.MEDICATION_ADMINISTERED, {"orderId": "m1", "status": "given",
+                                              "scheduledFor": "2026-01-05T08:00:00+00:00"})
+    h.add(EventType.MEDICATION_NOT_GIVEN, {"orderId": "m1", "status": "not_given",
+                                           "scheduledFor": "2026-01-05T16:00:00+00:00"})
+    [row] = [r for r in rows_for(fold_all(h.events)).values() if r.view == MEDS_DUE]
+    assert row.query["QueryNextDue"] == "2026-01-06T00:00:00+00:00"
+    assert row.contents["recorded"] == ["2026-01-05T08:00:00+00:00",
+                                        "2026-01-05T16:00:00+00:00"]
+
+
+def test_a_once_only_dose_given_leaves_the_list_and_so_does_a_completed_order() -> None:
+    h = _admitted()
+    _scheduled(h, hours=0)
+    assert next_dose_time(fold_all(h.events).orders["m1"]) == "2026-01-05T08:00:00+00:00"
+    h.add(EventType.MEDICATION_ADMINISTERED, {"orderId": "m1",
+                                              "scheduledFor": "2026-01-05T08:00:00+00:00"})
+    assert not [k for k in rows_for(fold_all(h.events)) if k[0] == MEDS_DUE]
+    _scheduled(h, order_id="m3")
+    h.add(EventType.ORDER_COMPLETED, {"orderId": "m3"})
+    assert not [k for k in rows_for(fold_all(h.events)) if k[0] == MEDS_DUE]
+
+
+def test_the_open_dose_times_near_now_follow_the_mar_rules() -> None:
+    h = _admitted()
+    _scheduled(h, hours=4)
+    h.add(EventType.MEDICATION_ADMINISTERED, {"orderId": "m1",
+                                              "scheduledFor": "2026-01-05T12:00:00+00:00"})
+    [row] = [r for r in rows_for(fold_all(h.events)).values() if r.view == MEDS_DUE]
+    now = datetime(2026, 1, 5, 15, 40, tzinfo=UTC)
+    doses = doses_due(row.contents, now, UTC)
+    # 08:00 late, 12:00 answered, 16:00 due (from 15:30), 20:00 beyond the hour
+    assert [(d["scheduledFor"][11:16], d["doseStatus"]) for d in doses] == [
+        ("08:00", "late"), ("16:00", "due")]
+    assert [d["doseStatus"] for d in doses_due(row.contents,
+                                               datetime(2026, 1, 5, 19, 5, tzinfo=UTC), UTC)
+            ] == ["late", "late", "upcoming"]  # 08:00, 16:00; 20:00 within the hour
+    # yesterday's open times are missed, not listed; the window crosses midnight
+    late_evening = doses_due(row.contents, datetime(2026, 1, 6, 23, 30, tzinfo=UTC), UTC)
+    assert [d["scheduledFor"][:16] for d in late_evening][-1] == "2026-01-07T00:00"
+
+
+def test_results_wait_in_the_ordering_clinicians_list_until_acknowledged() -> None:
+    h = _admitted()
+    h.add(ORDER_PLACED["lab"], {"orderId": "l1", "admissionId": h.admission,
+                                "urgency": "routine", "description": "CBC",
+                                "departmentId": "CARD", "wardId": "CARD-1", "placedAt": T0,
+                                "placedBy": "7"})
+    h.add(EventType.ORDER_COMPLETED, {"orderId": "l1", "status": "completed"})
+    h.add(EventType.RESULTS_RECORDED, {
+        "orderId": "l1", "placedBy": "7", "kind": "lab", "description": "CBC",
+        "flags": {"abnormal": True, "high": ["PLT"], "low": []},
+        "results": {"resultedAt": "2026-01-05T09:00:00+00:00", "resultedByName": "Lab"}})
+    h._discharge(random.Random(1))
+    [row] = [r for r in rows_for(fold_all(h.events)).values() if r.view == REVIEWS]
+    assert (row.bucket, row.row_id, row.query["QueryAbnormal"]) == ("7", "l1", 1)
+    assert row.contents["wardId"] is None  # discharged: results still to review
+    h.add(EventType.RESULT_ACKNOWLEDGED, {"orderId": "l1", "placedBy": "7"})
+    assert not [k for k in rows_for(fold_all(h.events)) if k[0] == REVIEWS]
+
+
+def test_a_tracker_of_an_older_shape_is_rebuilt_from_source_not_folded() -> None:
+    h = _admitted()
+    truth = fold_all(h.events)
+    old = PatientState.from_json({k: v for k, v in truth.as_json().items()
+                                  if k not in ("shape", "reviews")})
+    assert old.shape == 1
+    event = {"seq": truth.seq + 1, "type": EventType.DEMOGRAPHICS_UPDATED,
+             "data": {"familyName": "Smith"}}
+    source = replace(truth, seq=truth.seq + 1)
+    assert step(old, event, lambda: source) == (source, "rebuilt")
+    assert step(truth, event, lambda: source)[1] == "applied"
