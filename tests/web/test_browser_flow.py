@@ -89,8 +89,11 @@ def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, ma
     login(page, base, "desk")
     page.goto(chart)
     page.select_option("#id_disposition", "home")
-    page.click("#admissions input[type=submit]")
-    page.wait_for_selector("text=Discharged.")
+    page.click("#admissions input[type=submit]")  # opens the confirmation: nothing yet
+    page.wait_for_selector("#discharge-orders")
+    assert "Enoxaparin 40 mg SC Q24H" in page.inner_text("#discharge-orders")
+    page.click("#discharge-submit")
+    page.wait_for_selector("text=Discharged (Home).")
     assert page.inner_text("#orders .order-status") == "Cancelled"
     audit = page.inner_text("#audit")
     for event in ("Registered", "Admitted", "Medication prescribed", "Dose given",
