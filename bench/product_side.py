@@ -62,9 +62,11 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
         return UnitOfWork(store)
 
     for n, p in enumerate(patients, 1):
+        # A generated population shares names and birth dates by chance: each is a person of
+        # their own, as a clerk would confirm.
         pid = use_cases.register_patient(use_cases.RegisterPatient(
             given_name=p.given, family_name=p.family, birth_date=p.birth_date, sex=p.sex,
-            mrn=p.mrn), uow(), actor=clerk).patient_id
+            mrn=p.mrn, confirm_not_duplicate=True), uow(), actor=clerk).patient_id
         for substance, reaction, severity in p.allergies:
             use_cases.add_allergy(use_cases.AddAllergy(patient_id=pid, substance=substance,
                                                      reaction=reaction, severity=severity),
