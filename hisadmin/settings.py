@@ -101,11 +101,14 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
 # Every asset comes from this server (the site runs on hospital networks without internet):
 # the policy tells browsers to load nothing from another host. Inline styles stay allowed
-# (admin templates and widgets use style attributes); inline scripts do not.
+# (admin templates and widgets use style attributes); inline scripts do not, except the one
+# inline handler below, allowed by its hash until the worklist filters drop it
+# (hisadmin/static/hisadmin/his.js submits filter forms on change without it).
+FILTER_SUBMIT_HANDLER = "'sha256-osjxnKEPL/pQJbFk1dKsF7PYFmTyMWGmVSiL9inhxJY='"  # this.form.submit()
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
-        "script-src": [SELF],
+        "script-src": [SELF, "'unsafe-hashes'", FILTER_SUBMIT_HANDLER],
         "style-src": [SELF, "'unsafe-inline'"],
         "img-src": [SELF, "data:"],
         "font-src": [SELF],

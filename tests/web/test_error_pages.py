@@ -208,6 +208,7 @@ def test_it_serves_every_asset_itself_and_says_so_in_a_policy(web: Callable[...,
         assert response.status_code == 200
         policy = response["Content-Security-Policy"]
         assert "default-src 'self'" in policy and "script-src 'self'" in policy
+        assert "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
         html = response.content.decode()
         assert "://" not in html.replace("http://www.w3.org", ""), url  # no other host
     docs = clerk.get("/api/v1/docs").content.decode()

@@ -179,3 +179,29 @@ def test_the_action_buttons_never_cover_the_chart_heading(
             assert not _overlap(button, box), (width, buttons.nth(i).inner_text())
     page.screenshot(path=str(shots_dir(tmp_path) / f"chart-heading-{width}.png"))
     ctx.close()
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_no_page_loads_from_another_host_or_breaks_the_policy(
+        live_server, browser, make_user, on_the_ward, role, tmp_path) -> None:  # noqa: F811
+    """Home, every menu page and the chart's pages, in the browser: no request leaves the
+    server, and the Content-Security-Policy blocks nothing the pages need."""
+    make_user(role, role)
+    base = live_server.url
+    ctx, page = _page(browser, 1280)
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(base)
+            and not r.url.startswith("data:") else None)
+    violations: list[str] = []
+    page.on("console", lambda m: violations.append(f"{page.url}: {m.text}")
+            if "Content Security Policy" in m.text else None)
+    login(page, base, role)
+    menu = page.eval_on_selector_all("#content a[href^='/admin/']",
+                                     "links => links.map(a => a.getAttribute('href'))")
+    chart = f"/admin/patients/{on_the_ward}/"
+    for path in [*dict.fromkeys(menu), chart, f"{chart}mar/", "/api/v1/docs"]:
+        page.goto(f"{base}{path}")
+        page.wait_for_load_state("load")
+    assert outside == [], outside
+    assert violations == [], "\n".join(violations)
+    ctx.close()
