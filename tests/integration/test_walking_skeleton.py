@@ -72,3 +72,58 @@ def test_it_drops_a_discharged_patient_from_the_worklist(clerk_api: Client) -> N
     assert clerk_api.post(f"/api/v1/patients/{pid}/discharge", {"disposition": "home"},
                           content_type="application/json").status_code == 200
     wait_for(lambda: pid not in ids(), timeout=15, what="discharge to show")
+
+
+def _client(role: str, username: str) -> Client:
+    user = User.objects.create_user(username, password=f"pw-{username}-123")
+    user.groups.add(Group.objects.get(name=role))
+    _, raw = ApiToken.issue(user, "it")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+
+
+def test_it_keeps_medications_due_and_results_to_review_through_the_relay(
+        clerk_api: Client) -> None:
+    """Doses and results travel the same path: relay → Redis → Celery → view rows."""
+    from datetime import UTC, datetime, timedelta
+
+    doc, nurse = _client("clinician", "doc-it"), _client("nurse", "nurse-it")
+    J = "application/json"
+    pid = clerk_api.post("/api/v1/patients", {"given_name": "Ida", "family_name": "Dose",
+                                              "birth_date": "1960-01-01"},
+                         content_type=J).json()["id"]
+    clerk_api.post(f"/api/v1/patients/{pid}/admissions", {
+        "department_id": "MED", "ward_id": "MED-1", "reason": "Pneumonia"}, content_type=J)
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    start = max(now - timedelta(minutes=10), now.replace(hour=0, minute=0))
+    med = doc.post(f"/api/v1/patients/{pid}/orders", {
+        "kind": "medication", "medication_code": "AMOX", "dose": "1", "unit": "g",
+        "route": "PO", "frequency": "Q8H", "start_at": start.isoformat()},
+        content_type=J).json()["orderId"]
+    nurse.post(f"/api/v1/patients/{pid}/orders/{med}/ready", {}, content_type=J)
+    lab = doc.post(f"/api/v1/patients/{pid}/orders", {"kind": "lab", "test_code": "BMP"},
+                   content_type=J).json()["orderId"]
+    nurse.post(f"/api/v1/patients/{pid}/orders/{lab}/start", {}, content_type=J)
+    done = nurse.post(f"/api/v1/patients/{pid}/orders/{lab}/complete", {"results": [
+        {"analyte_code": "NA", "value": 140}, {"analyte_code": "K", "value": "6.1"},
+        {"analyte_code": "CREAT", "value": 80}, {"analyte_code": "UREA", "value": 5},
+        {"analyte_code": "GLU", "value": "5.0"}]},
+        content_type=J)
+    assert done.status_code == 200, done.content
+
+    def due() -> list:
+        items = nurse.get("/api/v1/worklists/medications-due", {"ward": "MED-1"}).json()["items"]
+        return [i for i in items if i["patient_id"] == pid]
+
+    def reviews() -> list:
+        return doc.get("/api/v1/worklists/results-to-review").json()["items"]
+
+    [dose] = wait_for(due, timeout=15, what="the dose in Medications due")
+    [result] = wait_for(reviews, timeout=15, what="the result in Results to review")
+    assert dose["order_id"] == med and result["order_id"] == lab and result["high"] == ["K"]
+    assert nurse.post(f"/api/v1/patients/{pid}/orders/{med}/administrations", {
+        "status": "given", "dose": "1", "unit": "g",
+        "scheduled_for": dose["scheduled_for"]}, content_type=J).status_code == 201
+    assert doc.post(f"/api/v1/patients/{pid}/orders/{lab}/acknowledge", {},
+                    content_type=J).status_code == 200
+    wait_for(lambda: not due(), timeout=15, what="the answered dose to leave the list")
+    wait_for(lambda: not reviews(), timeout=15, what="the acknowledged result to leave")
