@@ -282,3 +282,11 @@ def test_codes_without_a_label_still_read_as_words() -> None:
 def test_every_event_reads_without_error_even_with_its_fields_missing(event_type) -> None:
     assert isinstance(describe(event_type, {}), str)
     assert isinstance(describe(event_type, {"overrides": [{}], "flags": {"high": ["X"]}}), str)
+
+
+def test_the_allergy_removal_page_names_severity_and_criticality(staff, placed, his_store):
+    allergy = queries.chart(his_store, placed["pid"])["patient"]["allergies"][0]
+    url = f"/admin/patients/{placed['pid']}/allergies/{allergy['allergyId']}/remove/"
+    shown = text(login(staff["doc"]).get(url).content.decode())
+    assert "Severity Moderate" in shown and "Criticality Unable to assess" in shown
+    assert "unable-to-assess" not in shown
