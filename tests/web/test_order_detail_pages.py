@@ -284,7 +284,7 @@ def test_every_event_reads_without_error_even_with_its_fields_missing(event_type
     assert isinstance(describe(event_type, {"overrides": [{}], "flags": {"high": ["X"]}}), str)
 
 
-def test_the_allergy_removal_page_names_severity_and_criticality(staff, placed, his_store):
+def test_the_allergy_removal_page_names_severity_and_criticality(staff, placed, his_store) -> None:
     allergy = queries.chart(his_store, placed["pid"])["patient"]["allergies"][0]
     url = f"/admin/patients/{placed['pid']}/allergies/{allergy['allergyId']}/remove/"
     shown = text(login(staff["doc"]).get(url).content.decode())
