@@ -62,7 +62,14 @@ def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str
     if cmd.kind == "medication":
         med = reference.get(store, "Medication", cmd.medication_code, field="medication_code")
         reference.get(store, "Unit", cmd.unit, field="unit")
-        reference.get(store, "Route", cmd.route, field="route")
+        route = reference.get(store, "Route", cmd.route, field="route")
+        allowed = med.get("routes") or []
+        if allowed and cmd.route not in allowed:
+            names = reference.all_of(store, "Route")
+            raise InvalidInput(
+                f"{med['name']} is not given by the {route.get('name', cmd.route).lower()} "
+                "route; choose " + " or ".join((names.get(r) or {}).get("name", r).lower()
+                                               for r in allowed) + ".", field="route")
         frequency = reference.get(store, "Frequency", cmd.frequency, field="frequency")
         if cmd.dose is None or cmd.dose <= 0:
             raise InvalidInput("Give a positive dose.", field="dose")

@@ -99,6 +99,15 @@ def test_a_unit_of_another_dimension_is_a_422(team, allergic) -> None:
     assert r.json()["errors"][0]["field"] == "unit"
 
 
+def test_a_route_the_medication_is_not_given_by_is_a_422(team, allergic) -> None:
+    r = team["doc"].post(f"/api/v1/patients/{allergic}/orders", {
+        "kind": "medication", "medication_code": "IBU", "dose": "400", "unit": "mg",
+        "route": "IV", "frequency": "Q8H"}, content_type=J)
+    assert r.status_code == 422, r.content
+    assert "Ibuprofen is not given by the intravenous route; choose oral." in r.content.decode()
+    assert orders(team, allergic) == []
+
+
 def test_the_409_is_documented_with_its_conflicts(team) -> None:
     schema = team["doc"].get("/api/v1/openapi.json").json()
     post = schema["paths"]["/api/v1/patients/{patient_id}/orders"]["post"]
