@@ -214,14 +214,24 @@ def label_chart(
     """Words on a chart's parts, in place: its admissions, its orders (as
     :func:`patients.pages.labels.label_order`) and its audit events (:func:`label_event`).
     Reference names come from the cache; full names from one query of the users named."""
-    usernames = [*actor_usernames(events), *(u for o in orders for u in order_usernames(o))]
+    patient = chart["patient"]
+    recorded = [*(patient.get("allergies") or []), patient.get("noKnownAllergies") or {}]
+    usernames = [
+        *actor_usernames(events),
+        *(u for o in orders for u in order_usernames(o)),
+        *(a.get(k) for a in recorded for k in ("recordedBy", "removedBy")),
+    ]
     names = labels.names(store, usernames)
+    for entry in recorded:  # who recorded or removed an allergy, by full name
+        for key in ("recordedBy", "removedBy"):
+            if entry.get(key):
+                entry[f"{key}Name"] = names.person(entry[key])
     for order in orders:
         labels.label_order(order, names)
     for admission in chart.get("admissions") or []:
         labels.label_admission(admission, names)
-    chart["patient"]["sex_label"] = labels.sex_label(chart["patient"].get("sex"))
+    patient["sex_label"] = labels.sex_label(patient.get("sex"))
     by_id = {o["orderId"]: o for o in orders}
-    allergies = {a.get("allergyId"): a for a in chart["patient"].get("allergies") or []}
+    allergies = {a.get("allergyId"): a for a in patient.get("allergies") or []}
     for event in events:
         label_event(event, names, by_id, allergies)

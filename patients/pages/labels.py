@@ -135,6 +135,11 @@ def label_order(order: dict[str, Any], n: Names) -> dict[str, Any]:
     order["administrations_shown"] = [
         label_administration(a, n) for a in order.get("administrations") or []
     ]
+    results = order.get("results")
+    if isinstance(results, dict):
+        results["resultedByName"] = results.get("resultedByName") or n.person(
+            results.get("resultedBy"))
+        results["acknowledgedByName"] = n.person(results.get("acknowledgedBy"))
     return order
 
 

@@ -170,6 +170,7 @@ def test_the_audit_trail_names_the_order_and_the_actor_by_full_name(staff, place
     assert "Order ready" in text(ready) and "Carla Espinosa" in text(ready)
     assert "Dose given" in text(by_type["MedicationAdministered"])
     assert f'href="{placed["url"]}"' in by_type["MedicationAdministered"]
+    assert "Meredith Grey, " in section(html, "allergies")  # who recorded it, by name
     allergy = text(by_type["AllergyAdded"])
     assert "Allergy to Penicillins" in allergy and "Meredith Grey" in allergy
     admitted = text(by_type["AdmissionStarted"])
@@ -202,13 +203,18 @@ def test_a_lab_order_page_shows_its_results(staff, placed, his_store) -> None:
         UnitOfWork(his_store),
         actor=actor_for(staff["nurse"]),
     )
+    use_cases.acknowledge_result(
+        use_cases.AcknowledgeResult(pid, lab), UnitOfWork(his_store), actor=doc
+    )
     html = login(staff["doc"]).get(f"/admin/patients/{pid}/orders/{lab}/").content.decode()
     fields = section(html, "order-fields")
     assert "Lab test order" in fields and "Completed" in fields and "STAT" in fields
     assert "Note —" in fields  # no note given
     results = section(html, "results")
     assert "C-reactive protein" in results and "42" in results and "high" in results
+    assert "by Carla Espinosa" in results and "Acknowledged by Meredith Grey" in results
     assert "Results recorded" in section(html, "order-history")
+    assert "Results reviewed" in section(html, "order-history")
     assert 'id="order-administrations"' not in html
 
 
