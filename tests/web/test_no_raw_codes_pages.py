@@ -118,7 +118,7 @@ def hospital(his_store: DocumentStore, make_user) -> list[str]:
                 moved["cancelled"] = True
     sent_home = ids[0]
     use_cases.discharge_patient(
-        use_cases.DischargePatient(sent_home, "care-home"),
+        use_cases.DischargePatient(sent_home, "care-home", note="Care home bed from Monday"),
         UnitOfWork(his_store),
         actor=actor_for(User.objects.get(username="clerk")),
     )
@@ -169,4 +169,5 @@ def test_no_patient_page_shows_a_raw_code_for_the_demo_data(hospital, his_store)
     assert {"Created", "In progress", "Completed", "Cancelled"} <= seen_statuses
     assert {"Given", "Not given"} <= seen_doses
     chart = text(client.get(f"/admin/patients/{hospital[0]}/").content.decode())
-    assert "Care home" in chart and "Discharged: care home" in chart
+    assert "Care home" in chart and "Discharged: care home (Care home bed from Monday)" in chart
+    assert "Discharge note: Care home bed from Monday" in chart
