@@ -59,10 +59,14 @@ def key_of(patient: Patient) -> str:
 
 
 def _entry(patient: Patient) -> dict[str, Any]:
-    return {"patientId": patient.patient_id, "mrn": patient.mrn,
-            "familyName": patient.family_name,
-            "givenName": patient.given_name, "birthDate": patient.birth_date.isoformat(),
-            "at": time.time()}
+    return {
+        "patientId": patient.patient_id,
+        "mrn": patient.mrn,
+        "familyName": patient.family_name,
+        "givenName": patient.given_name,
+        "birthDate": patient.birth_date.isoformat(),
+        "at": time.time(),
+    }
 
 
 def _body(doc: Document, people: list[dict[str, Any]]) -> Document:
@@ -71,8 +75,9 @@ def _body(doc: Document, people: list[dict[str, Any]]) -> Document:
     return body
 
 
-def _candidates(store: DocumentStore, people: list[dict[str, Any]]
-                ) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+def _candidates(
+    store: DocumentStore, people: list[dict[str, Any]]
+) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """The entries that name a patient (as stored now) or one still being registered, and
     the entries to keep. One point read per entry: only on the duplicate path."""
     found, kept = [], []
@@ -80,13 +85,23 @@ def _candidates(store: DocumentStore, people: list[dict[str, Any]]
         doc = store.try_read(keys.patient(entry["patientId"]), PATIENT_ID)
         if doc is not None:
             c = doc["docContents"]
-            found.append({"id": c["patientId"], "mrn": c["mrn"],
-                          "name": f"{c['familyName'].upper()}, {c['givenName']}",
-                          "birth_date": c["birthDate"]})
+            found.append(
+                {
+                    "id": c["patientId"],
+                    "mrn": c["mrn"],
+                    "name": f"{c['familyName'].upper()}, {c['givenName']}",
+                    "birth_date": c["birthDate"],
+                }
+            )
         elif time.time() - entry.get("at", 0) < IN_FLIGHT_SECONDS:
-            found.append({"id": entry["patientId"], "mrn": "",  # no chart to open yet
-                          "name": f"{entry['familyName'].upper()}, {entry['givenName']}",
-                          "birth_date": entry["birthDate"]})
+            found.append(
+                {
+                    "id": entry["patientId"],
+                    "mrn": "",  # no chart to open yet
+                    "name": f"{entry['familyName'].upper()}, {entry['givenName']}",
+                    "birth_date": entry["birthDate"],
+                }
+            )
         else:
             continue  # left by a registration that never committed: dropped on this write
         kept.append(entry)
@@ -98,8 +113,9 @@ def hold(store: DocumentStore, patient: Patient, *, confirmed: bool) -> Hold:
     patients already there unless ``confirmed`` (the clerk said: not the same person)."""
     key = key_of(patient)
     pk = partition(key)
-    new = wrap(doc_id=DOC_ID, pk=pk, doc_type=DOC_TYPE,
-               contents={"key": key, "people": [_entry(patient)]})
+    new = wrap(
+        doc_id=DOC_ID, pk=pk, doc_type=DOC_TYPE, contents={"key": key, "people": [_entry(patient)]}
+    )
     for _ in range(ATTEMPTS):
         try:
             store.create(new)

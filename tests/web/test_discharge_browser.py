@@ -23,30 +23,54 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def _stay(store, given: str, family: str) -> tuple[str, dict[str, str]]:
-    pid = use_cases.register_patient(use_cases.RegisterPatient(
-        given, family, date(1951, 4, 4), sex="female"), UnitOfWork(store),
-        actor=SYSTEM_ACTOR).patient_id
-    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Pneumonia"),
-                            UnitOfWork(store), actor=SYSTEM_ACTOR)
+    pid = use_cases.register_patient(
+        use_cases.RegisterPatient(given, family, date(1951, 4, 4), sex="female"),
+        UnitOfWork(store),
+        actor=SYSTEM_ACTOR,
+    ).patient_id
+    use_cases.admit_patient(
+        use_cases.AdmitPatient(pid, "MED", "MED-1", "Pneumonia"),
+        UnitOfWork(store),
+        actor=SYSTEM_ACTOR,
+    )
     orders = {}
     for name, values in (
-            ("crp", {"kind": "lab", "test_code": "CRP", "urgency": "stat"}),
-            ("para", {"kind": "medication", "medication_code": "PARA", "dose": Decimal("1"),
-                      "unit": "g", "route": "PO", "frequency": "Q6H"}),
-            ("cxr", {"kind": "imaging", "modality": "CR", "body_part": "CHEST"})):
-        orders[name] = use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, **values),
-                                             UnitOfWork(store), actor=SYSTEM_ACTOR).order_id
-    use_cases.progress_order(use_cases.ProgressOrder(pid, orders["crp"], "start"),
-                             UnitOfWork(store), actor=SYSTEM_ACTOR)  # STAT and in progress
-    use_cases.progress_order(use_cases.ProgressOrder(pid, orders["para"], "start"),
-                             UnitOfWork(store), actor=SYSTEM_ACTOR)  # in progress
+        ("crp", {"kind": "lab", "test_code": "CRP", "urgency": "stat"}),
+        (
+            "para",
+            {
+                "kind": "medication",
+                "medication_code": "PARA",
+                "dose": Decimal("1"),
+                "unit": "g",
+                "route": "PO",
+                "frequency": "Q6H",
+            },
+        ),
+        ("cxr", {"kind": "imaging", "modality": "CR", "body_part": "CHEST"}),
+    ):
+        orders[name] = use_cases.place_order(
+            use_cases.PlaceOrder(patient_id=pid, **values), UnitOfWork(store), actor=SYSTEM_ACTOR
+        ).order_id
+    use_cases.progress_order(
+        use_cases.ProgressOrder(pid, orders["crp"], "start"), UnitOfWork(store), actor=SYSTEM_ACTOR
+    )  # STAT and in progress
+    use_cases.progress_order(
+        use_cases.ProgressOrder(pid, orders["para"], "start"), UnitOfWork(store), actor=SYSTEM_ACTOR
+    )  # in progress
     return pid, orders
 
 
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_a_clerk_reviews_the_orders_discharge_cancels_then_confirms(
-        live_server, browser, make_user, his_store, reference_data, width,  # noqa: F811
-        tmp_path) -> None:
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    his_store,
+    reference_data,
+    width,
+    tmp_path,
+) -> None:
     shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     pid, orders = _stay(his_store, "Dora", "Discharge")
@@ -57,8 +81,10 @@ def test_a_clerk_reviews_the_orders_discharge_cancels_then_confirms(
     page.goto(f"{base}/admin/patients/{pid}/")
     page.click("#admissions input[type=submit]")  # the chart's Discharge: only opens it
     page.wait_for_selector("#discharge-confirm")
-    assert {queries.order(his_store, pid, o)["status"] for o in orders.values()} == \
-        {"in_progress", "created"}  # nothing cancelled yet
+    assert {queries.order(his_store, pid, o)["status"] for o in orders.values()} == {
+        "in_progress",
+        "created",
+    }  # nothing cancelled yet
 
     rows = page.locator("#discharge-orders tr.discharge-order")
     assert rows.count() == 3
@@ -86,15 +112,23 @@ def test_a_clerk_reviews_the_orders_discharge_cancels_then_confirms(
 
     page.click("#discharge-submit")
     page.wait_for_selector("text=Discharged (Care home).")
-    assert {queries.order(his_store, pid, o)["status"] for o in orders.values()} == \
-        {"cancelled"}
+    assert {queries.order(his_store, pid, o)["status"] for o in orders.values()} == {"cancelled"}
     stay = queries.admissions(his_store, pid)[0]
-    assert (stay["status"], stay["disposition"], stay["dischargeNote"]) == \
-        ("ended", "care-home", "To Rosewood care home; GP letter sent.")
+    assert (stay["status"], stay["disposition"], stay["dischargeNote"]) == (
+        "ended",
+        "care-home",
+        "To Rosewood care home; GP letter sent.",
+    )
 
 
 def test_enter_in_the_cancel_reason_box_does_not_press_ready(
-        live_server, browser, make_user, his_store, reference_data, tmp_path) -> None:  # noqa: F811
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    his_store,
+    reference_data,
+    tmp_path,
+) -> None:
     shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     pid, orders = _stay(his_store, "Cara", "Cancel")
@@ -114,5 +148,7 @@ def test_enter_in_the_cancel_reason_box_does_not_press_ready(
     page.click("#cancel-submit")
     page.wait_for_selector("text=Order cancelled")
     cancelled = queries.order(his_store, pid, orders["cxr"])
-    assert (cancelled["status"], cancelled["cancelReason"]) == \
-        ("cancelled", "Ordered on the wrong patient")
+    assert (cancelled["status"], cancelled["cancelReason"]) == (
+        "cancelled",
+        "Ordered on the wrong patient",
+    )

@@ -23,13 +23,21 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_the_second_of_two_editors_keeps_their_text_and_saves_it_on_the_second_submit(
-        live_server, browser, make_user, his_store, reference_data, width,  # noqa: F811
-        tmp_path) -> None:
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    his_store,
+    reference_data,
+    width,
+    tmp_path,
+) -> None:
     shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
-    pid = use_cases.register_patient(use_cases.RegisterPatient(
-        "Edda", "Editor", date(1966, 6, 6), sex="female"), UnitOfWork(his_store),
-        actor=SYSTEM_ACTOR).patient_id
+    pid = use_cases.register_patient(
+        use_cases.RegisterPatient("Edda", "Editor", date(1966, 6, 6), sex="female"),
+        UnitOfWork(his_store),
+        actor=SYSTEM_ACTOR,
+    ).patient_id
     make_user("desk-a", "clerk")
     make_user("desk-b", "clerk")
     base = live_server.url
@@ -66,17 +74,28 @@ def test_the_second_of_two_editors_keeps_their_text_and_saves_it_on_the_second_s
     second.click("input[type=submit]")
     second.wait_for_selector("text=Demographics saved.")
     stored = queries.patient(his_store, pid)
-    assert (stored["givenName"], stored["familyName"], stored["sex"]) == \
-        ("Edith", "Editor-Smith", "other")
+    assert (stored["givenName"], stored["familyName"], stored["sex"]) == (
+        "Edith",
+        "Editor-Smith",
+        "other",
+    )
 
 
 def test_a_clerk_sees_a_possible_duplicate_before_registering(
-        live_server, browser, make_user, his_store, reference_data, tmp_path) -> None:  # noqa: F811
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    his_store,
+    reference_data,
+    tmp_path,
+) -> None:
     shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
-    john = use_cases.register_patient(use_cases.RegisterPatient(
-        "John", "Smith", date(1970, 1, 1), sex="male"), UnitOfWork(his_store),
-        actor=SYSTEM_ACTOR)
+    john = use_cases.register_patient(
+        use_cases.RegisterPatient("John", "Smith", date(1970, 1, 1), sex="male"),
+        UnitOfWork(his_store),
+        actor=SYSTEM_ACTOR,
+    )
     make_user("desk", "clerk")
     base = live_server.url
     page = browser.new_context(viewport={"width": 1024, "height": 900}).new_page()

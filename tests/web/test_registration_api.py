@@ -22,8 +22,9 @@ def test_it_answers_409_possible_duplicate_with_the_candidates(team, his_store) 
     assert again["Content-Type"] == "application/problem+json"
     body = again.json()
     assert body["type"] == "/api/v1/problems/possible-duplicate"
-    assert body["candidates"] == [{"id": first["id"], "mrn": first["mrn"],
-                                   "name": "MÜLLER, José", "birth_date": "1970-01-01"}]
+    assert body["candidates"] == [
+        {"id": first["id"], "mrn": first["mrn"], "name": "MÜLLER, José", "birth_date": "1970-01-01"}
+    ]
     assert his_store.count() == before  # not even the MRN asked for stays held
     assert clerk.get("/api/v1/patients", {"mrn": "X000123"}).json() == []
 
@@ -32,8 +33,9 @@ def test_it_ignores_case_and_accents(team) -> None:
     clerk = team["clerk"]
     first = clerk.post("/api/v1/patients", JOSE, content_type=J).json()
     for given, family in (("JOSE", "muller"), ("jose", "MÜLLER"), (" José ", "Muller")):
-        again = clerk.post("/api/v1/patients", {**JOSE, "given_name": given,
-                                                "family_name": family}, content_type=J)
+        again = clerk.post(
+            "/api/v1/patients", {**JOSE, "given_name": given, "family_name": family}, content_type=J
+        )
         assert again.status_code == 409, (given, family)
         assert [c["id"] for c in again.json()["candidates"]] == [first["id"]]
 
@@ -41,43 +43,53 @@ def test_it_ignores_case_and_accents(team) -> None:
 def test_it_registers_with_confirm_not_duplicate(team) -> None:
     clerk = team["clerk"]
     first = clerk.post("/api/v1/patients", JOSE, content_type=J).json()
-    second = clerk.post("/api/v1/patients", {**JOSE, "given_name": "JOSE",
-                                             "confirm_not_duplicate": True}, content_type=J)
+    second = clerk.post(
+        "/api/v1/patients",
+        {**JOSE, "given_name": "JOSE", "confirm_not_duplicate": True},
+        content_type=J,
+    )
     assert second.status_code == 201, second.content
     assert second.json()["id"] != first["id"]
     third = clerk.post("/api/v1/patients", JOSE, content_type=J)
-    assert {c["mrn"] for c in third.json()["candidates"]} == \
-        {first["mrn"], second.json()["mrn"]}
+    assert {c["mrn"] for c in third.json()["candidates"]} == {first["mrn"], second.json()["mrn"]}
 
 
 def test_it_does_not_warn_for_another_birth_date(team) -> None:
     clerk = team["clerk"]
     clerk.post("/api/v1/patients", JOSE, content_type=J)
-    other = clerk.post("/api/v1/patients", {**JOSE, "birth_date": "1970-01-02"},
-                       content_type=J)
+    other = clerk.post("/api/v1/patients", {**JOSE, "birth_date": "1970-01-02"}, content_type=J)
     assert other.status_code == 201
 
 
 def test_it_discharges_with_a_note_and_the_orders_the_caller_expects(
-        team, admit: Callable[..., str], his_store) -> None:
+    team, admit: Callable[..., str], his_store
+) -> None:
     pid = admit("Leaving")
-    order = team["doc"].post(f"/api/v1/patients/{pid}/orders", {
-        "kind": "lab", "test_code": "CRP", "urgency": "stat"}, content_type=J)
+    order = team["doc"].post(
+        f"/api/v1/patients/{pid}/orders",
+        {"kind": "lab", "test_code": "CRP", "urgency": "stat"},
+        content_type=J,
+    )
     assert order.status_code == 201, order.content
     oid = order.json()["orderId"]
     before = his_store.count()
-    refused = team["clerk"].post(f"/api/v1/patients/{pid}/discharge", {
-        "disposition": "home", "note": "Well.", "cancel_orders": []}, content_type=J)
+    refused = team["clerk"].post(
+        f"/api/v1/patients/{pid}/discharge",
+        {"disposition": "home", "note": "Well.", "cancel_orders": []},
+        content_type=J,
+    )
     assert refused.status_code == 409
     assert refused.json()["type"] == "/api/v1/problems/orders-changed"
     assert refused.json()["active_orders"] == [oid]
     assert his_store.count() == before
-    done = team["clerk"].post(f"/api/v1/patients/{pid}/discharge", {
-        "disposition": "home", "note": "Well.", "cancel_orders": [oid]}, content_type=J)
+    done = team["clerk"].post(
+        f"/api/v1/patients/{pid}/discharge",
+        {"disposition": "home", "note": "Well.", "cancel_orders": [oid]},
+        content_type=J,
+    )
     assert done.status_code == 200, done.content
     assert done.json()["discharge_note"] == "Well."
-    assert team["clerk"].get(f"/api/v1/patients/{pid}/orders/{oid}").json()["status"] == \
-        "cancelled"
+    assert team["clerk"].get(f"/api/v1/patients/{pid}/orders/{oid}").json()["status"] == "cancelled"
 
 
 def test_a_new_request_for_the_same_person_is_a_question_not_a_replay(team) -> None:
@@ -85,5 +97,7 @@ def test_a_new_request_for_the_same_person_is_a_question_not_a_replay(team) -> N
     first = clerk.post("/api/v1/patients", JOSE, content_type=J, HTTP_IDEMPOTENCY_KEY="k1")
     replay = clerk.post("/api/v1/patients", JOSE, content_type=J, HTTP_IDEMPOTENCY_KEY="k1")
     assert replay.status_code == 201 and replay.json()["id"] == first.json()["id"]
-    assert clerk.post("/api/v1/patients", JOSE, content_type=J,
-                      HTTP_IDEMPOTENCY_KEY="k2").status_code == 409
+    assert (
+        clerk.post("/api/v1/patients", JOSE, content_type=J, HTTP_IDEMPOTENCY_KEY="k2").status_code
+        == 409
+    )
