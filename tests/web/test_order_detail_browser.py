@@ -40,8 +40,8 @@ def named(make_user, username: str, role: str, first: str, last: str) -> None:
 
 
 @pytest.mark.parametrize("width", [1024, 1440])
-def test_an_order_placed_over_a_warning_and_given_reads_in_full(  # noqa: F811
-        live_server, browser, make_user, allergic, width, tmp_path) -> None:
+def test_an_order_placed_over_a_warning_and_given_reads_in_full(
+        live_server, browser, make_user, allergic, width, tmp_path) -> None:  # noqa: F811
     shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     named(make_user, "doctor", "clinician", "Gregory", "House")
