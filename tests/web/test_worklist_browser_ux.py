@@ -23,6 +23,7 @@ from worklists.pages.worklists import TABLE_MARKER
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LIST = "/admin/worklists/admitted/?department=CARD"
+TABLE = re.compile(r".*/admin/worklists/admitted/.*")
 PATIENTS = 36  # more rows than a 700 px window shows: there is something to scroll
 
 
@@ -45,14 +46,19 @@ def shots(tmp_path: Path) -> Path:
 @pytest.fixture
 def open_list(live_server, browser, full_ward) -> Iterator:  # noqa: F811
     """``open_list(width)`` → a clerk's page showing the Cardiology census, with every
-    request to another host recorded in ``page.outside``."""
+    request to another host recorded in ``page.outside`` and every message of the
+    Content-Security-Policy in ``page.refused``."""
     contexts = []
 
     def open_(width: int):
         ctx = browser.new_context(viewport={"width": width, "height": 700})
         contexts.append(ctx)
         page = ctx.new_page()
-        page.outside = []
+        page.outside, page.refused = [], []
+        page.on(
+            "console",
+            lambda m: page.refused.append(m.text) if "Content Security Policy" in m.text else None,
+        )
         page.on(
             "request",
             lambda r: (
@@ -110,13 +116,13 @@ def test_it_keeps_focus_and_scroll_and_says_when_the_server_cannot_be_reached(
     assert _indicator(page).startswith("updated ")
     page.screenshot(path=str(shots / f"worklist-focus-kept-{width}.png"))
 
-    def table_requests(route) -> None:
+    def unreachable(route) -> None:
         if route.request.headers.get("hx-request"):
             route.abort()
         else:
             route.continue_()
 
-    page.route(re.compile(r".*/admin/worklists/admitted/.*"), table_requests)
+    page.route(TABLE, unreachable)
     page.wait_for_function(
         """() => document.querySelector('#worklist .freshness .age')
         .textContent.startsWith('Cannot reach the server')""",
@@ -127,11 +133,28 @@ def test_it_keeps_focus_and_scroll_and_says_when_the_server_cannot_be_reached(
     assert page.evaluate("document.activeElement.getAttribute('href')") == focused["href"]
     page.screenshot(path=str(shots / f"worklist-unreachable-{width}.png"), full_page=True)
 
-    page.unroute(re.compile(r".*/admin/worklists/admitted/.*"))
+    page.unroute(TABLE)
     _refreshes(page, 1)
     assert _indicator(page).startswith("updated ")
     assert page.get_attribute("#worklist .freshness", "data-state") == "ok"
-    assert page.outside == []
+
+    def failing(route) -> None:
+        if route.request.headers.get("hx-request"):
+            route.fulfill(status=500, body="<h1>Server Error (500)</h1>")
+        else:
+            route.continue_()
+
+    page.route(TABLE, failing)
+    page.wait_for_function(
+        """() => document.querySelector('#worklist .freshness .age')
+        .textContent.startsWith('The server answered with an error (500)')""",
+        timeout=15_000,
+    )
+    assert page.locator("#result_list tbody a").count() == PATIENTS  # the rows stay
+    page.unroute(TABLE)
+    _refreshes(page, 1)
+    assert _indicator(page).startswith("updated ")
+    assert page.outside == [] and page.refused == []
 
 
 def test_a_refresh_after_logging_out_elsewhere_opens_the_login_page(live_server, open_list) -> None:
