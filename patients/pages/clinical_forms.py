@@ -105,10 +105,12 @@ class CancelOrderForm(forms.Form):
 
 class TransferForm(forms.Form):
     """Like the admit form: department, its wards, the ward's free beds
-    (:func:`patients.pages.beds.offer`)."""
+    (:func:`patients.pages.beds.offer`). The department only narrows the wards offered (the
+    ward's own department is the stay's new one); ward and bed are judged by the transfer."""
 
-    department_id = forms.ChoiceField(label="Department")
-    ward_id = forms.ChoiceField(label="Ward", help_text="The department's wards.")
+    department_id = forms.ChoiceField(label="Department", required=False)
+    ward_id = forms.CharField(label="Ward", widget=forms.Select,
+                              help_text="The department's wards.")
     bed = forms.CharField(max_length=20, required=False, widget=forms.Select)
     etag = forms.CharField(widget=forms.HiddenInput)
 

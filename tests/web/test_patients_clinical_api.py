@@ -87,7 +87,8 @@ def test_it_refuses_orders_without_an_admission(team: dict[str, Client]) -> None
     assert "admit the patient first" in r.json()["detail"]
 
 
-def test_it_transfers_and_frees_the_old_bed(team: dict[str, Client], admitted: str) -> None:
+def test_it_transfers_and_sends_the_old_bed_to_cleaning(team: dict[str, Client],
+                                                        admitted: str) -> None:
     adm = team["clerk"].get(f"/api/v1/patients/{admitted}/admissions").json()[0]
     moved = team["clerk"].post(f"/api/v1/patients/{admitted}/transfer",
                                {"ward_id": "MED-2", "bed": "M201"}, content_type=J,
@@ -97,10 +98,12 @@ def test_it_transfers_and_frees_the_old_bed(team: dict[str, Client], admitted: s
     other = team["clerk"].post("/api/v1/patients", {"given_name": "C", "family_name": "D",
                                                     "birth_date": "1990-01-01"},
                                content_type=J).json()["id"]
-    r = team["clerk"].post(f"/api/v1/patients/{other}/admissions",
-                           {"department_id": "MED", "ward_id": "MED-1", "bed": "M101",
-                            "reason": "x"}, content_type=J)
-    assert r.status_code == 201  # the bed left behind is free again
+    admission = {"department_id": "MED", "ward_id": "MED-1", "bed": "M101", "reason": "x"}
+    r = team["clerk"].post(f"/api/v1/patients/{other}/admissions", admission, content_type=J)
+    assert r.status_code == 409 and r.json()["code"] == "BedBeingCleaned"  # the bed left
+    assert team["nurse"].post("/api/v1/wards/MED-1/beds/M101/clean").status_code == 200
+    r = team["clerk"].post(f"/api/v1/patients/{other}/admissions", admission, content_type=J)
+    assert r.status_code == 201  # cleaned: free again
     taken = team["clerk"].post(f"/api/v1/patients/{other}/transfer",
                                {"ward_id": "MED-2", "bed": "M201"}, content_type=J)
     assert taken.status_code == 409
