@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
+from django.utils.cache import patch_vary_headers
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import policy
@@ -31,6 +32,7 @@ from patients.persistence import beds, reference
 from patients.use_cases.beds import MarkBedClean, mark_bed_clean, ward_entry
 
 REFRESH_SECONDS = 3
+CARDS_MARKER = "X-Bed-Board"  # the response header of the cards' refresh (freshness.js)
 PICKS = {"admit": ("admin:patient_admit", "Admit here"),
          "transfer": ("admin:patient_transfer", "Move here")}
 SEX_LABELS = {"female": "Female", "male": "Male", "other": "Other", "unknown": "Sex unknown"}
@@ -166,9 +168,15 @@ def bed_board(request: HttpRequest, ward_id: str) -> HttpResponse:
         messages.error(request, str(exc))
         return redirect("admin:ward_index")
     if request.htmx:
-        return TemplateResponse(request, "patients/_bed_cards.html", context)
-    return admin.site.render(request, "patients/bed_board.html", context,
-                             title=f"Bed board: {context['ward']['name']}")
+        # Marked, so the page's live script swaps in only this answer (never a login page).
+        response = TemplateResponse(request, "patients/_bed_cards.html", context,
+                                    headers={CARDS_MARKER: "1"})
+    else:
+        response = admin.site.render(request, "patients/bed_board.html",
+                                     {**context, "marker": CARDS_MARKER},
+                                     title=f"Bed board: {context['ward']['name']}")
+    patch_vary_headers(response, ["HX-Request"])
+    return response
 
 
 @requires("clean_bed")

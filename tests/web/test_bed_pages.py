@@ -57,6 +57,10 @@ def test_it_refreshes_only_the_cards_for_htmx(login, admit) -> None:
     html = part.content.decode()
     assert part.status_code == 200 and "LIVE, Ann" in html
     assert "<html" not in html and 'id="bed-cards"' in html
+    assert part["X-Bed-Board"] == "1" and "HX-Request" in part["Vary"]
+    page = login("clerk").get("/admin/wards/MED-1/")
+    assert 'data-live-marker="X-Bed-Board"' in page.content.decode()
+    assert "X-Bed-Board" not in page
 
 
 def test_it_offers_mark_clean_only_to_nurses_and_clerks(login, team, admit, his_store) -> None:
