@@ -61,6 +61,7 @@ GARBAGE_FORM = {
     "q": "\x00",
 }
 HREF = re.compile(r'href="([^"#]*)"')
+FORM_ACTION = re.compile(r'<form[^>]*\saction="([^"#]+)"')
 # Parameters whose values only reorder or page the same rows: one value of each is enough.
 SAME_ROWS = {"sort", "dir", "page", "events", "o", "p", "_changelist_filters"}
 SKIP = ("/admin/logout/", "/admin/password_change/", "/admin/jsi18n/")
@@ -188,14 +189,18 @@ def _key(url: str) -> tuple[str, tuple[str, ...]]:
     return parts.path, tuple(params)
 
 
-def crawl(client: Client, start: list[str]) -> tuple[dict[str, int], list[str]]:
-    """Breadth-first over /admin/ links from ``start``: {url: status}, and the form pages."""
+def crawl(
+    client: Client, start: list[str], limit: int = LIMIT
+) -> tuple[dict[str, int], list[str], dict[str, str]]:
+    """Breadth-first over /admin/ links from ``start``: {url: status}, the form pages, and
+    every link or form target shown on a page → the first page showing it."""
     seen: dict[tuple[str, tuple[str, ...]], str] = {}
     statuses: dict[str, int] = {}
     forms: list[str] = []
+    shown: dict[str, str] = {}
     queue = deque((url, True) for url in start)
     children: Counter[str] = Counter()  # followed links per parent path
-    while queue and len(statuses) < LIMIT:
+    while queue and len(statuses) < limit:
         url, seeded = queue.popleft()
         if url.startswith(SKIP) or _key(url) in seen:
             continue
@@ -210,8 +215,26 @@ def crawl(client: Client, start: list[str]) -> tuple[dict[str, int], list[str]]:
             html = response.content.decode()
             if 'method="post"' in html:
                 forms.append(url)
-            queue.extend((link, False) for link in links(html, url))
-    return statuses, forms
+            found = [
+                *links(html, url),
+                *(urljoin(url, a.replace("&amp;", "&")) for a in FORM_ACTION.findall(html)),
+            ]
+            for link in found:
+                shown.setdefault(link, url)
+            queue.extend((link, False) for link in found)
+    return statuses, forms, shown
+
+
+def refused(client: Client, statuses: dict[str, int], shown: dict[str, str]) -> list[str]:
+    """Links and buttons a page shows that lead to a 403: actions the role may not take."""
+    found = []
+    for target, page in shown.items():
+        if not target.startswith("/admin/") or target.startswith(SKIP):
+            continue
+        status = statuses.get(target) or client.get(target).status_code
+        if status == 403:
+            found.append(f"{page} shows {target}")
+    return found
 
 
 def _with(url: str, query: dict[str, str]) -> str:
@@ -229,7 +252,7 @@ def test_it_never_answers_5xx_to_any_page_a_role_can_reach(
         user.is_superuser = True
         user.save()
     client.force_login(user)
-    statuses, forms = crawl(client, ["/admin/", *registered_urls(demo_world)])
+    statuses, forms, shown = crawl(client, ["/admin/", *registered_urls(demo_world)])
     assert len(statuses) > 20, statuses  # the crawl did reach the pages
     failures = [(url, status) for url, status in statuses.items() if status >= 500]
     reached = {urlsplit(url).path for url, status in statuses.items() if status == 200}
@@ -247,6 +270,26 @@ def test_it_never_answers_5xx_to_any_page_a_role_can_reach(
     assert not failures, "\n".join(f"{status} {url}" for url, status in failures)
 
 
+@pytest.mark.parametrize("role", ROLES[:4])
+def test_it_shows_no_link_or_button_that_the_role_may_not_follow(
+    make_user: Callable[..., User], demo_world: dict[str, str], role: str
+) -> None:
+    """Every link and form on every page a role reaches leads somewhere it may go: an action
+    the policy refuses is not shown (rather than shown and answered with a 403)."""
+    client = Client(raise_request_exception=False)
+    client.force_login(make_user(f"crawl-{role}", role))
+    pid = demo_world["patient_id"]
+    start = [
+        "/admin/",
+        f"/admin/patients/{pid}/",
+        f"/admin/patients/{pid}/mar/",
+        f"/admin/patients/{demo_world['other_patient']}/",
+        "/admin/wards/MED-1/",
+    ]
+    statuses, _, shown = crawl(client, start, limit=80)
+    assert not refused(client, statuses, shown), "\n".join(refused(client, statuses, shown))
+
+
 def test_it_reaches_the_pages_of_every_section(
     make_user: Callable[..., User], demo_world: dict[str, str]
 ) -> None:
@@ -254,7 +297,7 @@ def test_it_reaches_the_pages_of_every_section(
     patient index and the admitted patient's chart; every registered page is tried."""
     client = Client(raise_request_exception=False)
     client.force_login(make_user("crawl-clerk", "clerk"))
-    statuses, _ = crawl(client, ["/admin/"])
+    statuses, _, _ = crawl(client, ["/admin/"])
     reached = {urlsplit(u).path for u, s in statuses.items() if s == 200}
     assert {
         "/admin/",
