@@ -68,7 +68,7 @@ def test_a_nurse_enters_lab_results_and_a_clinician_acknowledges(
     section = page.inner_text("#results")
     assert "Haemoglobin" in section and "118" in section and "L ↓ low" in section
     assert "H ↑ high" in section and "normal" in section
-    assert "completed" in page.inner_text("#orders")
+    assert "Completed" in page.inner_text("#orders")  # the status by its label
     page.screenshot(path=str(shots / f"results-chart-{width}.png"), full_page=True)
     ctx.close()
 
