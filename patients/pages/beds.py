@@ -82,6 +82,11 @@ def pick_url(kind: str, patient_id: str, department: str, ward: str) -> str:
 
 
 # ------------------------------------------------------------------ the board
+def _name(entries: dict[str, dict[str, Any]], code: str | None) -> str:
+    """A reference entry's name (its code when it has none)."""
+    return (entries.get(code or "") or {}).get("name") or code or ""
+
+
 def _card(bed: Bed, today: Any) -> dict[str, Any]:
     card: dict[str, Any] = {"code": bed.code, "state": str(bed.state), "label": bed.label,
                             "since": (bed.since or "")[:16].replace("T", " ")}
@@ -126,14 +131,14 @@ def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
             if card["state"] == BedState.FREE:
                 card["pick_href"] = pick["href"](card["code"])
     departments = reference.all_of(store, "Department")
+    wards = reference.all_of(store, "Ward")
+    # Admitting: the department was chosen on the form, so only its wards are offered.
     only = pick["department"] if pick is not None and pick["kind"] == "admit" else ""
-    switch = [(code, f"{name} · {(departments.get(w.get('departmentId')) or {}).get('name', '')}")
+    switch = [(code, f"{name} · {_name(departments, wards[code].get('departmentId'))}")
               for code, name in reference.choices(store, "Ward")
-              for w in [reference.all_of(store, "Ward")[code]]
-              if not only or w.get("departmentId") == only]
+              if not only or wards[code].get("departmentId") == only]
     return {"ward": ward, "cards": cards, "metrics": ward_metrics(board),
-            "department_name": (departments.get(ward.get("departmentId")) or {}).get(
-                "name", ward.get("departmentId", "")),
+            "department_name": _name(departments, ward.get("departmentId")),
             "can_clean": policy.allows(request.user, "clean_bed"),
             "pick": pick, "switch": switch, "refresh": REFRESH_SECONDS,
             "loaded_at": time.time(), "query_ms": (time.perf_counter() - started) * 1000,
@@ -145,23 +150,26 @@ def ward_index(request: HttpRequest) -> HttpResponse:
     """Every active ward with its counts, by department (one query per ward)."""
     store = get_store()
     departments = reference.all_of(store, "Department")
+    wards = reference.all_of(store, "Ward")
     groups: dict[str, list[dict[str, Any]]] = {}
     for code, name in reference.choices(store, "Ward"):
-        w = reference.all_of(store, "Ward")[code]
-        m = ward_metrics(beds.board(store, code, w.get("beds", [])))
-        dept = (departments.get(w.get("departmentId")) or {}).get("name", "")
-        groups.setdefault(dept, []).append({"code": code, "name": name, "metrics": m})
+        m = ward_metrics(beds.board(store, code, wards[code].get("beds", [])))
+        groups.setdefault(_name(departments, wards[code].get("departmentId")), []).append(
+            {"code": code, "name": name, "metrics": m})
     return admin.site.render(request, "patients/bed_board.html",
                              {"groups": sorted(groups.items())}, title="Bed boards")
 
 
 @requires("read_beds")
 def bed_board(request: HttpRequest, ward_id: str) -> HttpResponse:
-    if request.GET.get("ward") and request.GET["ward"] != ward_id:  # the ward switcher
+    if "ward" in request.GET:  # the ward switcher
         rest = request.GET.copy()
         chosen = rest.pop("ward")[0]
-        return redirect(reverse("admin:bed_board", args=[chosen]) +
-                        (f"?{rest.urlencode()}" if rest else ""))
+        try:
+            target = reverse("admin:bed_board", args=[chosen])
+        except NoReverseMatch:  # not a ward code at all
+            return redirect("admin:ward_index")
+        return redirect(target + (f"?{rest.urlencode()}" if rest else ""))
     try:
         context = _board_context(request, ward_id)
     except DomainError as exc:

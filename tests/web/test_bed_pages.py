@@ -84,6 +84,11 @@ def test_it_sends_an_unknown_ward_to_the_list_of_wards(login) -> None:
     assert "There is no ward" in r.content.decode()
     assert nurse.post("/admin/wards/NOPE/beds/M1/clean/").status_code == 302
     assert login("admin").get("/admin/wards/").status_code == 403
+    for switch in ("", "a/b", "NOPE"):  # the ward switcher with anything in it
+        r = nurse.get("/admin/wards/MED-1/", {"ward": switch}, follow=True)
+        assert r.status_code == 200 and r.redirect_chain[-1][0].startswith("/admin/wards/")
+    moved = nurse.get("/admin/wards/MED-1/", {"ward": "MED-2", "pick": "admit"})
+    assert moved["Location"] == "/admin/wards/MED-2/?pick=admit"
 
 
 def test_it_lists_the_wards_with_their_counts(login, admit) -> None:
