@@ -38,6 +38,11 @@ PAGES: dict[int, tuple[str, str]] = {
 }
 
 
+CSRF_EXPIRED = (
+    "This form had expired, so nothing was saved. Go back, reload the page and submit it again."
+)
+
+
 def _reason(exception: Exception | None) -> str:
     """The exception's own words, when they are meant for users: the policy's ("This needs
     the clerk role."), a page's Http404 or BadRequest. Never the URL resolver's internals or
@@ -82,6 +87,12 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     return _page(request, 403, exception)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: a form sent without its valid token (usually a page left open
+    across a logout or a long pause) is a 403 page that says what to do."""
+    return _page(request, 403, PermissionDenied(CSRF_EXPIRED))
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -99,6 +99,7 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
+CSRF_FAILURE_VIEW = "hisadmin.errors.csrf_failure"  # a 403 page in the admin look
 # Every asset comes from this server (the site runs on hospital networks without internet):
 # the policy tells browsers to load nothing from another host. Inline styles stay allowed
 # (admin templates and widgets use style attributes); inline scripts do not, except the one

@@ -68,6 +68,18 @@ def test_it_shows_a_400_in_the_admin_look_for_a_malformed_page_token(
     assert "Bad request" in html and "Open the page again from the menu" in html
 
 
+def test_it_explains_an_expired_form_in_the_admin_look(
+        make_user: Callable[..., User], admit: Callable[..., str]) -> None:
+    pid = admit("Expired")
+    client = Client(enforce_csrf_checks=True, raise_request_exception=False)
+    client.force_login(make_user("late", "clerk"))
+    response = client.post(f"/admin/patients/{pid}/discharge/", {"disposition": "home"})
+    assert response.status_code == 403
+    html = response.content.decode()
+    _in_admin_look(html)
+    assert "This form had expired, so nothing was saved." in html
+
+
 def test_it_answers_404_for_an_unknown_admin_address(web: Callable[..., Client]) -> None:
     response = web("nurse").get("/admin/no/such/page/")
     assert response.status_code == 404
