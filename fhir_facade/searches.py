@@ -1,0 +1,368 @@
+"""Searches of each type: which parameters it takes, where it reads, how it pages.
+
+- ``?patient=`` (every type but Patient; ``subject`` too where FHIR has it) lists the
+  patient's resources of the type from their partition (:mod:`.reads`), filtered by status,
+  paged by ``_offset``;
+- ``Patient?_id=`` / ``?identifier=`` is a point read (the MRN's holder, then the patient);
+- ``Patient?name=`` (or ``family`` and ``given``) reads the worklists' Names view, one
+  bucket per reading of the name (``worklists.read``), paged by the view's continuation
+  (``_cursor``), then each patient found by a point read: the view lags the record by the
+  projection's delay, the resources never do;
+- ``birthdate`` narrows one of those; alone it would read every bucket of the view, so it
+  is refused (400 ``too-costly``), as is a Patient search without a parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fhir.resources.R4B.resource import Resource
+
+from cosmos_backend import errors
+from cosmos_backend.store import Cond, DocumentStore, Query
+from fhir_facade import codes, reads
+from fhir_facade.envelopes import Page
+from fhir_facade.mapping import people
+from fhir_facade.mapping.common import Names
+from fhir_facade.params import DateBound, Search, bad, parse_date, parse_reference, parse_token
+from patients.domain.records import fold
+from patients.persistence import queries
+from worklists.read import queries as worklists
+
+MAX_MERGED = 200  # a name with several readings: rows read per reading, at most
+
+Lister = Callable[[DocumentStore, str, Names], list[Resource]]
+
+
+def _status(resource: Resource) -> str | None:
+    return getattr(resource, "status", None)
+
+
+def _clinical_status(resource: Resource) -> str | None:
+    status = getattr(resource, "clinicalStatus", None)
+    return status.coding[0].code if status is not None and status.coding else None
+
+
+def _category_codes(resource: Resource) -> set[str]:
+    return {
+        c.code
+        for concept in getattr(resource, "category", None) or []
+        for c in concept.coding or []
+    }
+
+
+@dataclass(frozen=True)
+class PatientType:
+    """A type searched by ``patient``: where its resources come from, its status codes."""
+
+    lister: Lister
+    statuses: tuple[str, ...]
+    status_param: str = "status"
+    status_of: Callable[[Resource], str | None] = _status
+    subject: bool = True  # FHIR gives the type a ``subject`` parameter as well
+    categories: tuple[str, ...] = ()
+
+    def params(self) -> tuple[str, ...]:
+        own = ("patient", self.status_param, "status")
+        return (
+            own
+            + (("subject",) if self.subject else ())
+            + (("category",) if self.categories else ())
+        )
+
+
+PATIENT_TYPES: dict[str, PatientType] = {
+    "Encounter": PatientType(
+        reads.encounters,
+        (
+            "planned",
+            "arrived",
+            "triaged",
+            "in-progress",
+            "onleave",
+            "finished",
+            "cancelled",
+            "entered-in-error",
+            "unknown",
+        ),
+    ),
+    # AllergyIntolerance has no status in FHIR; ``status`` is taken as its clinical status.
+    "AllergyIntolerance": PatientType(
+        reads.allergy_list,
+        ("active", "inactive", "resolved"),
+        "clinical-status",
+        _clinical_status,
+        subject=False,
+    ),
+    "MedicationRequest": PatientType(
+        reads.medication_requests,
+        (
+            "active",
+            "on-hold",
+            "cancelled",
+            "completed",
+            "entered-in-error",
+            "stopped",
+            "draft",
+            "unknown",
+        ),
+    ),
+    "MedicationAdministration": PatientType(
+        reads.administration_list,
+        (
+            "in-progress",
+            "not-done",
+            "on-hold",
+            "completed",
+            "entered-in-error",
+            "stopped",
+            "unknown",
+        ),
+    ),
+    "ServiceRequest": PatientType(
+        reads.service_requests,
+        ("draft", "active", "on-hold", "revoked", "completed", "entered-in-error", "unknown"),
+        categories=tuple(code for code, _ in codes.SERVICE_CATEGORIES.values())
+        + ("laboratory", "imaging"),
+    ),
+    "Observation": PatientType(
+        reads.observation_list,
+        (
+            "registered",
+            "preliminary",
+            "final",
+            "amended",
+            "corrected",
+            "cancelled",
+            "entered-in-error",
+            "unknown",
+        ),
+    ),
+    "DiagnosticReport": PatientType(
+        reads.report_list,
+        (
+            "registered",
+            "partial",
+            "preliminary",
+            "final",
+            "amended",
+            "corrected",
+            "appended",
+            "cancelled",
+            "entered-in-error",
+            "unknown",
+        ),
+    ),
+}
+PATIENT_PARAMS = ("_id", "identifier", "name", "family", "given", "birthdate")
+# ``category=laboratory`` / ``imaging``: the words for the SNOMED CT codes.
+CATEGORY_WORDS = {
+    "laboratory": codes.SERVICE_CATEGORIES["lab"][0],
+    "imaging": codes.SERVICE_CATEGORIES["imaging"][0],
+}
+
+
+def params_of(resource_type: str) -> tuple[str, ...]:
+    if resource_type == "Patient":
+        return PATIENT_PARAMS
+    return PATIENT_TYPES[resource_type].params()
+
+
+def search(store: DocumentStore, resource_type: str, asked: Search) -> Page:
+    if resource_type == "Patient":
+        return _search_patients(store, asked)
+    return _search_by_patient(store, PATIENT_TYPES[resource_type], asked)
+
+
+def _offset_page(found: list[Resource], asked: Search) -> Page:
+    start, size = asked.offset, asked.count
+    shown = found[start : start + size]
+    more = start + size < len(found) and size > 0
+    return Page(
+        shown,
+        len(found),
+        next_query=asked.query(_count=size, _offset=start + size) if more else None,
+        previous_query=asked.query(_count=size, _offset=max(0, start - size))
+        if start > 0
+        else None,
+    )
+
+
+def _search_by_patient(store: DocumentStore, kind: PatientType, asked: Search) -> Page:
+    given = [(n, v) for n in ("patient", "subject") for v in asked.all(n)]
+    if not given:
+        raise bad(
+            "Search by patient: give patient=<Patient id> (one partition answers it).", "too-costly"
+        )
+    patient_ids = {parse_reference(name, value) for name, value in given}
+    if len(patient_ids) > 1:
+        raise bad("Give one patient per search.")
+    wanted = kind.statuses
+    chosen = [asked.choices(p, wanted) for p in {kind.status_param, "status"}]
+    statuses = [c for c in chosen if c is not None]
+    categories = None
+    if kind.categories:
+        categories = asked.choices("category", kind.categories)
+    found = kind.lister(store, patient_ids.pop(), reads.names_of(store))
+    for allowed in statuses:
+        found = [r for r in found if kind.status_of(r) in allowed]
+    if categories is not None:
+        codes_wanted = {CATEGORY_WORDS.get(c, c) for c in categories}
+        found = [r for r in found if _category_codes(r) & codes_wanted]
+    return _offset_page(found, asked)
+
+
+# ------------------------------------------------------------------ Patient
+def _birth_bounds(asked: Search) -> list[DateBound]:
+    return [parse_date("birthdate", v) for v in asked.all("birthdate")]
+
+
+def _name_text(asked: Search) -> str | None:
+    name, family, given = asked.one("name"), asked.one("family"), asked.one("given")
+    if name and (family or given):
+        raise bad("Search by name, or by family (and given), not both.")
+    if given and not family:
+        raise bad("given narrows a family search: give family too.", "too-costly")
+    if family:
+        if "," in family:
+            raise bad("family is one family name.")
+        return f"{family}, {given or ''}"
+    return name
+
+
+def _matches_name(view: dict[str, Any], readings: list[worklists.Worklist]) -> bool:
+    full = " ".join(fold(f"{view.get('familyName', '')} {view.get('givenName', '')}").split())
+    given = " ".join(fold(view.get("givenName") or "").split())
+    return any(
+        w.prefix is not None
+        and full.startswith(w.prefix[1])
+        and (not w.given_prefix or given.startswith(w.given_prefix))
+        for w in readings
+    )
+
+
+def _readings(text: str) -> list[worklists.Worklist]:
+    try:
+        return worklists.name_searches(text)
+    except worklists.SearchTooShort as exc:
+        raise bad(str(exc)) from None
+
+
+def _search_patients(store: DocumentStore, asked: Search) -> Page:
+    bounds = _birth_bounds(asked)
+    text = _name_text(asked)
+    readings = _readings(text) if text else []
+    pid, identifier = asked.one("_id"), asked.one("identifier")
+    if pid is not None or identifier is not None:
+        view = _by_id_or_mrn(store, pid, identifier)
+        keep = (
+            view is not None
+            and all(b.matches(view.get("birthDate")) for b in bounds)
+            and (not readings or _matches_name(view, readings))
+        )
+        return _offset_page([people.patient(view)] if keep and view else [], asked)
+    if readings:
+        return _search_names(store, readings, bounds, asked)
+    if bounds:
+        raise bad(
+            "birthdate narrows a name or identifier search; alone it would read "
+            "every patient's name entry.",
+            "too-costly",
+        )
+    raise bad("Search patients by identifier, name (or family and given) or _id.", "too-costly")
+
+
+def _by_id_or_mrn(
+    store: DocumentStore, pid: str | None, identifier: str | None
+) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = None
+    if identifier is not None:
+        system, value = parse_token(identifier.strip())
+        if system not in (None, "", codes.MRN_SYSTEM) or not value.strip():
+            return None  # another system's identifier: none of ours
+        try:
+            found = queries.by_mrn(store, value)
+        except errors.InvalidRequest:
+            return None
+        if found is None:
+            return None
+    if pid is not None:
+        pid = parse_reference("_id", pid)
+        if found is not None:
+            return found if found["patientId"] == pid else None
+        return reads.patient_view(store, pid)
+    return found
+
+
+@dataclass(frozen=True)
+class _Narrowed(worklists.Worklist):
+    """A Names reading narrowed by birth date comparisons (residual filters in a bucket)."""
+
+    extra: tuple[Cond, ...] = ()
+
+    def query(self) -> Query:
+        base = super().query()
+        return Query(where=base.where + self.extra, order_by=base.order_by)
+
+
+def _narrow(reading: worklists.Worklist, bounds: list[DateBound]) -> worklists.Worklist:
+    extra = tuple(Cond("QueryBirth", op, value) for b in bounds for op, value in b.conditions())
+    fields = {name: getattr(reading, name) for name in reading.__dataclass_fields__}
+    return _Narrowed(**fields, extra=extra)
+
+
+def _patients_of(store: DocumentStore, rows: list[dict[str, Any]]) -> list[Resource]:
+    """Each row's patient as recorded now (a point read each; a row the view still holds
+    for a patient since gone is skipped)."""
+    found = []
+    for row in rows:
+        view = reads.patient_view(store, row["patientId"])
+        if view is not None:
+            found.append(people.patient(view))
+    return found
+
+
+def _search_names(
+    store: DocumentStore, readings: list[worklists.Worklist], bounds: list[DateBound], asked: Search
+) -> Page:
+    narrowed = [_narrow(r, bounds) for r in readings]
+    try:
+        if len(narrowed) == 1:
+            result = worklists.run(
+                store,
+                narrowed[0],
+                page_size=max(1, asked.count),
+                continuation=asked.cursor,
+                total=True,
+            )
+            rows = result.rows if asked.count else []
+            return Page(
+                _patients_of(store, rows),
+                result.total or 0,
+                next_query=asked.query(_count=asked.count, _cursor=result.continuation)
+                if result.continuation and asked.count
+                else None,
+            )
+        merged: dict[str, dict[str, Any]] = {}
+        for reading in narrowed:
+            result = worklists.run(store, reading, page_size=MAX_MERGED)
+            if result.continuation:
+                raise bad(
+                    f"More than {MAX_MERGED} patients match this name; give more of it.",
+                    "too-costly",
+                )
+            merged.update({row["patientId"]: row for row in result.rows})
+    except errors.InvalidRequest as exc:  # a cursor that is not one of ours
+        raise bad(f"Not a valid page cursor ({exc}).") from None
+    rows = sorted(merged.values(), key=lambda r: (fold(r.get("name") or ""), r["patientId"]))
+    start, size = asked.offset, asked.count
+    return Page(
+        _patients_of(store, rows[start : start + size]),
+        len(rows),
+        next_query=asked.query(_count=size, _offset=start + size)
+        if start + size < len(rows) and size
+        else None,
+        previous_query=asked.query(_count=size, _offset=max(0, start - size)) if start else None,
+    )
