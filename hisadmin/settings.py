@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "hisadmin",
     "patients",
     "worklists",
+    "fhir_facade",
 ]
 
 MIDDLEWARE = [

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.templatetags.static import static
-from django.urls import path
+from django.urls import include, path
 from django.views.generic import RedirectView
 
-from hisadmin.api import api
+from fhir_facade.urls import fhir_urls
+from hisadmin.api import TokenAuth, api
 from hisadmin.health import healthz
 
 urlpatterns = [
@@ -14,6 +15,8 @@ urlpatterns = [
     # Browsers ask for /favicon.ico before reading a page's <link rel="icon">.
     path("favicon.ico", RedirectView.as_view(url=static("hisadmin/favicon.svg"), permanent=True)),
     path("api/v1/", api.urls),
+    # FHIR R4 facade, read-only; the same bearer tokens as the JSON API (or a session).
+    path("fhir/R4/", include(fhir_urls(bearer=TokenAuth().authenticate))),
     path("admin/", admin.site.urls),
 ]
 
