@@ -25,8 +25,14 @@ from patients.use_cases.beds import (
 )
 
 
-@shared_task(name="patients.follow_up", acks_late=True, ignore_result=True,
-             autoretry_for=(Exception,), retry_backoff=True, max_retries=8)
+@shared_task(
+    name="patients.follow_up",
+    acks_late=True,
+    ignore_result=True,
+    autoretry_for=(Exception,),
+    retry_backoff=True,
+    max_retries=8,
+)
 def follow_up(stream_pk: str, seq: int) -> str:
     store = get_store("relay")
     event = queries.event(store, stream_pk, int(seq))
@@ -37,7 +43,8 @@ def follow_up(stream_pk: str, seq: int) -> str:
         set_bed_to_cleaning(left, UnitOfWork(store), actor=SYSTEM_ACTOR)
         return "bed set to cleaning"
     if event["type"] in OCCUPANT_EVENTS:
-        changed = refresh_occupant(RefreshOccupant(keys.suffix(stream_pk)), UnitOfWork(store),
-                                   actor=SYSTEM_ACTOR)
+        changed = refresh_occupant(
+            RefreshOccupant(keys.suffix(stream_pk)), UnitOfWork(store), actor=SYSTEM_ACTOR
+        )
         return "bed card refreshed" if changed else "nothing to do"
     return "nothing to do"

@@ -57,38 +57,67 @@ class BedOut(Schema):
 
 def bed_out(bed: Bed, today: date) -> dict[str, Any]:
     occupant = bed.occupant
-    patient = None if occupant is None else {
-        "id": occupant.patient_id, "name": occupant.display_name, "sex": occupant.sex,
-        "birth_date": occupant.birth_date, "age": occupant.age(today),
-        "admitted_at": occupant.admitted_at, "length_of_stay": occupant.length_of_stay(today),
-        "allergies": occupant.allergy_status}
-    return {"code": bed.code, "state": str(bed.state), "since": bed.since,
-            "patient_id": occupant and occupant.patient_id, "patient": patient}
+    patient = (
+        None
+        if occupant is None
+        else {
+            "id": occupant.patient_id,
+            "name": occupant.display_name,
+            "sex": occupant.sex,
+            "birth_date": occupant.birth_date,
+            "age": occupant.age(today),
+            "admitted_at": occupant.admitted_at,
+            "length_of_stay": occupant.length_of_stay(today),
+            "allergies": occupant.allergy_status,
+        }
+    )
+    return {
+        "code": bed.code,
+        "state": str(bed.state),
+        "since": bed.since,
+        "patient_id": occupant and occupant.patient_id,
+        "patient": patient,
+    }
 
 
 def ward_out(code: str, ward: dict[str, Any], board: list[Bed]) -> dict[str, Any]:
     departments = reference.all_of(get_store(), "Department")
     department = ward.get("departmentId", "")
     m = ward_metrics(board)
-    return {"code": code, "name": ward.get("name", code), "department": department,
-            "department_name": (departments.get(department) or {}).get("name", department),
-            "beds": m.beds, "occupied": m.occupied, "free": m.free, "cleaning": m.cleaning}
+    return {
+        "code": code,
+        "name": ward.get("name", code),
+        "department": department,
+        "department_name": (departments.get(department) or {}).get("name", department),
+        "beds": m.beds,
+        "occupied": m.occupied,
+        "free": m.free,
+        "cleaning": m.cleaning,
+    }
 
 
-@router.get("", response={200: list[WardOut], 401: Problem, 403: Problem},
-            summary="Wards with their bed counts")
+@router.get(
+    "",
+    response={200: list[WardOut], 401: Problem, 403: Problem},
+    summary="Wards with their bed counts",
+)
 def wards(request: HttpRequest, department: str = "") -> list[dict[str, Any]]:
     """Active wards by code (``department``: only that department's), each with its beds
     counted: occupied, free, being cleaned."""
     policy.require(request.user, "read_beds")
     store = get_store()
-    return [ward_out(w["code"], w, beds.board(store, w["code"], w.get("beds", [])))
-            for w in reference.active(store, "Ward")
-            if not department or w.get("departmentId") == department]
+    return [
+        ward_out(w["code"], w, beds.board(store, w["code"], w.get("beds", [])))
+        for w in reference.active(store, "Ward")
+        if not department or w.get("departmentId") == department
+    ]
 
 
-@router.get("/{code}/beds", response={200: list[BedOut], **ERRORS_SCHEMA},
-            summary="A ward's beds: free, occupied (by whom) or being cleaned")
+@router.get(
+    "/{code}/beds",
+    response={200: list[BedOut], **ERRORS_SCHEMA},
+    summary="A ward's beds: free, occupied (by whom) or being cleaned",
+)
 def ward_beds(request: HttpRequest, code: str) -> list[dict[str, Any]]:
     """Every bed of the ward in the ward's order (the counts: ``GET /wards``). An unknown
     ward is a 404 problem."""
@@ -99,8 +128,11 @@ def ward_beds(request: HttpRequest, code: str) -> list[dict[str, Any]]:
     return [bed_out(b, today) for b in beds.board(store, code, ward.get("beds", []))]
 
 
-@router.post("/{code}/beds/{bed}/clean", response={200: BedOut, **ERRORS_SCHEMA},
-             summary="Mark a bed being cleaned as clean: it is free again")
+@router.post(
+    "/{code}/beds/{bed}/clean",
+    response={200: BedOut, **ERRORS_SCHEMA},
+    summary="Mark a bed being cleaned as clean: it is free again",
+)
 def clean_bed(request: HttpRequest, code: str, bed: str) -> dict[str, Any]:
     """A nurse or a clerk. 404: unknown ward or bed; 409: the bed is not being cleaned."""
     policy.require(request.user, "clean_bed")

@@ -23,8 +23,11 @@ class BedState(StrEnum):
     CLEANING = "cleaning"
 
 
-BED_STATE_LABELS = {BedState.FREE: "Free", BedState.OCCUPIED: "Occupied",
-                    BedState.CLEANING: "Being cleaned"}
+BED_STATE_LABELS = {
+    BedState.FREE: "Free",
+    BedState.OCCUPIED: "Occupied",
+    BedState.CLEANING: "Being cleaned",
+}
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,16 @@ class Occupant:
 
     @classmethod
     def of(cls, patient: Patient, admission: Admission) -> Occupant:
-        return cls(patient_id=patient.patient_id, admission_id=admission.admission_id,
-                   family_name=patient.family_name, given_name=patient.given_name,
-                   sex=patient.sex, birth_date=patient.birth_date.isoformat(),
-                   admitted_at=admission.started_at,
-                   allergy_status=str(patient.allergy_status))
+        return cls(
+            patient_id=patient.patient_id,
+            admission_id=admission.admission_id,
+            family_name=patient.family_name,
+            given_name=patient.given_name,
+            sex=patient.sex,
+            birth_date=patient.birth_date.isoformat(),
+            admitted_at=admission.started_at,
+            allergy_status=str(patient.allergy_status),
+        )
 
     @property
     def display_name(self) -> str:
@@ -73,18 +81,29 @@ class Occupant:
         return max(0, (today - started).days)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"patientId": self.patient_id, "admissionId": self.admission_id,
-                "familyName": self.family_name, "givenName": self.given_name,
-                "sex": self.sex, "birthDate": self.birth_date, "admittedAt": self.admitted_at,
-                "allergyStatus": self.allergy_status}
+        return {
+            "patientId": self.patient_id,
+            "admissionId": self.admission_id,
+            "familyName": self.family_name,
+            "givenName": self.given_name,
+            "sex": self.sex,
+            "birthDate": self.birth_date,
+            "admittedAt": self.admitted_at,
+            "allergyStatus": self.allergy_status,
+        }
 
     @classmethod
     def from_dict(cls, c: dict[str, Any]) -> Occupant:
-        return cls(patient_id=c["patientId"], admission_id=c["admissionId"],
-                   family_name=c.get("familyName", ""), given_name=c.get("givenName", ""),
-                   sex=c.get("sex", "unknown"), birth_date=c.get("birthDate", ""),
-                   admitted_at=c.get("admittedAt", ""),
-                   allergy_status=c.get("allergyStatus", AllergyStatus.UNKNOWN))
+        return cls(
+            patient_id=c["patientId"],
+            admission_id=c["admissionId"],
+            family_name=c.get("familyName", ""),
+            given_name=c.get("givenName", ""),
+            sex=c.get("sex", "unknown"),
+            birth_date=c.get("birthDate", ""),
+            admitted_at=c.get("admittedAt", ""),
+            allergy_status=c.get("allergyStatus", AllergyStatus.UNKNOWN),
+        )
 
 
 @dataclass(frozen=True)
@@ -113,5 +132,9 @@ class WardMetrics:
 
 def ward_metrics(beds: Iterable[Bed]) -> WardMetrics:
     counts = Counter(b.state for b in beds)
-    return WardMetrics(beds=sum(counts.values()), occupied=counts[BedState.OCCUPIED],
-                       free=counts[BedState.FREE], cleaning=counts[BedState.CLEANING])
+    return WardMetrics(
+        beds=sum(counts.values()),
+        occupied=counts[BedState.OCCUPIED],
+        free=counts[BedState.FREE],
+        cleaning=counts[BedState.CLEANING],
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -27,15 +27,16 @@ from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients.domain.beds import Bed, BedState, ward_metrics
 from patients.domain.errors import DomainError
-from patients.domain.records import ALLERGY_STATUS_LABELS, AllergyStatus
+from patients.domain.records import ALLERGY_STATUS_LABELS, SEX_LABELS, AllergyStatus
 from patients.persistence import beds, reference
 from patients.use_cases.beds import MarkBedClean, mark_bed_clean, ward_entry
 
 REFRESH_SECONDS = 3
 CARDS_MARKER = "X-Bed-Board"  # the response header of the cards' refresh (freshness.js)
-PICKS = {"admit": ("admin:patient_admit", "Admit here"),
-         "transfer": ("admin:patient_transfer", "Move here")}
-SEX_LABELS = {"female": "Female", "male": "Male", "other": "Other", "unknown": "Sex unknown"}
+PICKS = {
+    "admit": ("admin:patient_admit", "Admit here"),
+    "transfer": ("admin:patient_transfer", "Move here"),
+}
 
 
 # ------------------------------------------------------------------ choosing a bed
@@ -53,8 +54,11 @@ class Placement:
 def ward_choices(store: DocumentStore, department: str) -> list[tuple[str, str]]:
     """(code, name) of the department's active wards, by name."""
     wards = reference.all_of(store, "Ward")
-    return [(code, name) for code, name in reference.choices(store, "Ward")
-            if wards[code].get("departmentId") == department]
+    return [
+        (code, name)
+        for code, name in reference.choices(store, "Ward")
+        if wards[code].get("departmentId") == department
+    ]
 
 
 def placement(store: DocumentStore, department: str = "", ward: str = "") -> Placement:
@@ -70,8 +74,11 @@ def placement(store: DocumentStore, department: str = "", ward: str = "") -> Pla
     free: list[str] = []
     if ward:
         entry = reference.all_of(store, "Ward")[ward]
-        free = [b.code for b in beds.board(store, ward, entry.get("beds", []))
-                if b.state == BedState.FREE]
+        free = [
+            b.code
+            for b in beds.board(store, ward, entry.get("beds", []))
+            if b.state == BedState.FREE
+        ]
     return Placement(departments, department, wards, ward, free)
 
 
@@ -87,35 +94,59 @@ def _name(entries: dict[str, dict[str, Any]], code: str | None) -> str:
     return (entries.get(code or "") or {}).get("name") or code or ""
 
 
-def _card(bed: Bed, today: Any) -> dict[str, Any]:
-    card: dict[str, Any] = {"code": bed.code, "state": str(bed.state), "label": bed.label,
-                            "since": (bed.since or "")[:16].replace("T", " ")}
+def _card(bed: Bed, today: date) -> dict[str, Any]:
+    card: dict[str, Any] = {
+        "code": bed.code,
+        "state": str(bed.state),
+        "label": bed.label,
+        "since": (bed.since or "")[:16].replace("T", " "),
+    }
     o = bed.occupant
     if o is not None:
         status = AllergyStatus(o.allergy_status)
-        card.update(patient_id=o.patient_id, name=o.display_name, age=o.age(today),
-                    sex=SEX_LABELS.get(o.sex, o.sex), admitted_on=o.admitted_at[:10],
-                    stay=o.length_of_stay(today), allergy=str(status),
-                    allergy_label=ALLERGY_STATUS_LABELS[status])
+        sex = "Sex unknown" if o.sex == "unknown" else SEX_LABELS.get(o.sex, o.sex)
+        card.update(
+            patient_id=o.patient_id,
+            name=o.display_name,
+            age=o.age(today),
+            sex=sex,
+            admitted_on=o.admitted_at[:10],
+            stay=o.length_of_stay(today),
+            allergy=str(status),
+            allergy_label=ALLERGY_STATUS_LABELS[status],
+        )
     return card
 
 
 def _pick(request: HttpRequest, ward: dict[str, Any]) -> dict[str, Any] | None:
+    """Pick mode, when asked for by a user who may admit / transfer: where a free card
+    leads (``form``: the patient's form, to which the ward and bed are added)."""
     kind, patient = request.GET.get("pick", ""), request.GET.get("patient", "")
-    if kind not in PICKS or not patient:
+    if kind not in PICKS or not patient or not policy.allows(request.user, kind):
         return None
     url_name, label = PICKS[kind]
-    if not policy.allows(request.user, kind):
-        return None
     try:
-        base = reverse(url_name, args=[patient])
+        form = reverse(url_name, args=[patient])
     except NoReverseMatch:  # a mangled id: no pick links, the board still shows
         return None
-    return {"kind": kind, "label": label, "patient": patient, "back": base,
-            "department": request.GET.get("department") or ward.get("departmentId", ""),
-            "href": lambda bed: base + "?" + urlencode({
-                "department_id": ward.get("departmentId", ""), "ward_id": ward["code"],
-                "bed": bed})}
+    return {
+        "kind": kind,
+        "label": label,
+        "patient": patient,
+        "back": form,
+        "form": form,
+        "department": request.GET.get("department") or ward.get("departmentId", ""),
+    }
+
+
+def _pick_href(pick: dict[str, Any], ward: dict[str, Any], bed: str) -> str:
+    return (
+        pick["form"]
+        + "?"
+        + urlencode(
+            {"department_id": ward.get("departmentId", ""), "ward_id": ward["code"], "bed": bed}
+        )
+    )
 
 
 def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
@@ -129,20 +160,29 @@ def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
     if pick is not None:
         for card in cards:
             if card["state"] == BedState.FREE:
-                card["pick_href"] = pick["href"](card["code"])
+                card["pick_href"] = _pick_href(pick, ward, card["code"])
     departments = reference.all_of(store, "Department")
     wards = reference.all_of(store, "Ward")
     # Admitting: the department was chosen on the form, so only its wards are offered.
     only = pick["department"] if pick is not None and pick["kind"] == "admit" else ""
-    switch = [(code, f"{name} · {_name(departments, wards[code].get('departmentId'))}")
-              for code, name in reference.choices(store, "Ward")
-              if not only or wards[code].get("departmentId") == only]
-    return {"ward": ward, "cards": cards, "metrics": ward_metrics(board),
-            "department_name": _name(departments, ward.get("departmentId")),
-            "can_clean": policy.allows(request.user, "clean_bed"),
-            "pick": pick, "switch": switch, "refresh": REFRESH_SECONDS,
-            "loaded_at": time.time(), "query_ms": (time.perf_counter() - started) * 1000,
-            "query": request.GET.urlencode()}
+    switch = [
+        (code, f"{name} · {_name(departments, wards[code].get('departmentId'))}")
+        for code, name in reference.choices(store, "Ward")
+        if not only or wards[code].get("departmentId") == only
+    ]
+    return {
+        "ward": ward,
+        "cards": cards,
+        "metrics": ward_metrics(board),
+        "department_name": _name(departments, ward.get("departmentId")),
+        "can_clean": policy.allows(request.user, "clean_bed"),
+        "pick": pick,
+        "switch": switch,
+        "refresh": REFRESH_SECONDS,
+        "loaded_at": time.time(),
+        "query_ms": (time.perf_counter() - started) * 1000,
+        "query": request.GET.urlencode(),
+    }
 
 
 @requires("read_beds")
@@ -155,9 +195,11 @@ def ward_index(request: HttpRequest) -> HttpResponse:
     for code, name in reference.choices(store, "Ward"):
         m = ward_metrics(beds.board(store, code, wards[code].get("beds", [])))
         groups.setdefault(_name(departments, wards[code].get("departmentId")), []).append(
-            {"code": code, "name": name, "metrics": m})
-    return admin.site.render(request, "patients/bed_board.html",
-                             {"groups": sorted(groups.items())}, title="Bed boards")
+            {"code": code, "name": name, "metrics": m}
+        )
+    return admin.site.render(
+        request, "patients/bed_board.html", {"groups": sorted(groups.items())}, title="Bed boards"
+    )
 
 
 @requires("read_beds")
@@ -177,12 +219,16 @@ def bed_board(request: HttpRequest, ward_id: str) -> HttpResponse:
         return redirect("admin:ward_index")
     if request.htmx:
         # Marked, so the page's live script swaps in only this answer (never a login page).
-        response = TemplateResponse(request, "patients/_bed_cards.html", context,
-                                    headers={CARDS_MARKER: "1"})
+        response = TemplateResponse(
+            request, "patients/_bed_cards.html", context, headers={CARDS_MARKER: "1"}
+        )
     else:
-        response = admin.site.render(request, "patients/bed_board.html",
-                                     {**context, "marker": CARDS_MARKER},
-                                     title=f"Bed board: {context['ward']['name']}")
+        response = admin.site.render(
+            request,
+            "patients/bed_board.html",
+            {**context, "marker": CARDS_MARKER},
+            title=f"Bed board: {context['ward']['name']}",
+        )
     patch_vary_headers(response, ["HX-Request"])
     return response
 
@@ -215,19 +261,30 @@ def offer(form: Any, where: Placement, *, refresh_url: str) -> None:
     """Give an admit or transfer form the department's wards and the ward's free beds; a
     changed department or ward re-renders those fields in place (htmx posts the form with
     ``refresh``; without scripts, the "Show free beds" button does the same)."""
-    for name, choices in (("department_id", where.departments), ("ward_id", where.wards),
-                          ("bed", [NO_BED, *((b, b) for b in where.free_beds)])):
+    for name, choices in (
+        ("department_id", where.departments),
+        ("ward_id", where.wards),
+        ("bed", [NO_BED, *((b, b) for b in where.free_beds)]),
+    ):
         field = form.fields[name]
         if isinstance(field, forms.ChoiceField):
             field.choices = choices
         else:  # free text underneath: the use case judges it
             field.widget.choices = choices
     count = len(where.free_beds)
-    form.fields["bed"].help_text = (f"{count} free bed{'s' if count != 1 else ''} on this ward; "
-                                    "occupied beds and beds being cleaned are not offered.")
-    live = {"hx-post": refresh_url, "hx-trigger": "change", "hx-target": "#bed-fields",
-            "hx-select": "#bed-fields", "hx-swap": "outerHTML", "hx-include": "closest form",
-            "hx-vals": '{"refresh": "1"}'}
+    form.fields["bed"].help_text = (
+        f"{count} free bed{'s' if count != 1 else ''} on this ward; "
+        "occupied beds and beds being cleaned are not offered."
+    )
+    live = {
+        "hx-post": refresh_url,
+        "hx-trigger": "change",
+        "hx-target": "#bed-fields",
+        "hx-select": "#bed-fields",
+        "hx-swap": "outerHTML",
+        "hx-include": "closest form",
+        "hx-vals": '{"refresh": "1"}',
+    }
     for name in ("department_id", "ward_id"):
         form.fields[name].widget.attrs.update(live)
 
@@ -236,8 +293,9 @@ def placement_from(request: HttpRequest, department: str = "", ward: str = "") -
     """The placement the request asks for (POST, else GET), ``department``/``ward`` when it
     names none."""
     data = request.POST if request.method == "POST" else request.GET
-    return placement(get_store(), data.get("department_id") or department,
-                     data.get("ward_id") or ward)
+    return placement(
+        get_store(), data.get("department_id") or department, data.get("ward_id") or ward
+    )
 
 
 def refreshing(request: HttpRequest) -> bool:
@@ -245,13 +303,17 @@ def refreshing(request: HttpRequest) -> bool:
     return request.method == "POST" and "refresh" in request.POST
 
 
-def initial_from(request: HttpRequest, where: Placement, fields: tuple[str, ...],
-                 **defaults: Any) -> dict[str, Any]:
+def initial_from(
+    request: HttpRequest, where: Placement, fields: tuple[str, ...], **defaults: Any
+) -> dict[str, Any]:
     """Initial values for a re-rendered form: what was entered (``fields``), the placement,
     and the bed asked for while it is free."""
     data = request.POST if request.method == "POST" else request.GET
     initial = {**defaults, **{f: data[f] for f in fields if f in data}}
     bed = data.get("bed", "")
-    initial.update(department_id=where.department, ward_id=where.ward,
-                   bed=bed if bed in where.free_beds else "")
+    initial.update(
+        department_id=where.department,
+        ward_id=where.ward,
+        bed=bed if bed in where.free_beds else "",
+    )
     return initial

@@ -57,28 +57,43 @@ def bed_doc_id(bed: str) -> str:
 
 
 def _doc(ward_id: str, bed: str, contents: dict) -> Document:
-    return wrap(doc_id=bed_doc_id(bed), pk=ward_pk(ward_id), doc_type=BED,
-                contents={"wardId": ward_id, "bed": bed, **contents})
+    return wrap(
+        doc_id=bed_doc_id(bed),
+        pk=ward_pk(ward_id),
+        doc_type=BED,
+        contents={"wardId": ward_id, "bed": bed, **contents},
+    )
 
 
 def occupied_doc(ward_id: str, bed: str, occupant: Occupant, now: datetime) -> Document:
-    return _doc(ward_id, bed, {"state": str(BedState.OCCUPIED), "since": now.isoformat(),
-                               "admissionId": occupant.admission_id,
-                               "patientId": occupant.patient_id,
-                               "occupant": occupant.to_dict()})
+    return _doc(
+        ward_id,
+        bed,
+        {
+            "state": str(BedState.OCCUPIED),
+            "since": now.isoformat(),
+            "admissionId": occupant.admission_id,
+            "patientId": occupant.patient_id,
+            "occupant": occupant.to_dict(),
+        },
+    )
 
 
 def cleaning_doc(ward_id: str, bed: str, admission_id: str, now: datetime) -> Document:
-    return _doc(ward_id, bed, {"state": str(BedState.CLEANING), "since": now.isoformat(),
-                               "admissionId": admission_id})
+    return _doc(
+        ward_id,
+        bed,
+        {"state": str(BedState.CLEANING), "since": now.isoformat(), "admissionId": admission_id},
+    )
 
 
 def bed_from_doc(doc: Document) -> Bed:
     c = doc["docContents"]
     state = BedState(c["state"])
     occupant = Occupant.from_dict(c["occupant"]) if state == BedState.OCCUPIED else None
-    return Bed(ward_id=c["wardId"], code=c["bed"], state=state, occupant=occupant,
-               since=c.get("since"))
+    return Bed(
+        ward_id=c["wardId"], code=c["bed"], state=state, occupant=occupant, since=c.get("since")
+    )
 
 
 # ------------------------------------------------------------------ reads
@@ -91,8 +106,12 @@ def held(store: DocumentStore, ward_id: str) -> dict[str, Document]:
 def board(store: DocumentStore, ward_id: str, bed_codes: list[str]) -> list[Bed]:
     """Every bed of the ward in ``bed_codes`` order, free unless held (one query)."""
     docs = held(store, ward_id)
-    return [bed_from_doc(docs[code]) if code in docs
-            else Bed(ward_id=ward_id, code=code, state=BedState.FREE) for code in bed_codes]
+    return [
+        bed_from_doc(docs[code])
+        if code in docs
+        else Bed(ward_id=ward_id, code=code, state=BedState.FREE)
+        for code in bed_codes
+    ]
 
 
 def read_bed(store: DocumentStore, ward_id: str, bed: str) -> Document | None:
@@ -118,8 +137,9 @@ def _holder(store: DocumentStore, doc: Document) -> str:
     return "active" if stay.status == AdmissionStatus.ACTIVE and here else "left"
 
 
-def reserve(store: DocumentStore, *, ward_id: str, bed: str, occupant: Occupant,
-            now: datetime | None = None) -> Document:
+def reserve(
+    store: DocumentStore, *, ward_id: str, bed: str, occupant: Occupant, now: datetime | None = None
+) -> Document:
     """Hold a free bed for ``occupant`` (one create); BedOccupied / BedBeingCleaned if not
     free. A hold whose patient has left but whose cleaning was never recorded (the
     follow-up is late or lost) is set to cleaning here, so the board shows the truth."""
@@ -136,19 +156,24 @@ def reserve(store: DocumentStore, *, ward_id: str, bed: str, occupant: Occupant,
             raise BedOccupied(f"Bed {bed} was just taken; choose a free bed.") from None
     c = current["docContents"]
     if c["state"] == BedState.CLEANING:
-        raise BedBeingCleaned(f"Bed {bed} is being cleaned; choose a free bed, or mark it "
-                              "clean on the bed board first.")
+        raise BedBeingCleaned(
+            f"Bed {bed} is being cleaned; choose a free bed, or mark it "
+            "clean on the bed board first."
+        )
     holder = _holder(store, current)
     if holder in ("active", "in-flight"):
         raise BedOccupied(f"Bed {bed} is occupied; choose a free bed.")
     if holder == "left":
         try:
-            store.replace(cleaning_doc(ward_id, bed, c["admissionId"], now),
-                          if_match=current["_etag"])
+            store.replace(
+                cleaning_doc(ward_id, bed, c["admissionId"], now), if_match=current["_etag"]
+            )
         except errors.PreconditionFailed:
             pass  # changed meanwhile: whoever changed it knew better
-        raise BedBeingCleaned(f"Bed {bed} is being cleaned; choose a free bed, or mark it "
-                              "clean on the bed board first.")
+        raise BedBeingCleaned(
+            f"Bed {bed} is being cleaned; choose a free bed, or mark it "
+            "clean on the bed board first."
+        )
     try:  # never committed: the hold was a failed command's
         return store.replace(doc, if_match=current["_etag"])
     except errors.PreconditionFailed:
@@ -158,14 +183,14 @@ def reserve(store: DocumentStore, *, ward_id: str, bed: str, occupant: Occupant,
 def release(store: DocumentStore, reservation: Document) -> None:
     """Undo :func:`reserve` (the command it was for failed)."""
     try:
-        store.delete(reservation["partitionKey"], reservation["id"],
-                     if_match=reservation["_etag"])
+        store.delete(reservation["partitionKey"], reservation["id"], if_match=reservation["_etag"])
     except (errors.NotFound, errors.PreconditionFailed):
         pass
 
 
-def leave(store: DocumentStore, *, ward_id: str, bed: str, admission_id: str,
-          now: datetime | None = None) -> bool:
+def leave(
+    store: DocumentStore, *, ward_id: str, bed: str, admission_id: str, now: datetime | None = None
+) -> bool:
     """Set the bed to cleaning if ``admission_id`` still occupies it; True if it did.
 
     Idempotent: a bed already being cleaned, taken by someone else or free is left as is.
@@ -176,13 +201,13 @@ def leave(store: DocumentStore, *, ward_id: str, bed: str, admission_id: str,
     c = doc["docContents"]
     if c["state"] != BedState.OCCUPIED or c["admissionId"] != admission_id:
         return False
-    store.replace(cleaning_doc(ward_id, bed, admission_id, now or datetime.now(UTC)),
-                  if_match=doc["_etag"])
+    store.replace(
+        cleaning_doc(ward_id, bed, admission_id, now or datetime.now(UTC)), if_match=doc["_etag"]
+    )
     return True
 
 
-def refresh_occupant(store: DocumentStore, *, ward_id: str, bed: str,
-                     occupant: Occupant) -> bool:
+def refresh_occupant(store: DocumentStore, *, ward_id: str, bed: str, occupant: Occupant) -> bool:
     """Rewrite what the board shows of the bed's patient, if that admission occupies it and
     anything changed; True if it wrote."""
     doc = read_bed(store, ward_id, bed)
@@ -193,8 +218,14 @@ def refresh_occupant(store: DocumentStore, *, ward_id: str, bed: str,
         return False
     if c.get("occupant") == occupant.to_dict():
         return False
-    fresh = _doc(ward_id, bed, {**{k: v for k, v in c.items() if k not in ("wardId", "bed")},
-                                "occupant": occupant.to_dict()})
+    fresh = _doc(
+        ward_id,
+        bed,
+        {
+            **{k: v for k, v in c.items() if k not in ("wardId", "bed")},
+            "occupant": occupant.to_dict(),
+        },
+    )
     store.replace(fresh, if_match=doc["_etag"])
     return True
 
@@ -203,8 +234,9 @@ def clean(uow: UnitOfWork, *, ward_id: str, bed: str, actor: Actor, now: datetim
     """Free a bed being cleaned: its document goes, a ``BedCleaned`` event naming the actor
     is appended to the ward's stream, in one batch. BedNotBeingCleaned otherwise."""
     pk = ward_pk(ward_id)
-    refused = BedNotBeingCleaned(f"Bed {bed} is not being cleaned; only a bed whose patient "
-                                 "has left is marked clean.")
+    refused = BedNotBeingCleaned(
+        f"Bed {bed} is not being cleaned; only a bed whose patient has left is marked clean."
+    )
     try:
         doc = uow.get(pk, bed_doc_id(bed))
     except errors.NotFound:
@@ -213,10 +245,10 @@ def clean(uow: UnitOfWork, *, ward_id: str, bed: str, actor: Actor, now: datetim
     if c["state"] != BedState.CLEANING:
         raise refused
     uow.delete(doc)
-    event = BedCleaned(ward_id=ward_id, bed=bed, admission_id=c.get("admissionId"),
-                       cleaning_since=c.get("since"))
-    append_events(uow, pk, [(event.event_type, event.payload())], actor=actor.as_dict(),
-                  now=now)
+    event = BedCleaned(
+        ward_id=ward_id, bed=bed, admission_id=c.get("admissionId"), cleaning_since=c.get("since")
+    )
+    append_events(uow, pk, [(event.event_type, event.payload())], actor=actor.as_dict(), now=now)
     try:
         uow.commit()
     except StaleWrite:  # cleaned (or otherwise changed) by someone else at the same moment
@@ -250,8 +282,10 @@ def migrate_legacy(store: DocumentStore, wards: dict[str, dict]) -> int:
             if old is None:
                 continue
             c = old["docContents"]
-            if _holder(store, {**old, "docContents": {**c, "wardId": ward_id, "bed": bed}}) \
-                    == "active":
+            if (
+                _holder(store, {**old, "docContents": {**c, "wardId": ward_id, "bed": bed}})
+                == "active"
+            ):
                 occupant = _legacy_occupant(store, c["patientId"], c["admissionId"])
                 if occupant is not None:
                     try:
@@ -266,8 +300,7 @@ def migrate_legacy(store: DocumentStore, wards: dict[str, dict]) -> int:
     return moved
 
 
-def _legacy_occupant(store: DocumentStore, patient_id: str, admission_id: str
-                     ) -> Occupant | None:
+def _legacy_occupant(store: DocumentStore, patient_id: str, admission_id: str) -> Occupant | None:
     pk = keys.patient(patient_id)
     patient = store.try_read(pk, PATIENT_ID)
     admission = store.try_read(pk, admission_doc_id(admission_id))

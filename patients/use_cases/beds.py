@@ -26,8 +26,12 @@ from patients.persistence.repository import PatientRecords
 # The events after which a bed may have been left, as the relay's consumers filter them.
 BED_LEAVING_EVENTS = (EventType.ADMISSION_ENDED, EventType.PATIENT_TRANSFERRED)
 # The events that change what a bed card shows of its patient.
-OCCUPANT_EVENTS = (EventType.DEMOGRAPHICS_UPDATED, EventType.ALLERGY_ADDED,
-                   EventType.ALLERGY_REMOVED, EventType.NO_KNOWN_ALLERGIES_RECORDED)
+OCCUPANT_EVENTS = (
+    EventType.DEMOGRAPHICS_UPDATED,
+    EventType.ALLERGY_ADDED,
+    EventType.ALLERGY_REMOVED,
+    EventType.NO_KNOWN_ALLERGIES_RECORDED,
+)
 BED_EVENTS = (*BED_LEAVING_EVENTS, *OCCUPANT_EVENTS)
 MIGRATION_STEP = "beds-by-ward"
 
@@ -84,8 +88,13 @@ def mark_bed_clean(cmd: MarkBedClean, uow: UnitOfWork, *, actor: Actor) -> None:
     beds.known_bed(ward_entry(uow.store, cmd.ward_id), cmd.bed)
     for attempt in range(3):
         try:
-            beds.clean(uow if attempt == 0 else UnitOfWork(uow.store), ward_id=cmd.ward_id,
-                       bed=cmd.bed, actor=actor, now=datetime.now(UTC))
+            beds.clean(
+                uow if attempt == 0 else UnitOfWork(uow.store),
+                ward_id=cmd.ward_id,
+                bed=cmd.bed,
+                actor=actor,
+                now=datetime.now(UTC),
+            )
             return
         except StaleWrite:  # another bed of the ward was cleaned at once: the stream moved
             if attempt == 2:
@@ -99,8 +108,9 @@ def refresh_occupant(cmd: RefreshOccupant, uow: UnitOfWork, *, actor: Actor) -> 
     stay = record.admission
     if stay is None or not stay.bed:
         return False
-    return beds.refresh_occupant(uow.store, ward_id=stay.ward_id, bed=stay.bed,
-                                 occupant=Occupant.of(record.patient, stay))
+    return beds.refresh_occupant(
+        uow.store, ward_id=stay.ward_id, bed=stay.bed, occupant=Occupant.of(record.patient, stay)
+    )
 
 
 def migrate_bed_holds(uow: UnitOfWork, *, actor: Actor) -> Iterator[str]:

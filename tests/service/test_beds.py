@@ -42,13 +42,19 @@ def store(his_store: DocumentStore) -> DocumentStore:
 
 
 def _patient(store: DocumentStore, family: str) -> str:
-    return use_cases.register_patient(use_cases.RegisterPatient(
-        "Ann", family, date(1950, 5, 17), "female"), UnitOfWork(store), actor=CLERK).patient_id
+    return use_cases.register_patient(
+        use_cases.RegisterPatient("Ann", family, date(1950, 5, 17), "female"),
+        UnitOfWork(store),
+        actor=CLERK,
+    ).patient_id
 
 
 def _admit(store: DocumentStore, pid: str, bed: str, ward: str = "MED-1") -> None:
-    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", ward, "Pneumonia", bed=bed),
-                            UnitOfWork(store), actor=CLERK)
+    use_cases.admit_patient(
+        use_cases.AdmitPatient(pid, "MED", ward, "Pneumonia", bed=bed),
+        UnitOfWork(store),
+        actor=CLERK,
+    )
 
 
 def _board(store: DocumentStore, ward: str = "MED-1") -> dict[str, object]:
@@ -62,8 +68,9 @@ def _follow_up_last(store: DocumentStore, pid: str) -> str:
 
 
 def _discharge(store: DocumentStore, pid: str) -> None:
-    use_cases.discharge_patient(use_cases.DischargePatient(pid, "home"), UnitOfWork(store),
-                                actor=CLERK)
+    use_cases.discharge_patient(
+        use_cases.DischargePatient(pid, "home"), UnitOfWork(store), actor=CLERK
+    )
 
 
 def test_it_shows_the_occupant_on_the_board_from_one_partition(store) -> None:
@@ -81,8 +88,7 @@ def test_it_shows_the_occupant_on_the_board_from_one_partition(store) -> None:
     assert [d["id"] for d in docs] == ["bed-M103"]  # a free bed has no document
 
 
-def test_it_sets_the_bed_to_cleaning_after_discharge_and_frees_it_when_marked_clean(
-        store) -> None:
+def test_it_sets_the_bed_to_cleaning_after_discharge_and_frees_it_when_marked_clean(store) -> None:
     first, second = _patient(store, "Leaving"), _patient(store, "Next")
     _admit(store, first, "M101")
     _discharge(store, first)
@@ -107,8 +113,7 @@ def test_it_records_who_marked_a_bed_clean_in_the_wards_stream(store) -> None:
     _discharge(store, pid)
     _follow_up_last(store, pid)
     mark_bed_clean(MarkBedClean("MED-1", "M102"), UnitOfWork(store), actor=NURSE)
-    events = store.query_all(beds.ward_pk("MED-1"),
-                             Query(where=(Cond("docType", "=", "Event"),)))
+    events = store.query_all(beds.ward_pk("MED-1"), Query(where=(Cond("docType", "=", "Event"),)))
     assert len(events) == 1
     c = events[0]["docContents"]
     assert c["type"] == "BedCleaned" and c["actor"]["username"] == "nurse"
@@ -145,8 +150,9 @@ def test_it_refuses_an_occupied_bed_and_writes_nothing(store) -> None:
 def test_it_moves_the_card_on_transfer_and_cleans_the_old_bed_after(store) -> None:
     pid = _patient(store, "Moving")
     _admit(store, pid, "M107")
-    use_cases.transfer_patient(use_cases.TransferPatient(pid, "MED-2", "M205"),
-                               UnitOfWork(store), actor=CLERK)
+    use_cases.transfer_patient(
+        use_cases.TransferPatient(pid, "MED-2", "M205"), UnitOfWork(store), actor=CLERK
+    )
     assert _board(store, "MED-2")["M205"].occupant.patient_id == pid
     assert _follow_up_last(store, pid) == "bed set to cleaning"
     assert _board(store)["M107"].state == BedState.CLEANING
@@ -166,11 +172,21 @@ def test_a_bed_whose_follow_up_is_late_is_set_to_cleaning_by_the_next_admission(
 
 def test_a_hold_that_never_committed_is_taken_over(store, monkeypatch) -> None:
     pid = _patient(store, "Taker")
-    store.create(wrap(doc_id=beds.bed_doc_id("M109"), pk=beds.ward_pk("MED-1"), doc_type="Bed",
-                      contents={"wardId": "MED-1", "bed": "M109", "state": "occupied",
-                                "patientId": pid, "admissionId": "never-committed",
-                                "occupant": {"patientId": pid,
-                                             "admissionId": "never-committed"}}))
+    store.create(
+        wrap(
+            doc_id=beds.bed_doc_id("M109"),
+            pk=beds.ward_pk("MED-1"),
+            doc_type="Bed",
+            contents={
+                "wardId": "MED-1",
+                "bed": "M109",
+                "state": "occupied",
+                "patientId": pid,
+                "admissionId": "never-committed",
+                "occupant": {"patientId": pid, "admissionId": "never-committed"},
+            },
+        )
+    )
     with pytest.raises(BedOccupied):  # young: it may still be in flight
         _admit(store, pid, "M109")
     monkeypatch.setattr(beds, "IN_FLIGHT_SECONDS", 0)
@@ -181,12 +197,16 @@ def test_a_hold_that_never_committed_is_taken_over(store, monkeypatch) -> None:
 def test_it_refreshes_the_card_after_an_allergy_or_a_name_change(store) -> None:
     pid = _patient(store, "Allergic")
     _admit(store, pid, "M110")
-    use_cases.add_allergy(use_cases.AddAllergy(pid, "Latex", "Hives", "mild"),
-                          UnitOfWork(store), actor=NURSE)
+    use_cases.add_allergy(
+        use_cases.AddAllergy(pid, "Latex", "Hives", "mild"), UnitOfWork(store), actor=NURSE
+    )
     assert _follow_up_last(store, pid) == "bed card refreshed"
     assert _board(store)["M110"].occupant.has_allergies
-    use_cases.update_demographics(use_cases.UpdateDemographics(
-        pid, "Ann", "Renamed", date(1950, 5, 17), "female"), UnitOfWork(store), actor=CLERK)
+    use_cases.update_demographics(
+        use_cases.UpdateDemographics(pid, "Ann", "Renamed", date(1950, 5, 17), "female"),
+        UnitOfWork(store),
+        actor=CLERK,
+    )
     _follow_up_last(store, pid)
     assert _board(store)["M110"].occupant.display_name == "RENAMED, Ann"
     assert _follow_up_last(store, pid) == "nothing to do"  # a redelivery
@@ -194,22 +214,33 @@ def test_it_refreshes_the_card_after_an_allergy_or_a_name_change(store) -> None:
 
 def test_it_moves_holds_of_the_per_bed_layout_once(store) -> None:
     held, left = _patient(store, "Legacy"), _patient(store, "LegacyGone")
-    use_cases.admit_patient(use_cases.AdmitPatient(held, "SURG", "SURG-1", "x", bed="S101"),
-                            UnitOfWork(store), actor=CLERK)
-    use_cases.admit_patient(use_cases.AdmitPatient(left, "SURG", "SURG-1", "x", bed="S102"),
-                            UnitOfWork(store), actor=CLERK)
+    use_cases.admit_patient(
+        use_cases.AdmitPatient(held, "SURG", "SURG-1", "x", bed="S101"),
+        UnitOfWork(store),
+        actor=CLERK,
+    )
+    use_cases.admit_patient(
+        use_cases.AdmitPatient(left, "SURG", "SURG-1", "x", bed="S102"),
+        UnitOfWork(store),
+        actor=CLERK,
+    )
     _discharge(store, left)
     # As the earlier layout stored them: one partition per bed, no ward documents.
     for pid, bed in ((held, "S101"), (left, "S102")):
         doc = beds.read_bed(store, "SURG-1", bed)
         store.delete(doc["partitionKey"], doc["id"])
         adm = doc["docContents"]["admissionId"]
-        store.create(wrap(doc_id=beds.LEGACY_DOC_ID, pk=beds.legacy_pk("SURG-1", bed),
-                          doc_type="BedOccupancy", contents={
-                              "wardId": "SURG-1", "bed": bed, "patientId": pid,
-                              "admissionId": adm}))
+        store.create(
+            wrap(
+                doc_id=beds.LEGACY_DOC_ID,
+                pk=beds.legacy_pk("SURG-1", bed),
+                doc_type="BedOccupancy",
+                contents={"wardId": "SURG-1", "bed": bed, "patientId": pid, "admissionId": adm},
+            )
+        )
     assert list(migrate_bed_holds(UnitOfWork(store), actor=SYSTEM_ACTOR)) == [
-        "bed holds moved to their wards: 1"]
+        "bed holds moved to their wards: 1"
+    ]
     board = _board(store, "SURG-1")
     assert board["S101"].occupant.patient_id == held
     assert board["S101"].occupant.display_name == "LEGACY, Ann"

@@ -22,13 +22,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def _register(store, given: str, family: str, born: date, sex: str) -> str:
-    return use_cases.register_patient(use_cases.RegisterPatient(given, family, born, sex=sex),
-                                      UnitOfWork(store), actor=SYSTEM_ACTOR).patient_id
+    return use_cases.register_patient(
+        use_cases.RegisterPatient(given, family, born, sex=sex),
+        UnitOfWork(store),
+        actor=SYSTEM_ACTOR,
+    ).patient_id
 
 
 def _admit(store, pid: str, ward: str, bed: str) -> None:
-    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", ward, "Pneumonia", bed=bed),
-                            UnitOfWork(store), actor=SYSTEM_ACTOR)
+    use_cases.admit_patient(
+        use_cases.AdmitPatient(pid, "MED", ward, "Pneumonia", bed=bed),
+        UnitOfWork(store),
+        actor=SYSTEM_ACTOR,
+    )
 
 
 @pytest.fixture
@@ -36,14 +42,19 @@ def ward(his_store, reference_data) -> dict[str, str]:
     """MED-1: M101 occupied (allergic), M102 being cleaned, M103 occupied; a patient waiting."""
     allergic = _register(his_store, "Ingrid", "Allergisch", date(1944, 4, 4), "female")
     _admit(his_store, allergic, "MED-1", "M101")
-    use_cases.add_allergy(use_cases.AddAllergy(allergic, "Latex", "Hives", "severe"),
-                          UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    use_cases.add_allergy(
+        use_cases.AddAllergy(allergic, "Latex", "Hives", "severe"),
+        UnitOfWork(his_store),
+        actor=SYSTEM_ACTOR,
+    )
     leaving = _register(his_store, "Lars", "Leaving", date(1960, 6, 6), "male")
     _admit(his_store, leaving, "MED-1", "M102")
-    use_cases.discharge_patient(use_cases.DischargePatient(leaving, "home"),
-                                UnitOfWork(his_store), actor=SYSTEM_ACTOR)
-    _admit(his_store, _register(his_store, "Tom", "Thumb", date(1999, 9, 9), "male"),
-           "MED-1", "M103")
+    use_cases.discharge_patient(
+        use_cases.DischargePatient(leaving, "home"), UnitOfWork(his_store), actor=SYSTEM_ACTOR
+    )
+    _admit(
+        his_store, _register(his_store, "Tom", "Thumb", date(1999, 9, 9), "male"), "MED-1", "M103"
+    )
     for pid in (allergic, leaving):  # what the relay's follow-up tasks would do
         stream = his_store.read(keys.patient(pid), "stream")["docContents"]["seq"]
         for seq in range(1, stream + 1):
@@ -57,8 +68,14 @@ def _card(page, bed: str):
 
 
 @pytest.mark.parametrize("width", [1024, 1440])
-def test_a_clerk_admits_to_a_bed_picked_on_the_board(live_server, browser, make_user,  # noqa: F811
-                                                     ward, width, tmp_path) -> None:
+def test_a_clerk_admits_to_a_bed_picked_on_the_board(
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    ward,
+    width,
+    tmp_path,
+) -> None:
     shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     make_user("clerk", "clerk")
@@ -97,17 +114,29 @@ def test_a_clerk_admits_to_a_bed_picked_on_the_board(live_server, browser, make_
 
 
 @pytest.mark.parametrize("width", [1024, 1440])
-def test_a_nurse_marks_a_bed_clean_and_sees_the_board_change(live_server, browser, make_user,  # noqa: F811
-                                                            ward, his_store, width,
-                                                            tmp_path) -> None:
+def test_a_nurse_marks_a_bed_clean_and_sees_the_board_change(
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    ward,
+    his_store,
+    width,
+    tmp_path,
+) -> None:
     shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     make_user("nurse", "nurse")
     base = live_server.url
     page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
     outside: list[str] = []
-    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(base)
-            and not r.url.startswith("data:") else None)
+    page.on(
+        "request",
+        lambda r: (
+            outside.append(r.url)
+            if not r.url.startswith(base) and not r.url.startswith("data:")
+            else None
+        ),
+    )
     login(page, base, "nurse")
     page.goto(f"{base}/admin/wards/MED-1/")
     page.screenshot(path=str(shots / f"bed-board-nurse-{width}.png"), full_page=True)

@@ -25,14 +25,11 @@ def login(make_user, reference_data) -> Callable[[str], Client]:
 
 
 def _cleaning(team, his_store, pid: str) -> None:
-    team["clerk"].post(f"/api/v1/patients/{pid}/discharge", {"disposition": "home"},
-                       content_type=J)
-    follow_up(keys.patient(pid), his_store.read(keys.patient(pid), "stream")
-              ["docContents"]["seq"])
+    team["clerk"].post(f"/api/v1/patients/{pid}/discharge", {"disposition": "home"}, content_type=J)
+    follow_up(keys.patient(pid), his_store.read(keys.patient(pid), "stream")["docContents"]["seq"])
 
 
-def test_it_shows_every_bed_as_a_card_with_the_ward_counts(login, team, admit, his_store
-                                                           ) -> None:
+def test_it_shows_every_bed_as_a_card_with_the_ward_counts(login, team, admit, his_store) -> None:
     admit("Cardholder", bed="M101")
     _cleaning(team, his_store, admit("Leaver", bed="M102"))
     page = login("nurse").get("/admin/wards/MED-1/")
@@ -101,13 +98,20 @@ def test_it_lists_the_wards_with_their_counts(login, admit) -> None:
 
 
 def _chart(team) -> str:
-    return team["clerk"].post("/api/v1/patients", {
-        "given_name": "Bea", "family_name": "Choosing", "birth_date": "1960-03-03"},
-        content_type=J).json()["id"]
+    return (
+        team["clerk"]
+        .post(
+            "/api/v1/patients",
+            {"given_name": "Bea", "family_name": "Choosing", "birth_date": "1960-03-03"},
+            content_type=J,
+        )
+        .json()["id"]
+    )
 
 
-def test_the_admit_form_offers_the_departments_wards_and_only_free_beds(login, team, admit,
-                                                                        his_store) -> None:
+def test_the_admit_form_offers_the_departments_wards_and_only_free_beds(
+    login, team, admit, his_store
+) -> None:
     admit("Taken", bed="M101")
     _cleaning(team, his_store, admit("Left", bed="M102"))
     pid = _chart(team)
@@ -117,8 +121,10 @@ def test_the_admit_form_offers_the_departments_wards_and_only_free_beds(login, t
     beds = [c for c, _ in form.fields["bed"].widget.choices]
     assert beds[0] == "" and "M101" not in beds and "M102" not in beds and "M103" in beds
     # Another department: its wards, the first ward's free beds; what was typed is kept.
-    again = clerk.post(f"/admin/patients/{pid}/admit/", {
-        "department_id": "CARD", "ward_id": "MED-1", "reason": "Chest pain", "refresh": "1"})
+    again = clerk.post(
+        f"/admin/patients/{pid}/admit/",
+        {"department_id": "CARD", "ward_id": "MED-1", "reason": "Chest pain", "refresh": "1"},
+    )
     form = again.context["form"]
     assert not form.is_bound and form.initial["reason"] == "Chest pain"
     assert [c for c, _ in form.fields["ward_id"].widget.choices] == ["CARD-A", "CARD-CCU"]
@@ -137,8 +143,10 @@ def test_the_admit_form_takes_a_bed_picked_on_the_board(login, team) -> None:
     assert len(picks) == 6 and "Admit here" in board.content.decode()
     chosen = clerk.get(picks[2]).context["form"]
     assert (chosen.initial["ward_id"], chosen.initial["bed"]) == ("MED-2", "M203")
-    r = clerk.post(f"/admin/patients/{pid}/admit/", {
-        "department_id": "MED", "ward_id": "MED-2", "bed": "M203", "reason": "Fall"})
+    r = clerk.post(
+        f"/admin/patients/{pid}/admit/",
+        {"department_id": "MED", "ward_id": "MED-2", "bed": "M203", "reason": "Fall"},
+    )
     assert r.status_code == 302
     assert clerk.get("/admin/wards/MED-2/").context["cards"][2]["state"] == "occupied"
 
@@ -146,8 +154,10 @@ def test_the_admit_form_takes_a_bed_picked_on_the_board(login, team) -> None:
 def test_the_admit_form_says_why_a_bed_taken_meanwhile_is_refused(login, team, admit) -> None:
     pid = _chart(team)
     admit("Quicker", bed="M106")
-    r = login("clerk").post(f"/admin/patients/{pid}/admit/", {
-        "department_id": "MED", "ward_id": "MED-1", "bed": "M106", "reason": "x"})
+    r = login("clerk").post(
+        f"/admin/patients/{pid}/admit/",
+        {"department_id": "MED", "ward_id": "MED-1", "bed": "M106", "reason": "x"},
+    )
     assert r.status_code == 200
     assert "Bed M106 is occupied" in " ".join(r.context["form"].errors["bed"])
 
@@ -159,8 +169,10 @@ def test_the_transfer_form_offers_free_beds_and_moves_the_card(login, team, admi
     assert form.initial["department_id"] == "MED" and form.initial["ward_id"] == "MED-1"
     assert "M107" not in [c for c, _ in form.fields["bed"].widget.choices]
     etag = form.initial["etag"]
-    r = clerk.post(f"/admin/patients/{pid}/transfer/", {
-        "department_id": "MED", "ward_id": "MED-2", "bed": "M201", "etag": etag})
+    r = clerk.post(
+        f"/admin/patients/{pid}/transfer/",
+        {"department_id": "MED", "ward_id": "MED-2", "bed": "M201", "etag": etag},
+    )
     assert r.status_code == 302
     assert clerk.get("/admin/wards/MED-2/").context["cards"][0]["patient_id"] == pid
     picked = clerk.get(f"/admin/wards/MED-1/?pick=transfer&patient={pid}")

@@ -21,8 +21,12 @@ def _beds(client: Client, ward: str = "MED-1") -> dict[str, dict]:
 
 def _leave(team: dict[str, Client], his_store, pid: str) -> None:
     """Discharge, then run the follow-up the relay would send (the bed goes to cleaning)."""
-    assert team["clerk"].post(f"/api/v1/patients/{pid}/discharge", {"disposition": "home"},
-                              content_type=J).status_code == 200
+    assert (
+        team["clerk"]
+        .post(f"/api/v1/patients/{pid}/discharge", {"disposition": "home"}, content_type=J)
+        .status_code
+        == 200
+    )
     seq = his_store.read(keys.patient(pid), "stream")["docContents"]["seq"]
     follow_up(keys.patient(pid), seq)
 
@@ -49,8 +53,13 @@ def test_it_lists_a_wards_beds_with_the_occupant(team, admit) -> None:
     assert bed["patient"]["id"] == pid and bed["patient"]["name"] == "OCCUPANT, Ann"
     assert bed["patient"]["length_of_stay"] == 0 and bed["patient"]["age"] >= 75
     assert bed["patient"]["allergies"] == "unknown"
-    assert beds["M101"] == {"code": "M101", "state": "free", "since": None,
-                            "patient_id": None, "patient": None}
+    assert beds["M101"] == {
+        "code": "M101",
+        "state": "free",
+        "since": None,
+        "patient_id": None,
+        "patient": None,
+    }
 
 
 def test_it_answers_an_unknown_ward_with_a_404_problem(team) -> None:
@@ -63,7 +72,8 @@ def test_it_answers_an_unknown_ward_with_a_404_problem(team) -> None:
 
 
 def test_it_cleans_a_bed_after_discharge_and_refuses_one_not_being_cleaned(
-        team, admit, his_store) -> None:
+    team, admit, his_store
+) -> None:
     pid = admit("Cleaned", bed="M104")
     r = team["nurse"].post("/api/v1/wards/MED-1/beds/M104/clean")
     assert r.status_code == 409 and r["Content-Type"].startswith(PROBLEM)
@@ -71,8 +81,11 @@ def test_it_cleans_a_bed_after_discharge_and_refuses_one_not_being_cleaned(
     _leave(team, his_store, pid)
     assert _beds(team["nurse"])["M104"]["state"] == "cleaning"
     assert _beds(team["nurse"])["M104"]["patient"] is None
-    taken = team["clerk"].post(f"/api/v1/patients/{admit('Next')}/transfer",
-                               {"ward_id": "MED-1", "bed": "M104"}, content_type=J)
+    taken = team["clerk"].post(
+        f"/api/v1/patients/{admit('Next')}/transfer",
+        {"ward_id": "MED-1", "bed": "M104"},
+        content_type=J,
+    )
     assert taken.status_code == 409 and taken.json()["code"] == "BedBeingCleaned"
     r = team["nurse"].post("/api/v1/wards/MED-1/beds/M104/clean")
     assert r.status_code == 200 and r.json()["state"] == "free"
@@ -80,10 +93,13 @@ def test_it_cleans_a_bed_after_discharge_and_refuses_one_not_being_cleaned(
     assert team["nurse"].post("/api/v1/wards/MED-1/beds/M104/clean").status_code == 409
 
 
-@pytest.mark.parametrize("role,allowed", [("clerk", True), ("nurse", True),
-                                          ("clinician", False), ("admin", False), ("", False)])
-def test_it_lets_only_a_nurse_or_a_clerk_mark_a_bed_clean(api_client, team, admit, his_store,
-                                                          role: str, allowed: bool) -> None:
+@pytest.mark.parametrize(
+    "role,allowed",
+    [("clerk", True), ("nurse", True), ("clinician", False), ("admin", False), ("", False)],
+)
+def test_it_lets_only_a_nurse_or_a_clerk_mark_a_bed_clean(
+    api_client, team, admit, his_store, role: str, allowed: bool
+) -> None:
     _leave(team, his_store, admit("Roles", bed="M105"))
     client = api_client(*([role] if role else []))
     r = client.post("/api/v1/wards/MED-1/beds/M105/clean")
@@ -95,8 +111,11 @@ def test_it_lets_only_a_nurse_or_a_clerk_mark_a_bed_clean(api_client, team, admi
 
 
 def test_it_never_answers_bad_codes_with_a_server_error(team) -> None:
-    for url in ("/api/v1/wards/%20/beds", "/api/v1/wards/MED-1/beds/%3F%23/clean",
-                "/api/v1/wards/" + "W" * 300 + "/beds", "/api/v1/wards/MED-1/beds/"
-                + "B" * 300 + "/clean"):
+    for url in (
+        "/api/v1/wards/%20/beds",
+        "/api/v1/wards/MED-1/beds/%3F%23/clean",
+        "/api/v1/wards/" + "W" * 300 + "/beds",
+        "/api/v1/wards/MED-1/beds/" + "B" * 300 + "/clean",
+    ):
         r = (team["nurse"].get if url.endswith("beds") else team["nurse"].post)(url)
         assert 400 <= r.status_code < 500, (url, r.status_code)
