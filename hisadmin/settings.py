@@ -103,14 +103,11 @@ X_FRAME_OPTIONS = "DENY"
 CSRF_FAILURE_VIEW = "hisadmin.errors.csrf_failure"  # a 403 page in the admin look
 # Every asset comes from this server (the site runs on hospital networks without internet):
 # the policy tells browsers to load nothing from another host. Inline styles stay allowed
-# (admin templates and widgets use style attributes); inline scripts do not, except the one
-# inline handler below, allowed by its hash until the worklist filters drop it
-# (hisadmin/static/hisadmin/his.js submits filter forms on change without it).
-FILTER_SUBMIT_HANDLER = "'sha256-osjxnKEPL/pQJbFk1dKsF7PYFmTyMWGmVSiL9inhxJY='"  # this.form.submit()
+# (admin templates and widgets use style attributes); inline scripts and handlers do not.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
-        "script-src": [SELF, "'unsafe-hashes'", FILTER_SUBMIT_HANDLER],
+        "script-src": [SELF],
         "style-src": [SELF, "'unsafe-inline'"],
         "img-src": [SELF, "data:"],
         "font-src": [SELF],
