@@ -205,3 +205,28 @@ def test_no_page_loads_from_another_host_or_breaks_the_policy(
     assert outside == [], outside
     assert violations == [], "\n".join(violations)
     ctx.close()
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_patient_and_worklist_indexes_lead_to_the_work(
+        live_server, browser, make_user, on_the_ward, his_store, width,  # noqa: F811
+        tmp_path) -> None:
+    make_user("desk", "clerk")
+    base = live_server.url
+    shots = shots_dir(tmp_path)
+    ctx, page = _page(browser, width)
+    login(page, base, "desk")
+    assert page.get_attribute("link[rel=icon]", "href").endswith("favicon.svg")
+    page.goto(f"{base}/admin/worklists/")
+    assert page.inner_text("#content h1") == "Worklists"
+    page.screenshot(path=str(shots / f"worklists-index-{width}.png"), full_page=True)
+    page.click("#section-pages a:text('Admitted patients')")
+    page.wait_for_url("**/admin/worklists/admitted/**")
+    page.goto(f"{base}/admin/patients/")
+    assert page.is_visible("#find-register")  # a clerk may register from here
+    page.screenshot(path=str(shots / f"patients-index-{width}.png"), full_page=True)
+    page.fill("#id_q", "H0000001")
+    page.click("input[type=submit]")
+    page.wait_for_selector("#patient-banner")
+    assert f"/admin/patients/{on_the_ward}/" in page.url
+    ctx.close()
