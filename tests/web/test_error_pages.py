@@ -10,8 +10,10 @@ import pytest
 from django.contrib import admin
 from django.contrib.auth.models import Group, User
 from django.test import Client, RequestFactory
+from django.urls import path
 
 from hisadmin import errors
+from hisadmin import urls as site_urls
 from hisadmin.core.roles import GROUP_PERMISSIONS, Role, ensure_groups
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +26,7 @@ def web(make_user: Callable[..., User], reference_data: None) -> Callable[..., C
 
     def login(*roles: str) -> Client:
         client = Client(raise_request_exception=False)
-        client.force_login(make_user("web-" + "-".join(roles), *roles))
+        client.force_login(make_user("web-" + ("-".join(roles) or "nobody"), *roles))
         return client
 
     return login
@@ -69,7 +71,8 @@ def test_it_shows_a_400_in_the_admin_look_for_a_malformed_page_token(
 
 
 def test_it_explains_an_expired_form_in_the_admin_look(
-        make_user: Callable[..., User], admit: Callable[..., str]) -> None:
+    make_user: Callable[..., User], admit: Callable[..., str]
+) -> None:
     pid = admit("Expired")
     client = Client(enforce_csrf_checks=True, raise_request_exception=False)
     client.force_login(make_user("late", "clerk"))
@@ -90,6 +93,30 @@ def test_it_offers_a_login_on_errors_of_anonymous_visitors(client: Client) -> No
     response = client.get("/no-such-page")
     assert response.status_code == 404
     assert 'href="/admin/login/"' in response.content.decode()
+
+
+def _boom(request: object) -> None:
+    raise RuntimeError("a bug")
+
+
+# This module doubles as a URLconf for the 500 test: the site's URLs plus one that crashes.
+urlpatterns = [path("boom/", _boom), *site_urls.urlpatterns]
+handler500 = site_urls.handler500
+
+
+@pytest.mark.urls(__name__)
+def test_it_answers_a_crash_with_the_500_page(web: Callable[..., Client]) -> None:
+    response = web("clerk").get("/boom/")
+    assert response.status_code == 500
+    html = response.content.decode()
+    assert "Something went wrong" in html and 'href="/admin/"' in html
+    assert "a bug" not in html  # nothing of the error's details
+
+
+def test_it_shows_a_user_without_a_role_that_they_have_none(web: Callable[..., Client]) -> None:
+    response = web().get("/admin/")
+    assert response.status_code == 200
+    assert "No work assigned" in response.content.decode()
 
 
 def test_it_renders_the_500_page_without_the_database() -> None:
