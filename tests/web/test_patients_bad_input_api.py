@@ -17,7 +17,8 @@ PERSON = {"given_name": "Ana", "family_name": "Lopez", "birth_date": "1980-01-01
 def world(api_client, reference_data, make_user) -> dict:
     clerk, doc, nurse = api_client("clerk"), api_client("clinician"), api_client("nurse")
     a = clerk.post("/api/v1/patients", {**PERSON, "mrn": "TAKEN1"}, content_type=J).json()
-    b = clerk.post("/api/v1/patients", PERSON, content_type=J).json()["id"]
+    b = clerk.post("/api/v1/patients", {**PERSON, "given_name": "Bea"},  # not a's duplicate
+                   content_type=J).json()["id"]
     adm = clerk.post(f"/api/v1/patients/{a['id']}/admissions", {
         "department_id": "MED", "ward_id": "MED-1", "bed": "M101", "reason": "x"},
         content_type=J).json()
