@@ -6,7 +6,10 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from django.utils import timezone
+
 from fhir_facade import codes, ids
+from patients.domain.mar import instant_text, parse_instant
 
 Json = dict[str, Any]
 
@@ -91,6 +94,18 @@ def quantity(value: Any, unit: str | None, names: Names) -> Json | None:
         code, printed = codes.UCUM_UNITS[unit]
         return {"value": number, "unit": printed, "system": codes.UCUM, "code": code}
     return {"value": number, "unit": names.name("Unit", unit)}
+
+
+def when(value: Any) -> str | None:
+    """A stored time as a FHIR dateTime in UTC; a time kept without an offset is read in the
+    site's time zone (as the MAR reads it). None for text that is not a time (an order's
+    start is free text in the API): absent beats a resource that fails to validate."""
+    if not value:
+        return None
+    try:
+        return instant_text(parse_instant(str(value), timezone.get_current_timezone()))
+    except (ValueError, TypeError, OverflowError):
+        return None
 
 
 def text_or_none(*parts: str | None, sep: str = ": ") -> str | None:

@@ -22,6 +22,7 @@ from fhir_facade.mapping.common import (
     ref,
     staff,
     text_or_none,
+    when,
 )
 from patients.domain.mar import GIVEN, NOT_GIVEN_REASONS
 from patients.domain.orders import ACTIVE, OrderStatus
@@ -65,7 +66,10 @@ def _timing(order: dict[str, Any], names: Names) -> Json:
         else ({"frequency": 1, "period": hours, "periodUnit": "h"} if hours else {})
     )
     if order.get("startAt") or order.get("endAt"):
-        repeat["boundsPeriod"] = {"start": order.get("startAt"), "end": order.get("endAt")}
+        repeat["boundsPeriod"] = {
+            "start": when(order.get("startAt")),
+            "end": when(order.get("endAt")),
+        }
     return {"repeat": repeat or None, "code": local_concept(names, "Frequency", frequency)}
 
 
@@ -86,7 +90,7 @@ def medication_request(order: dict[str, Any], names: Names) -> MedicationRequest
                 "medicationCodeableConcept": medication_code(order, names),
                 "subject": patient_ref(pid),
                 "encounter": encounter_ref(pid, order.get("admissionId")),
-                "authoredOn": order.get("placedAt"),
+                "authoredOn": when(order.get("placedAt")),
                 "requester": staff(order.get("placedBy")),
                 "dosageInstruction": [
                     {
@@ -128,7 +132,7 @@ def administration(
                 "medicationCodeableConcept": medication_code(order, names),
                 "subject": patient_ref(pid),
                 "context": encounter_ref(pid, order.get("admissionId")),
-                "effectiveDateTime": entry.get("administeredAt") or entry.get("at"),
+                "effectiveDateTime": when(entry.get("administeredAt") or entry.get("at")),
                 "performer": [{"actor": staff(entry.get("by"), entry.get("by"))}]
                 if entry.get("by")
                 else None,
@@ -181,7 +185,7 @@ def service_request(order: dict[str, Any], names: Names) -> ServiceRequest:
                 "code": service_code(order, names),
                 "subject": patient_ref(pid),
                 "encounter": encounter_ref(pid, order.get("admissionId")),
-                "authoredOn": order.get("placedAt"),
+                "authoredOn": when(order.get("placedAt")),
                 "requester": staff(order.get("placedBy")),
                 "performer": [staff(order.get("assigneeId"), order.get("assigneeName"))]
                 if order.get("assigneeId")

@@ -18,6 +18,7 @@ from fhir_facade.mapping.common import (
     prune,
     staff,
     text_or_none,
+    when,
 )
 from patients.domain.records import DISPOSITION_LABELS, AdmissionStatus, read_allergy
 
@@ -84,7 +85,7 @@ def _locations(admission: dict[str, Any], names: Names) -> list[Json]:
         last = i == len(places) - 1
         end = (admission.get("endedAt") if ended else None) if last else places[i + 1][2]
         status = "completed" if (ended or not last) else "active"
-        period = {"start": start, "end": end}
+        period = {"start": when(start), "end": when(end)}
         entries.append(
             {
                 "location": {
@@ -138,7 +139,10 @@ def encounter(admission: dict[str, Any], names: Names) -> Encounter:
                 ]
                 if admission.get("attendingId") or admission.get("attendingName")
                 else None,
-                "period": {"start": admission["startedAt"], "end": admission.get("endedAt")},
+                "period": {
+                    "start": when(admission["startedAt"]),
+                    "end": when(admission.get("endedAt")),
+                },
                 "reasonCode": [{"text": admission["reason"]}] if admission.get("reason") else None,
                 "hospitalization": {
                     "dischargeDisposition": {
@@ -198,7 +202,7 @@ def allergy(patient_id: str, stored: dict[str, Any], names: Names) -> AllergyInt
                 "criticality": a.get("criticality"),
                 "code": local_concept(names, "Allergen", code, a.get("substance")),
                 "patient": patient_ref(patient_id),
-                "recordedDate": a.get("recordedAt"),
+                "recordedDate": when(a.get("recordedAt")),
                 "recorder": staff(a.get("recordedBy"), a.get("recordedBy")),
                 "reaction": [
                     {
@@ -228,7 +232,7 @@ def no_known_allergies(patient_id: str, statement: dict[str, Any]) -> AllergyInt
                 "verificationStatus": {"coding": [coding(codes.ALLERGY_VERIFICATION, "confirmed")]},
                 "code": {"coding": [coding(codes.SNOMED, *NKA_CODE)], "text": "No known allergies"},
                 "patient": patient_ref(patient_id),
-                "recordedDate": statement.get("recordedAt"),
+                "recordedDate": when(statement.get("recordedAt")),
                 "recorder": staff(statement.get("recordedBy"), statement.get("recordedBy")),
             }
         )

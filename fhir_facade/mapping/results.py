@@ -19,6 +19,7 @@ from fhir_facade.mapping.common import (
     quantity,
     ref,
     staff,
+    when,
 )
 from fhir_facade.mapping.orders import service_code
 from patients.domain.results import HIGH, LOW
@@ -60,8 +61,8 @@ def observation(order: dict[str, Any], index: int, names: Names) -> Observation:
                 },
                 "subject": patient_ref(pid),
                 "encounter": encounter_ref(pid, order.get("admissionId")),
-                "effectiveDateTime": results["resultedAt"],
-                "issued": results["resultedAt"],
+                "effectiveDateTime": when(results["resultedAt"]),
+                "issued": when(results["resultedAt"]),
                 "performer": [staff(results.get("resultedBy"), results.get("resultedByName"))],
                 "valueQuantity": quantity(value.get("value"), unit, names),
                 "interpretation": [_interpretation(value)],
@@ -93,8 +94,8 @@ def diagnostic_report(order: dict[str, Any], names: Names) -> DiagnosticReport:
                 "code": code,
                 "subject": patient_ref(pid),
                 "encounter": encounter_ref(pid, order.get("admissionId")),
-                "effectiveDateTime": results["resultedAt"],
-                "issued": results["resultedAt"],
+                "effectiveDateTime": when(results["resultedAt"]),
+                "issued": when(results["resultedAt"]),
                 "performer": [staff(results.get("resultedBy"), results.get("resultedByName"))],
                 "result": [
                     ref("Observation", ids.indexed(pid, order["orderId"], i))

@@ -357,3 +357,19 @@ def test_every_type_answers_a_patient_without_records_with_an_empty_searchset(te
     ):
         bundle = fhir(team["clerk"], f"/{kind}?patient={pid}")
         assert bundle["total"] == 0 and "entry" not in bundle
+
+
+def test_an_order_start_kept_without_an_offset_is_read_in_the_site_time_zone(
+    team, admit, settings
+) -> None:
+    settings.TIME_ZONE = "Europe/London"
+    pid = admit("Timely", given="Ty")
+    post(
+        team["doc"],
+        f"/api/v1/patients/{pid}/orders",
+        {**PARA, "start_at": "2026-07-01T08:00", "end_at": "2026-07-03T08:00"},
+        201,
+    )
+    [req] = resources(fhir(team["doc"], f"/MedicationRequest?patient={pid}"))
+    bounds = req["dosageInstruction"][0]["timing"]["repeat"]["boundsPeriod"]
+    assert bounds == {"start": "2026-07-01T07:00:00Z", "end": "2026-07-03T07:00:00Z"}
