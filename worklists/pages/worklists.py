@@ -27,6 +27,7 @@ from hisadmin.core import policy
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain import mar, orders
+from patients.domain.records import SEX_LABELS
 from patients.persistence import reference
 from worklists.read import queries
 from worklists.read.lag import relay_lag
@@ -37,10 +38,9 @@ REFRESH_SECONDS = 2
 # never lands inside the table: the browser opens the page itself instead.
 TABLE_MARKER = "X-Worklist-Table"
 MAX_TRAIL = 20  # previous pages remembered for "Previous page"
-_KIND_LABELS = {"lab": "Laboratory"}  # other kinds read well as their capitalised code
-KINDS = [(str(kind), _KIND_LABELS.get(kind, kind.capitalize())) for kind in orders.KINDS]
+KINDS = [(str(kind), orders.KIND_LABELS[kind]) for kind in orders.KINDS]
 STATUSES = [(str(status), orders.STATUS_LABELS[status]) for status in orders.ACTIVE]
-URGENCIES = [("routine", "Routine"), ("stat", "STAT")]
+URGENCIES = [(str(u), label) for u, label in orders.URGENCY_LABELS.items()]
 
 Cell = Callable[[dict[str, Any]], Any]
 
@@ -51,6 +51,7 @@ class Column:
     cell: Cell
     sort: str | None = None
     link: bool = False  # the cell links to the patient's chart
+    href: Callable[[dict[str, Any]], str] | None = None  # or somewhere else
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,26 @@ def _get(key: str) -> Cell:
     return lambda r: r.get(key)
 
 
+def _label(key: str, labels: dict[Any, str]) -> Cell:
+    return lambda r: labels.get(r.get(key) or "", r.get(key))
+
+
+def _place(r: dict[str, Any]) -> str:
+    """Ward by name and bed, as the ward reads it ("—" when not admitted)."""
+    if not r.get("wardId"):
+        return "—"
+    ward = reference.all_of(get_store(), "Ward").get(r["wardId"]) or {}
+    return " · ".join(filter(None, (ward.get("name") or r["wardId"], r.get("bed"))))
+
+
+def _order_page(r: dict[str, Any]) -> str:
+    return reverse("admin:order_detail", args=[r["patientId"], r["orderId"]])
+
+
 PERSON = [Column("MRN", _get("mrn"), "mrn", link=True), Column("Name", _get("name"), "name")]
 ADMITTED_COLUMNS = [
-    *PERSON, Column("Age", _get("age"), "age"), Column("Sex", _get("sex"), "sex"),
-    Column("Ward / bed", lambda r: f"{r['wardId']} {r.get('bed') or ''}".strip(), "bed"),
+    *PERSON, Column("Age", _get("age"), "age"),
+    Column("Sex", _label("sex", SEX_LABELS), "sex"), Column("Ward / bed", _place, "bed"),
     Column("Admitted on", lambda r: (r.get("admittedAt") or "")[:16].replace("T", " "),
            "admitted"),
     Column("Attending", _get("attendingName"), "attending"),
@@ -100,18 +117,17 @@ ADMITTED_COLUMNS = [
 ]
 ORDER_COLUMNS = [
     Column("Placed", lambda r: (r.get("placedAt") or "")[:16].replace("T", " "), "placed"),
-    Column("Urgency", lambda r: (r.get("urgency") or "").upper(), "urgency"),
-    Column("Type", _get("kind"), "kind"), Column("Order", _get("description")),
-    Column("Status", lambda r: (r.get("status") or "").replace("_", " "), "status"),
-    *PERSON, Column("Ward / bed", lambda r: f"{r.get('wardId') or ''} {r.get('bed') or ''}",
-                    "bed"),
+    Column("Urgency", _label("urgency", orders.URGENCY_LABELS), "urgency"),
+    Column("Type", _label("kind", orders.KIND_LABELS), "kind"),
+    Column("Order", _get("description"), href=_order_page),
+    Column("Status", _label("status", orders.STATUS_LABELS), "status"),
+    *PERSON, Column("Ward / bed", _place, "bed"),
     Column("Assignee", lambda r: r.get("assigneeName") or "—", "assignee"),
 ]
 SEARCH_COLUMNS = [
-    *PERSON, Column("Age", _get("age"), "age"), Column("Sex", _get("sex"), "sex"),
+    *PERSON, Column("Age", _get("age"), "age"), Column("Sex", _label("sex", SEX_LABELS), "sex"),
     Column("Born", _get("birthDate")),
-    Column("Admitted to", lambda r: " ".join(filter(None, (r["admission"] or {}).values()))
-           if r.get("admission") else "—"),
+    Column("Admitted to", lambda r: _place(r["admission"]) if r.get("admission") else "—"),
 ]
 
 
@@ -130,7 +146,8 @@ def _rows(request: HttpRequest, page: Page, rows: list[dict[str, Any]]
     out = []
     for row in rows:
         chart = reverse("admin:patient_chart", args=[row["patientId"]])
-        out.append({"cells": [(col.cell(row), chart if col.link else "")
+        out.append({"cells": [(col.cell(row), chart if col.link else
+                               col.href(row) if col.href is not None else "")
                               for col in page.columns],
                     "actions": [{"label": a.label, "url": a.url(row), "method": a.method}
                                 for a in actions]})
@@ -330,18 +347,16 @@ def _dose_time(row: dict[str, Any]) -> str:
 MEDS_DUE_COLUMNS = [
     Column("Due at", _dose_time), Column("Status", lambda r: mar.STATUS_LABELS[r["doseStatus"]]),
     Column("Bed", lambda r: r.get("bed") or "—"), *PERSON,
-    Column("Medication", _get("description")),
+    Column("Medication", _get("description"), href=_order_page),
 ]
 REVIEW_COLUMNS = [
     Column("Resulted", lambda r: _local(r.get("resultedAt"), with_date=True), "resulted"),
     Column("Flags", lambda r: "Abnormal: " + ", ".join(
         [f"{a} high" for a in r.get("high") or ()] + [f"{a} low" for a in r.get("low") or ()])
         if r.get("abnormal") else "Within range", "abnormal"),
-    Column("Type", lambda r: _KIND_LABELS.get(r.get("kind") or "", (r.get("kind") or "")
-                                               .capitalize()), None),
-    Column("Order", _get("description")), *PERSON,
-    Column("Ward / bed", lambda r: f"{r.get('wardId') or ''} {r.get('bed') or ''}".strip()
-           or "Not admitted", "bed"),
+    Column("Type", _label("kind", orders.KIND_LABELS)),
+    Column("Order", _get("description"), href=_order_page), *PERSON,
+    Column("Ward / bed", lambda r: _place(r) if r.get("wardId") else "Not admitted", "bed"),
     Column("Resulted by", _get("resultedByName")),
 ]
 
