@@ -73,88 +73,45 @@ class PatientType:
         )
 
 
+# Each type's status codes in FHIR R4: a search for another code is a 400.
+STATUSES = {
+    "Encounter": "planned arrived triaged in-progress onleave finished cancelled "
+    "entered-in-error unknown",
+    "AllergyIntolerance": "active inactive resolved",  # its clinical status
+    "MedicationRequest": "active on-hold cancelled completed entered-in-error stopped draft "
+    "unknown",
+    "MedicationAdministration": "in-progress not-done on-hold completed entered-in-error "
+    "stopped unknown",
+    "ServiceRequest": "draft active on-hold revoked completed entered-in-error unknown",
+    "Observation": "registered preliminary final amended corrected cancelled entered-in-error "
+    "unknown",
+    "DiagnosticReport": "registered partial preliminary final amended corrected appended "
+    "cancelled entered-in-error unknown",
+}
 PATIENT_TYPES: dict[str, PatientType] = {
-    "Encounter": PatientType(
-        reads.encounters,
-        (
-            "planned",
-            "arrived",
-            "triaged",
-            "in-progress",
-            "onleave",
-            "finished",
-            "cancelled",
-            "entered-in-error",
-            "unknown",
-        ),
-    ),
+    "Encounter": PatientType(reads.encounters, tuple(STATUSES["Encounter"].split())),
     # AllergyIntolerance has no status in FHIR; ``status`` is taken as its clinical status.
     "AllergyIntolerance": PatientType(
         reads.allergy_list,
-        ("active", "inactive", "resolved"),
+        tuple(STATUSES["AllergyIntolerance"].split()),
         "clinical-status",
         _clinical_status,
         subject=False,
     ),
     "MedicationRequest": PatientType(
-        reads.medication_requests,
-        (
-            "active",
-            "on-hold",
-            "cancelled",
-            "completed",
-            "entered-in-error",
-            "stopped",
-            "draft",
-            "unknown",
-        ),
+        reads.medication_requests, tuple(STATUSES["MedicationRequest"].split())
     ),
     "MedicationAdministration": PatientType(
-        reads.administration_list,
-        (
-            "in-progress",
-            "not-done",
-            "on-hold",
-            "completed",
-            "entered-in-error",
-            "stopped",
-            "unknown",
-        ),
+        reads.administration_list, tuple(STATUSES["MedicationAdministration"].split())
     ),
     "ServiceRequest": PatientType(
         reads.service_requests,
-        ("draft", "active", "on-hold", "revoked", "completed", "entered-in-error", "unknown"),
+        tuple(STATUSES["ServiceRequest"].split()),
         categories=tuple(code for code, _ in codes.SERVICE_CATEGORIES.values())
         + ("laboratory", "imaging"),
     ),
-    "Observation": PatientType(
-        reads.observation_list,
-        (
-            "registered",
-            "preliminary",
-            "final",
-            "amended",
-            "corrected",
-            "cancelled",
-            "entered-in-error",
-            "unknown",
-        ),
-    ),
-    "DiagnosticReport": PatientType(
-        reads.report_list,
-        (
-            "registered",
-            "partial",
-            "preliminary",
-            "final",
-            "amended",
-            "corrected",
-            "appended",
-            "cancelled",
-            "entered-in-error",
-            "unknown",
-        ),
-    ),
+    "Observation": PatientType(reads.observation_list, tuple(STATUSES["Observation"].split())),
+    "DiagnosticReport": PatientType(reads.report_list, tuple(STATUSES["DiagnosticReport"].split())),
 }
 PATIENT_PARAMS = ("_id", "identifier", "name", "family", "given", "birthdate")
 # ``category=laboratory`` / ``imaging``: the words for the SNOMED CT codes.
