@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "hisadmin.middleware.PageErrorsMiddleware",  # malformed input on a page: 400/404
+    "hisadmin.consistency.ConsistencyTokenMiddleware",  # X-Consistency-Token on commands
 ]
 
 ROOT_URLCONF = "hisadmin.urls"

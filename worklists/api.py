@@ -10,13 +10,14 @@ import functools
 import re
 from typing import Any, Literal
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from ninja import Query, Router, Schema
 from ninja.errors import HttpError
 from pydantic import Field
 
-from hisadmin.core import policy
+from hisadmin.core import consistency, policy
+from hisadmin.core.problems import problem
 from hisadmin.core.store import get_store
 from patients.persistence import reference
 from worklists.projection.schema import (
@@ -26,6 +27,7 @@ from worklists.projection.schema import (
     SEARCH_SORTS,
 )
 from worklists.read import queries
+from worklists.read.consistency import wait_applied
 from worklists.read.lag import relay_lag
 
 router = Router(tags=["worklists"])
@@ -90,15 +92,37 @@ def _per_department(department: str, build: Any, page: str | None, page_size: in
 
 
 TOTAL = Query(False, description="also count every matching row (one more query)")
+RETRY_AFTER_SECONDS = 1
+
+
+def _read_your_writes(request: HttpRequest) -> HttpResponse | None:
+    """With ``X-Consistency-Token`` (from a command's answer): wait, at most 5 s, until the
+    worklists show that command; a 503 problem with ``Retry-After`` if they do not yet, a
+    400 problem for a token this system did not issue. None: go ahead and read."""
+    token = request.headers.get(consistency.HEADER)
+    if not token:
+        return None
+    try:
+        positions = consistency.decode(token)
+    except consistency.BadToken as exc:
+        return problem(request, 400, "Bad consistency token", str(exc))
+    if wait_applied(get_store(), positions, timeout=consistency.WAIT_SECONDS):
+        return None
+    late = problem(request, 503, "Not applied yet",
+                   "The worklists have not applied that change yet; retry shortly.")
+    late["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return late
 
 
 @router.get("/admitted", response=WorklistPage, summary="Admitted patients (census)")
 def admitted(request: HttpRequest, department: str = "", ward: str = "", q: str = "",
              sort: AdmittedSort = "bed", dir: Dir = "asc", page: str | None = None,
-             page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> dict[str, Any]:
+             page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> Any:
     """``q``: name prefix (case- and accent-insensitive) or exact MRN. Without
     ``department``, every department's census merged in the same order."""
     policy.require(request.user, "read_worklists")
+    if (late := _read_your_writes(request)) is not None:
+        return late
     return _per_department(department, lambda d: queries.admitted(
         d, ward=ward, q=q, sort=sort, descending=dir == "desc"), page, page_size, total)
 
@@ -107,9 +131,11 @@ def admitted(request: HttpRequest, department: str = "", ward: str = "", q: str 
 def orders(request: HttpRequest, department: str = "", kind: str = "", status: str = "",
            urgency: str = "", assignee: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
            page: str | None = None, page_size: int = Query(50, ge=1, le=200),
-           total: bool = TOTAL) -> dict[str, Any]:
+           total: bool = TOTAL) -> Any:
     """Without ``department``, every department's active orders merged in the same order."""
     policy.require(request.user, "read_order_worklists")
+    if (late := _read_your_writes(request)) is not None:
+        return late
     return _per_department(department, lambda d: queries.orders(
         d, kind=kind, status=status, urgency=urgency, assignee=assignee, sort=sort,
         descending=dir == "desc"), page, page_size, total)
@@ -119,8 +145,10 @@ def orders(request: HttpRequest, department: str = "", kind: str = "", status: s
 def my_orders(request: HttpRequest, kind: str = "", status: str = "", urgency: str = "",
               department: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
               page: str | None = None, page_size: int = Query(50, ge=1, le=200),
-              total: bool = TOTAL) -> dict[str, Any]:
+              total: bool = TOTAL) -> Any:
     policy.require(request.user, "read_order_worklists")
+    if (late := _read_your_writes(request)) is not None:
+        return late
     return _page(queries.my_orders(str(request.user.pk), kind=kind, status=status,
                                    urgency=urgency, department=department, sort=sort,
                                    descending=dir == "desc"), page, page_size, total)
@@ -129,12 +157,14 @@ def my_orders(request: HttpRequest, kind: str = "", status: str = "", urgency: s
 @router.get("/patients", response=WorklistPage, summary="Find patients by name prefix or MRN")
 def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort = "name",
              dir: Dir = "asc", page: str | None = None,
-             page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
+             page_size: int = Query(50, ge=1, le=200)) -> Any:
     """``mrn``: exact (a point read). ``q``: a name, case- and accent-insensitive, each part
     possibly partial: "SMITH, John" (family, given), "Smith" or "Smi" (family), "John Smith"
     (read both ways round and merged: then no next page, and ``truncated`` when more
     match). At least two letters of the family name."""
     policy.require(request.user, "read_worklists")
+    if (late := _read_your_writes(request)) is not None:
+        return late
     if mrn.strip():
         rows = queries.by_mrn(get_store(), mrn)
         return {"items": [_snake(r) for r in rows], "continuation": None, "total": len(rows)}
@@ -148,12 +178,14 @@ def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort 
 
 @router.get("/medications-due", response=WorklistPage,
             summary="Doses due, late or coming up within the hour on a ward")
-def medications_due(request: HttpRequest, ward: str) -> dict[str, Any]:
+def medications_due(request: HttpRequest, ward: str) -> Any:
     """One item per open dose time of the ward's scheduled medication orders: late ones of
     earlier today, due ones, and upcoming ones within the next hour, soonest first.
     ``scheduled_for`` is the dose time to answer with ``POST …/administrations``;
     ``dose_status`` is due | late | upcoming (the MAR's rules). The whole list, no paging."""
     policy.require(request.user, "read_medications_due")
+    if (late := _read_your_writes(request)) is not None:
+        return late
     if ward not in reference.all_of(get_store(), "Ward"):
         raise HttpError(404, f"No ward {ward!r}.")
     result = queries.medications_due(get_store(), ward, tz=timezone.get_current_timezone())
@@ -165,11 +197,13 @@ def medications_due(request: HttpRequest, ward: str) -> dict[str, Any]:
             summary="Results of my orders not yet acknowledged")
 def results_to_review(request: HttpRequest, kind: ResultKind = "", abnormal: bool = False,
                       sort: ReviewSort = "resulted", dir: Dir = "asc", page: str | None = None,
-                      page_size: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
+                      page_size: int = Query(50, ge=1, le=200)) -> Any:
     """For the calling clinician: lab and imaging results of the orders they placed, newest
     first by default; acknowledge one with ``POST /api/v1/patients/{id}/orders/{order_id}/
     acknowledge`` and it leaves the list."""
     policy.require(request.user, "read_results_to_review")
+    if (late := _read_your_writes(request)) is not None:
+        return late
     return _page(queries.results_to_review(str(request.user.pk), kind=kind, abnormal=abnormal,
                                            sort=sort, descending=dir == "desc"),
                  page, page_size)

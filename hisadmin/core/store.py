@@ -18,6 +18,7 @@ from cosmos_backend.factory import StoreConfig, open_store
 from cosmos_backend.leases import LeaseStore
 from cosmos_backend.store import ContainerSpec, DocumentStore
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core import consistency
 
 
 def ascending(*paths: str) -> list[dict[str, str]]:
@@ -102,7 +103,8 @@ def get_lease_store(group: str = "relay") -> LeaseStore:
 
 
 def new_uow() -> UnitOfWork:
-    return UnitOfWork(get_store())
+    """A unit of work on the store, noted for the request's consistency token."""
+    return consistency.track(UnitOfWork(get_store()))
 
 
 def reset_handles() -> None:

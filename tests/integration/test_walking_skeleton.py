@@ -127,3 +127,17 @@ def test_it_keeps_medications_due_and_results_to_review_through_the_relay(
                     content_type=J).status_code == 200
     wait_for(lambda: not due(), timeout=15, what="the answered dose to leave the list")
     wait_for(lambda: not reviews(), timeout=15, what="the acknowledged result to leave")
+
+
+def test_a_read_with_the_commands_consistency_token_always_sees_the_write(
+        clerk_api: Client) -> None:
+    """Through the real relay and worker: no waiting loop in the client, the token does it."""
+    for i in range(5):
+        created = clerk_api.post("/api/v1/patients", {
+            "given_name": "Rye", "family_name": f"Writes{i}", "birth_date": "1990-01-01"},
+            content_type="application/json")
+        token = created["X-Consistency-Token"]
+        found = clerk_api.get("/api/v1/worklists/patients", {"q": f"Writes{i}"},
+                              HTTP_X_CONSISTENCY_TOKEN=token)
+        assert found.status_code == 200, found.content
+        assert [r["patient_id"] for r in found.json()["items"]] == [created.json()["id"]]

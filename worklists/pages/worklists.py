@@ -23,13 +23,14 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 
-from hisadmin.core import policy
+from hisadmin.core import consistency, policy
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain import mar, orders
 from patients.domain.records import SEX_LABELS
 from patients.persistence import reference
 from worklists.read import queries
+from worklists.read.consistency import wait_applied
 from worklists.read.lag import relay_lag
 
 REFRESH_SECONDS = 2
@@ -195,8 +196,26 @@ def _paging(request: HttpRequest, next_token: str | None) -> dict[str, Any]:
             "page_number": len(trail) + 1 if here else 1}
 
 
+def _settle(request: HttpRequest) -> str:
+    """Wait, at most 5 s, for the user's own last command (its consistency token kept in the
+    session by the middleware) to reach the views, so the list they land on shows it; once
+    only. A note when it has not arrived yet."""
+    session = getattr(request, "session", None)
+    token = session.pop(consistency.SESSION_KEY, None) if session is not None else None
+    if not token:
+        return ""
+    try:
+        positions = consistency.decode(token)
+    except consistency.BadToken:
+        return ""
+    if wait_applied(get_store(), positions, timeout=consistency.WAIT_SECONDS):
+        return ""
+    return "Your last change has not reached this list yet; it will show within seconds."
+
+
 def _render(request: HttpRequest, page: Page, fetch: Fetch | None, *,
             error: str = "") -> HttpResponse:
+    settling = _settle(request)
     started = time.perf_counter()
     result = fetch(request.GET.get("page") or None) if fetch is not None else None
     rows = result.rows if result is not None else []
@@ -219,7 +238,7 @@ def _render(request: HttpRequest, page: Page, fetch: Fetch | None, *,
         "has_actions": any(policy.allows(request.user, a.action) for a in page.actions),
         **_paging(request, None if result is None else result.continuation),
         "query_ms": (time.perf_counter() - started) * 1000, "loaded_at": time.time(),
-        "lag": _lag(), "error": error, "refresh": REFRESH_SECONDS,
+        "lag": _lag(), "error": error, "refresh": REFRESH_SECONDS, "settling": settling,
         "q": request.GET.get("q", ""),
     }
     if request.htmx:
