@@ -284,6 +284,7 @@ def offer(form: Any, where: Placement, *, refresh_url: str) -> None:
         "hx-swap": "outerHTML",
         "hx-include": "closest form",
         "hx-vals": '{"refresh": "1"}',
+        "hx-sync": "this:replace",  # the latest choice wins
     }
     for name in ("department_id", "ward_id"):
         form.fields[name].widget.attrs.update(live)

@@ -93,8 +93,8 @@ def test_a_clerk_admits_to_a_bed_picked_on_the_board(
     page.screenshot(path=str(shots / f"bed-board-clerk-{width}.png"), full_page=True)
 
     page.goto(f"{base}/admin/patients/{ward['waiting']}/admit/")
-    page.select_option("#id_department_id", "CARD")  # htmx re-renders the wards and beds
-    page.wait_for_selector("#id_ward_id option[value='CARD-A']", state="attached")
+    page.select_option("#id_department_id", "SURG")  # htmx re-renders the wards and beds
+    page.wait_for_selector("#id_ward_id option[value='SURG-1']", state="attached")
     page.select_option("#id_department_id", "MED")
     page.wait_for_selector("#id_ward_id option[value='MED-1']", state="attached")
     assert page.input_value("#id_ward_id") == "MED-1"
