@@ -239,9 +239,13 @@ def measure(base: str, tokens: Tokens, patients: list[workload.PatientPlan],
     client = HttpClient(base)
     driver.iteration(client, tokens, 800_000, beds[0])  # warm-up: connections, caches
 
+    def take(c: HttpClient, bed: tuple[str, str, str]) -> tuple[str, str, str]:
+        driver.turn_over(c, tokens, bed)  # a bed a stay left is cleaned first (untimed)
+        return bed
+
     seq = Timings()
     for i in range(phases.seq_iterations):
-        driver.iteration(client, tokens, 810_000 + i, beds[i % len(beds)], seq)
+        driver.iteration(client, tokens, 810_000 + i, take(client, beds[i % len(beds)]), seq)
     all_seq = [ms for v in seq.by_command.values() for ms in v]
     out["commands"] = {"all": stats(all_seq),
                        "by_command": {k: stats(v) for k, v in seq.by_command.items()}}
@@ -256,7 +260,7 @@ def measure(base: str, tokens: Tokens, patients: list[workload.PatientPlan],
         mine = Timings()
         try:
             for j in range(phases.thread_iterations):
-                bed = beds[t * share + j % share]
+                bed = take(c, beds[t * share + j % share])
                 driver.iteration(c, tokens, 820_000 + t * 1000 + j, bed, mine)
         except driver.Failed as exc:
             errors.append(str(exc))

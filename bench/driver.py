@@ -43,6 +43,26 @@ def _ok(status: int, body: Any, what: str) -> Any:
     return body
 
 
+def turn_over(client: Client, tokens: Tokens, bed: tuple[str, str, str], *,
+              wait_s: float = 10.0) -> None:
+    """Untimed, before a stay takes ``bed`` again: once its last patient's leaving is recorded
+    (the worker sets the bed to cleaning), the ward's nurse marks it clean. A system without
+    the beds API (the baseline: not 200) has nothing to turn over."""
+    _, ward, code = bed
+    deadline = time.monotonic() + wait_s
+    while True:
+        status, beds = client.call("GET", f"{API}/wards/{ward}/beds", None, tokens.admin)
+        if status != 200:
+            return
+        state = next((b["state"] for b in beds if b["code"] == code), "free")
+        if state == "cleaning":
+            client.call("POST", f"{API}/wards/{ward}/beds/{code}/clean", None, tokens.admin)
+            return
+        if state == "free" or time.monotonic() > deadline:
+            return  # still occupied after the wait: the admission says why
+        time.sleep(0.05)
+
+
 def iteration(client: Client, tokens: Tokens, i: int, bed: tuple[str, str, str],
               timings: Timings | None = None,
               hook: Callable[[str], None] | None = None) -> dict[str, Any]:

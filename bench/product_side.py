@@ -50,6 +50,7 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
     from cosmos_backend.uow import UnitOfWork
     from hisadmin.core.policy import actor_for
     from patients import use_cases
+    from patients.use_cases.beds import BedLeft, MarkBedClean, mark_bed_clean, set_bed_to_cleaning
 
     clerk = actor_for(User.objects.get(username="clerk"))
     doctor_user = User.objects.get(username="clinician")
@@ -72,7 +73,7 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
                                                      reaction=reaction, severity=severity),
                                  uow(), actor=doctor)
         for stay in p.stays:
-            use_cases.admit_patient(use_cases.AdmitPatient(
+            admission = use_cases.admit_patient(use_cases.AdmitPatient(
                 patient_id=pid, department_id=stay.department, ward_id=stay.ward,
                 bed=stay.bed, reason=stay.reason, attending_id=str(doctor_user.pk),
                 attending_name=doctor.display_name), uow(), actor=clerk)
@@ -96,6 +97,10 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
             if not stay.current:
                 use_cases.discharge_patient(use_cases.DischargePatient(pid, "home"), uow(),
                                            actor=clerk)
+                if stay.bed:  # the bed goes to cleaning and is cleaned before its next stay
+                    set_bed_to_cleaning(BedLeft(stay.ward, stay.bed, admission.admission_id),
+                                        uow(), actor=nurse)
+                    mark_bed_clean(MarkBedClean(stay.ward, stay.bed), uow(), actor=nurse)
         if progress and n % 1000 == 0:
             rate = n / (time.perf_counter() - started)
             print(f"  product: {n}/{len(patients)} patients ({rate:.0f}/s)", flush=True)
@@ -217,14 +222,18 @@ def other_commands(client: Any, tokens: Any, i: int, bed: tuple[str, str, str],
 def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
                   iterations: int) -> dict[str, Any]:
     """Per command type: synchronous store calls (the request) and asynchronous ones (the
-    work the events it wrote cause, as the worker runs it: their projection, and giving
-    back the beds a stay left), averaged. ``beds``: three free beds per iteration."""
+    work the events it wrote cause, as the worker runs it: their projection, the beds a
+    stay left set to cleaning, bed cards refreshed), averaged. ``beds``: three free beds
+    per iteration; the beds a stay left are cleaned after it, uncounted."""
     from bench.counting import CountingStore, Meter
     from bench.driver import iteration
+    from cosmos_backend.uow import UnitOfWork
     from hisadmin.core import keys
     from hisadmin.core import store as handles
+    from hisadmin.core.actor import SYSTEM_ACTOR
+    from patients.domain.errors import BedNotBeingCleaned
     from patients.tasks import follow_up
-    from patients.use_cases.beds import BED_LEAVING_EVENTS
+    from patients.use_cases.beds import BED_EVENTS, MarkBedClean, bed_left, mark_bed_clean
     from worklists.delivery.projector import project_event
 
     sync, meter = {}, Meter()
@@ -277,11 +286,23 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
             charges_since()  # the reads above are the harness's, not a command's
         for s, event_type in types.items():
             project_event(counting, pk, s)
-            if event_type in BED_LEAVING_EVENTS:
+            if event_type in BED_EVENTS:
                 follow_up(pk, s)
         snap = meter.snapshot()
         if measured:
             snap["ru_measured"] = charges_since()
+        # The ward's nurse cleans the beds the stay left (her command, not these commands'
+        # cost), so a later stay may take them.
+        for s, event_type in types.items():
+            left = bed_left(event_type, store.read(pk, f"evt-{s:010d}")["docContents"]["data"])
+            if left is not None:
+                try:
+                    mark_bed_clean(MarkBedClean(left.ward_id, left.bed), UnitOfWork(store),
+                                   actor=SYSTEM_ACTOR)
+                except BedNotBeingCleaned:
+                    pass
+        if measured:
+            charges_since()
         meter.reset()
         last_seq[pk] = stream
         events["n"] += len(types)
@@ -294,7 +315,7 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
     others = len(beds) >= 3 * iterations
     # A warm-up stay first, not counted: a running process has its caches (reference data,
     # the MRN block, token lookups) warm; the counts are of the steady state.
-    replay(iteration(client, tokens, 899_999, beds[-1], hook=hook)["id"])  # frees its bed
+    replay(iteration(client, tokens, 899_999, beds[-1], hook=hook)["id"])  # cleans its bed
     totals.clear()
     events.update(n=0, round_trips=0.0)
     for i in range(iterations):
