@@ -8,14 +8,16 @@
   bucket per reading of the name (``worklists.read``), paged by the view's continuation
   (``_cursor``), then each patient found by a point read: the view lags the record by the
   projection's delay, the resources never do;
-- ``birthdate`` narrows one of those; alone it would read every bucket of the view, so it
-  is refused (400 ``too-costly``), as is a Patient search without a parameter.
+- ``birthdate`` narrows one of those; alone it reads the Births view, one partition per
+  year of the range it names (at most ten years; an open range is 400 ``too-costly``, as
+  is a Patient search without a parameter).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
 from fhir.resources.R4B.resource import Resource
@@ -223,11 +225,7 @@ def _search_patients(store: DocumentStore, asked: Search) -> Page:
     if readings:
         return _search_names(store, readings, bounds, asked)
     if bounds:
-        raise bad(
-            "birthdate narrows a name or identifier search; alone it would read "
-            "every patient's name entry.",
-            "too-costly",
-        )
+        return _search_births(store, bounds, asked)
     raise bad("Search patients by identifier, name (or family and given) or _id.", "too-costly")
 
 
@@ -268,6 +266,50 @@ def _narrow(reading: worklists.Worklist, bounds: list[DateBound]) -> worklists.W
     extra = tuple(Cond("QueryBirth", op, value) for b in bounds for op, value in b.conditions())
     fields = {name: getattr(reading, name) for name in reading.__dataclass_fields__}
     return _Narrowed(**fields, extra=extra)
+
+
+def _birth_range(bounds: list[DateBound]) -> tuple[str, str]:
+    """The one closed range of ISO dates ``bounds`` select together, or a 400: ``birthdate``
+    alone must say a first and a last day (``eq`` does both) within ten years."""
+    lows, highs = [], []
+    for b in bounds:
+        if b.prefix in ("eq", "ge"):
+            lows.append(b.start)
+        if b.prefix in ("eq", "le"):
+            highs.append(b.end)
+        if b.prefix == "gt":
+            lows.append((date.fromisoformat(b.end) + timedelta(days=1)).isoformat())
+        if b.prefix == "lt":
+            highs.append((date.fromisoformat(b.start) - timedelta(days=1)).isoformat())
+    if not lows or not highs:
+        raise bad("birthdate alone needs a first and a last day (eq, or ge with le) within "
+                  f"{worklists.MAX_BIRTH_YEARS} years; or search by name or identifier.",
+                  "too-costly")
+    return max(lows), min(highs)
+
+
+def _search_births(store: DocumentStore, bounds: list[DateBound], asked: Search) -> Page:
+    """Patients by birth date alone: one partition of the Births view per year spanned,
+    merged by name."""
+    first, last = _birth_range(bounds)
+    if first > last:
+        return Page([], 0)
+    try:
+        years = worklists.born_between(first, last)
+        result = worklists.run_across(store, years, page_size=max(1, asked.count),
+                                      continuation=asked.cursor, total=True)
+    except worklists.SearchTooShort as exc:
+        raise bad(str(exc), "too-costly") from None
+    except errors.InvalidRequest as exc:  # a cursor that is not one of ours
+        raise bad(f"Not a valid page cursor ({exc}).") from None
+    rows = result.rows if asked.count else []
+    return Page(
+        _patients_of(store, rows),
+        result.total or 0,
+        next_query=asked.query(_count=asked.count, _cursor=result.continuation)
+        if result.continuation and asked.count
+        else None,
+    )
 
 
 def _patients_of(store: DocumentStore, rows: list[dict[str, Any]]) -> list[Resource]:

@@ -18,6 +18,7 @@ from worklists.persistence.feed import EventRef
 from worklists.projection.due import doses_due
 from worklists.projection.rows import (
     ADMITTED,
+    BIRTHS,
     MEDS_DUE,
     MY_ORDERS,
     NAMES,
@@ -54,7 +55,7 @@ def test_it_lists_an_admitted_patient_in_census_search_and_no_order_views() -> N
     h._admit(random.Random(1))
     rows = rows_for(fold_all(h.events))
     views = sorted(k[0] for k in rows)
-    assert views == [ADMITTED, NAMES]
+    assert views == [ADMITTED, BIRTHS, NAMES]
     census = next(r for r in rows.values() if r.view == ADMITTED)
     assert census.contents["name"] == "IBÁÑEZ, Inés"
     assert census.query["QueryName"] == "IBANEZ INES"
@@ -81,7 +82,7 @@ def test_it_removes_census_and_orders_on_discharge() -> None:
     h._admit(rnd)
     h._prescribe(rnd)
     h._discharge(rnd)
-    assert [k[0] for k in rows_for(fold_all(h.events))] == [NAMES]
+    assert [k[0] for k in rows_for(fold_all(h.events))] == [NAMES, BIRTHS]
 
 
 def test_it_rebuilds_from_source_on_an_unknown_event_type() -> None:

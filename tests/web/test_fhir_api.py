@@ -171,6 +171,26 @@ def test_it_narrows_a_search_by_birthdate(team, chart, admit, drain_worklists) -
     assert ids(f"/Patient?_id={chart['pid']}") == ["1961-07-14"]
 
 
+def test_it_searches_by_birthdate_alone_within_ten_years(team, chart, admit,
+                                                         drain_worklists) -> None:
+    admit("Fhirbank", given="Bo", birth_date="1970-01-01")
+    admit("Earlier", given="Cy", birth_date="1969-12-31")
+    drain_worklists()
+
+    def names(url: str) -> list[str]:
+        return [r["name"][0]["family"] for r in resources(fhir(team["clerk"], url))]
+
+    assert names("/Patient?birthdate=1970-01-01") == ["Fhirbank"]
+    assert names("/Patient?birthdate=1961-07-14") == ["Fhirsen"]
+    assert names("/Patient?birthdate=ge1969-12-31&birthdate=le1970-01-01") == [
+        "Earlier", "Fhirbank"]
+    assert names("/Patient?birthdate=gt1969-12-31&birthdate=lt1971") == ["Fhirbank"]
+    paged = fhir(team["clerk"], "/Patient?birthdate=ge1961&birthdate=le1970&_count=1")
+    assert paged["total"] == 3 and len(resources(paged)) == 1
+    assert any(link["relation"] == "next" for link in paged["link"])
+    assert names("/Patient?birthdate=1999") == []
+
+
 def test_it_pages_a_name_search_with_count_and_next_links(team, admit, drain_worklists) -> None:
     for given in ("Al", "Bea", "Cy", "Di", "Ed"):
         admit("Pagewood", given=given)

@@ -167,7 +167,8 @@ def test_a_malformed_parameter_is_a_400_operation_outcome(team, pid, query) -> N
     "query",
     [
         "Patient",
-        "Patient?birthdate=1955-02-02",
+        "Patient?birthdate=ge1955-02-02",  # open: every year after
+        "Patient?birthdate=ge1900&birthdate=le1990",  # more than ten years
         "Observation",
         "MedicationAdministration?status=completed",
     ],

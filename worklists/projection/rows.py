@@ -21,6 +21,7 @@ MY_ORDERS = "MyOrders"
 NAMES = "Names"
 MEDS_DUE = "MedsDue"
 REVIEWS = "Reviews"
+BIRTHS = "Births"
 NAME_BUCKET_LEN = 2  # a name search needs this many letters: one partition answers it
 _NOT_KEY = re.compile(r"[^A-Z0-9]")
 
@@ -169,12 +170,24 @@ def name_row(state: PatientState, person: dict, pq: dict) -> Row:
                {**person, "admission": where}, {**pq, "QueryGiven": given})
 
 
+def birth_row(state: PatientState, person: dict, pq: dict) -> Row | None:
+    """Every patient by year of birth: a birth-date search (FHIR ``Patient?birthdate=``)
+    reads the years its range spans, one partition each."""
+    year = str(person.get("birthDate") or "")[:4]
+    if not (len(year) == 4 and year.isdigit()):
+        return None
+    return Row(BIRTHS, year, state.patient_id, person, pq)
+
+
 def rows_for(state: PatientState) -> dict[RowKey, Row]:
     """Every view row this patient should have, keyed by (view, bucket, row id)."""
     if state.patient is None:
         return {}  # nothing to show before registration (or a patient we cannot read)
     person, pq = _person(state)
     rows: list[Row] = [name_row(state, person, pq)]
+    born = birth_row(state, person, pq)
+    if born is not None:
+        rows.append(born)
     admitted = admitted_row(state, person, pq)
     if admitted is not None:
         rows.append(admitted)

@@ -6,7 +6,15 @@ generation pointer and dead letters, is :mod:`worklists.persistence`'s business.
 
 from __future__ import annotations
 
-from worklists.projection.rows import ADMITTED, MEDS_DUE, MY_ORDERS, NAMES, ORDERS, REVIEWS
+from worklists.projection.rows import (
+    ADMITTED,
+    BIRTHS,
+    MEDS_DUE,
+    MY_ORDERS,
+    NAMES,
+    ORDERS,
+    REVIEWS,
+)
 
 # Sort keys per worklist: URL name → (indexed path, reversed?). "age" sorts by birth date
 # the other way round; "stay" by admission time the other way round.
@@ -39,7 +47,8 @@ INDEXED_FILTERS: dict[str, tuple[str, tuple[str, ...]]] = {
     ORDERS: ("QueryStatus", ("QueryPlacedAt", "QueryUrgency")),
 }
 VIEW_SORTS = {ADMITTED: ADMITTED_SORTS, ORDERS: ORDER_SORTS, MY_ORDERS: ORDER_SORTS,
-              NAMES: SEARCH_SORTS, MEDS_DUE: MEDS_DUE_SORTS, REVIEWS: REVIEW_SORTS}
+              NAMES: SEARCH_SORTS, MEDS_DUE: MEDS_DUE_SORTS, REVIEWS: REVIEW_SORTS,
+              BIRTHS: SEARCH_SORTS}
 
 A = "ascending"
 

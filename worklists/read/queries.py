@@ -21,6 +21,7 @@ from worklists.persistence.view_rows import count_rows, page_keyed_rows, page_ro
 from worklists.projection.due import WITHIN, doses_due
 from worklists.projection.rows import (
     ADMITTED,
+    BIRTHS,
     MEDS_DUE,
     MY_ORDERS,
     NAME_BUCKET_LEN,
@@ -52,6 +53,7 @@ class Worklist:
     sort: str = ""
     descending: bool = False
     at_most: tuple[str, Any] | None = None  # (Query path, upper bound)
+    at_least: tuple[str, Any] | None = None  # (Query path, lower bound)
     given_prefix: str | None = None  # Names: the folded given name starts with this
 
     def query(self) -> Query:
@@ -63,6 +65,8 @@ class Worklist:
             where.append(Cond(self.prefix[0], "startswith", self.prefix[1]))
         if self.at_most is not None:
             where.append(Cond(self.at_most[0], "<=", self.at_most[1]))
+        if self.at_least is not None:
+            where.append(Cond(self.at_least[0], ">=", self.at_least[1]))
         if self.given_prefix:
             where.append(Cond("QueryGiven", "startswith", self.given_prefix))
         direction = "DESC" if self.descending != reverse else "ASC"
@@ -193,6 +197,23 @@ def my_orders(user_id: str, *, kind: str = "", status: str = "", urgency: str = 
     return Worklist(MY_ORDERS, str(user_id), {
         "QueryKind": kind, "QueryStatus": status, "QueryUrgency": urgency,
         "QueryDepartment": department}, None, sort, descending)
+
+
+MAX_BIRTH_YEARS = 10  # a birth-date search reads one partition per year it spans
+
+
+def born_between(first: str, last: str, *, sort: str = "name") -> list[Worklist]:
+    """Patients born from ``first`` to ``last`` (ISO dates, inclusive): one Births partition
+    per year; :class:`SearchTooShort` when the range spans more than ten years."""
+    try:
+        start, end = date.fromisoformat(first), date.fromisoformat(last)
+    except ValueError:
+        raise errors.InvalidRequest("birth dates must be YYYY-MM-DD") from None
+    if end.year - start.year + 1 > MAX_BIRTH_YEARS:
+        raise SearchTooShort(f"A birth-date range may span at most {MAX_BIRTH_YEARS} years.")
+    return [Worklist(BIRTHS, f"{year:04d}", sort=sort, at_least=("QueryBirth", first),
+                     at_most=("QueryBirth", last))
+            for year in range(start.year, end.year + 1)]
 
 
 def results_to_review(user_id: str, *, kind: str = "", abnormal: bool = False,
