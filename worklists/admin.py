@@ -7,20 +7,24 @@ from worklists.pages import worklists as views
 
 _PAGES = [
     ("Admitted patients", "worklists/admitted/", views.admitted_patients, "worklist_admitted",
-     "read_worklists"),
+     "read_worklists", "Every admitted patient of a department or of all, by ward and bed."),
     ("Active orders", "worklists/orders/", views.active_orders, "worklist_orders",
-     "read_order_worklists"),
+     "read_order_worklists", "Orders not yet completed or cancelled, by department."),
     ("My orders", "worklists/my-orders/", views.my_orders, "worklist_my_orders",
-     "read_order_worklists"),
+     "read_order_worklists", "The active orders assigned to you."),
     ("Medications due", "worklists/medications-due/", views.medications_due,
-     "worklist_meds_due", "read_medications_due"),
+     "worklist_meds_due", "read_medications_due",
+     "A ward's doses late today, due now or coming up within the hour."),
     ("Results to review", "worklists/results-to-review/", views.results_to_review,
-     "worklist_reviews", "read_results_to_review"),
+     "worklist_reviews", "read_results_to_review",
+     "Results of the orders you placed, waiting for your acknowledgement."),
     ("Find patients", "worklists/patients/", views.patient_search, "worklist_search",
-     "read_worklists"),
+     "read_worklists", "By name (\"SMITH, John\", \"John Smith\", \"Smi\") or MRN."),
     ("Projection dead letters", "worklists/dead-letters/", deadletter_views.dead_letters,
-     "worklist_dead_letters", "manage_dead_letters"),
+     "worklist_dead_letters", "manage_dead_letters",
+     "Events the worklists could not apply, to replay."),
 ]
-for order, (label, route, view, name, action) in enumerate(_PAGES):
+for order, (label, route, view, name, action, description) in enumerate(_PAGES):
     admin.site.register_page(section="Worklists", label=label, route=route, view=view,
-                             name=name, action=action, order=10 + order)
+                             name=name, action=action, order=10 + order,
+                             description=description)
