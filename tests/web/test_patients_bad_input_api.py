@@ -52,7 +52,7 @@ CASES = [
     ("clerk", "post", P + "/{b}/admissions", {"department_id": "MED", "ward_id": "NOPE",
                                                "reason": "x"}, {}, 422, "ward_id", ""),
     ("clerk", "post", P + "/{b}/admissions", {"department_id": "CARD", "ward_id": "MED-1",
-                                               "reason": "x"}, {}, 422, "ward_id", "belong"),
+                                               "reason": "x"}, {}, 422, "ward_id", "not a ward of"),
     ("clerk", "post", P + "/{b}/admissions", {"department_id": "MED", "ward_id": "MED-1",
                                                "bed": "Z9", "reason": "x"}, {}, 422, "bed", ""),
     ("clerk", "post", P + "/{b}/admissions", {"department_id": "MED", "ward_id": "MED-1",
