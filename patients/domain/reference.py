@@ -24,6 +24,7 @@ REFERENCES: dict[str, dict[str, str]] = {
     "Medication": {"ingredients": "Allergen", "classes": "Allergen", "routes": "Route",
                    "doseUnit": "Unit"},
     "LabTest": {"analytes.unit": "Unit"},
+    "Ward": {"departmentId": "Department"},
 }
 
 Codes = Mapping[str, Collection[str]]  # type → the codes known for it
@@ -130,6 +131,24 @@ def _lab_test(code: str, entry: Mapping[str, Any], codes: Codes) -> None:
                                         "the high end is below the low end.")
 
 
+def _ward(code: str, entry: Mapping[str, Any], codes: Codes) -> None:
+    department = entry.get("departmentId")
+    if not isinstance(department, str) or not department:
+        raise InvalidReferenceEntry("Ward", code, "departmentId", "give a Department code.")
+    _known("Ward", code, "departmentId", department, "Department", codes)
+    beds = entry.get("beds", [])
+    if not isinstance(beds, list) or not all(isinstance(b, str) and b.strip() for b in beds):
+        raise InvalidReferenceEntry("Ward", code, "beds", "give a list of bed codes.")
+    twice = sorted({b for b in beds if beds.count(b) > 1})
+    if twice:
+        raise InvalidReferenceEntry("Ward", code, "beds",
+                                    f"bed {', '.join(twice)} is listed twice.")
+    bad = [b for b in beds if any(c in b for c in BAD_CODE_CHARACTERS)]
+    if bad:
+        raise InvalidReferenceEntry("Ward", code, "beds",
+                                    f"bed {bad[0]!r}: a code may not contain / \\ ? or #.")
+
+
 def check_entry(type_name: str, entry: Mapping[str, Any], codes: Codes) -> None:
     """InvalidReferenceEntry when ``entry`` breaks a rule of its type; ``codes`` holds the
     codes of the types it may name (Allergen, Unit, Route)."""
@@ -155,13 +174,21 @@ def check_entry(type_name: str, entry: Mapping[str, Any], codes: Codes) -> None:
         _medication(code, entry, codes)
     if type_name == "LabTest":
         _lab_test(code, entry, codes)
+    if type_name == "Ward":
+        _ward(code, entry, codes)
 
 
-def check_all(entries: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
-    """Check a whole set of reference data (the shipped files): every entry by its type's
-    rules, codes unique per type, and references resolved within the set."""
+def check_all(entries: Iterable[tuple[str, Mapping[str, Any]]],
+              known: Codes | None = None) -> None:
+    """Check a whole set of reference data (files): every entry by its type's rules, codes
+    unique per type, and references resolved within the set — or, for the types the set
+    does not hold, against ``known`` (what is stored)."""
     listed = list(entries)
     codes: dict[str, set[str]] = {}
+    given = {type_name for type_name, _ in listed}
+    for type_name, held in (known or {}).items():
+        if type_name not in given:
+            codes[type_name] = set(held)
     for type_name, entry in listed:
         code = entry.get("code")
         if isinstance(code, str) and code in codes.get(type_name, set()):

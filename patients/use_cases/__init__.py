@@ -27,8 +27,11 @@ from patients.use_cases.orders import (
     progress_order,
 )
 from patients.use_cases.reference import (
+    ReferencePlan,
     SaveReferenceEntry,
+    apply_reference_plan,
     load_reference_data,
+    plan_reference_data,
     save_reference_entry,
 )
 from patients.use_cases.registration import RegisterPatient, register_patient
@@ -47,7 +50,8 @@ __all__ = [
     "RemoveAllergy", "SaveReferenceEntry",
     "TransferPatient",
     "UpdateDemographics", "add_allergy", "administer", "admit_patient", "assign_order",
-    "discharge_patient", "load_reference_data", "place_order", "progress_order",
+    "discharge_patient", "load_reference_data", "plan_reference_data", "apply_reference_plan",
+    "ReferencePlan", "place_order", "progress_order",
     "record_no_known_allergies", "register_patient", "save_reference_entry",
     "remove_allergy", "transfer_patient", "update_demographics",
 ]

@@ -112,7 +112,9 @@ def test_a_bad_file_stops_the_load_and_changes_nothing(his_store, tmp_path, monk
     load(his_store)
     before = his_store.count()
     _bad_files(tmp_path, monkeypatch, type_name, code, **change)
-    (tmp_path / "Department.json").write_text(json.dumps([{"code": "NEW", "name": "New"}]))
+    shipped = json.loads((tmp_path / "Department.json").read_text())
+    (tmp_path / "Department.json").write_text(json.dumps([*shipped, {"code": "NEW",
+                                                                      "name": "New"}]))
     with pytest.raises(rules.InvalidReferenceEntry) as refused:
         load(his_store)
     assert refused.value.field == field
