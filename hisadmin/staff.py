@@ -1,0 +1,293 @@
+"""Staff accounts from the command line: import a roster, set roles, deactivate.
+
+Each change is a function ``fn(..., *, actor)`` that validates everything first and then
+writes in one database transaction, so bad input changes nothing. Roles are the role groups
+of :mod:`hisadmin.core.roles` (the admin's user pages show the same groups); groups that are
+not roles are left alone. Every change is attributed to its actor: an admin log entry on the
+user (the admin's "History") when the actor is a user, and one line on the
+``hisadmin.staff`` logger in every case (usernames only, never patient data).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser, Group
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.contrib.sessions.models import Session
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+
+from hisadmin.core.actor import SYSTEM_ACTOR, Actor
+from hisadmin.core.policy import actor_for
+from hisadmin.core.roles import ALL_ROLES, Role, ensure_groups
+from hisadmin.models import ApiToken
+
+log = logging.getLogger("hisadmin.staff")
+
+HEADER = ("username", "full_name", "email", "roles")
+ROLE_SEPARATOR = ";"
+CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
+
+
+class StaffError(ValueError):
+    """Input that cannot be applied; nothing was written. The message says where and why."""
+
+
+@dataclass(frozen=True)
+class StaffRow:
+    """One person of a roster: ``line`` is the line of the file it came from."""
+
+    line: int
+    username: str
+    full_name: str
+    email: str
+    roles: frozenset[Role]
+
+
+@dataclass
+class ImportReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+    def add(self, username: str, outcome: str) -> None:
+        getattr(self, outcome).append(username)
+
+
+# ------------------------------------------------------------------ parsing and checking
+def parse_roles(values: Iterable[str], *, where: str = "") -> frozenset[Role]:
+    """Role names (case-insensitive, blanks ignored) → roles; an unknown name is a
+    :class:`StaffError` naming the known ones."""
+    roles: set[Role] = set()
+    for raw in values:
+        name = raw.strip().lower()
+        if not name:
+            continue
+        if name not in {r.value for r in ALL_ROLES}:
+            known = ", ".join(r.value for r in ALL_ROLES)
+            raise StaffError(f"{where}unknown role {raw.strip()!r} (known roles: {known})")
+        roles.add(Role(name))
+    return frozenset(roles)
+
+
+def read_roster(text: str) -> list[StaffRow]:
+    """The rows of a roster CSV (header ``username,full_name,email,roles``, roles separated
+    by ``;``), all checked: the first problem found is a :class:`StaffError` naming the line
+    and the field."""
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None:
+        raise StaffError("the file is empty; its first line must be " + ",".join(HEADER))
+    if tuple(h.strip().lower() for h in header) != HEADER:
+        raise StaffError(
+            f"line 1: the header must be {','.join(HEADER)} (found {','.join(header)[:120]})"
+        )
+    rows: list[StaffRow] = []
+    seen: dict[str, int] = {}
+    check_username = UnicodeUsernameValidator()
+    for values in reader:
+        line = reader.line_num
+        if not any(v.strip() for v in values):
+            continue  # blank lines are allowed (a trailing newline, a spacer)
+        if len(values) != len(HEADER):
+            raise StaffError(
+                f"line {line}: expected {len(HEADER)} fields "
+                f"({','.join(HEADER)}), found {len(values)}"
+            )
+        username, full_name, email, roles = (v.strip() for v in values)
+        where = f"line {line}, "
+        if not username:
+            raise StaffError(f"{where}username: it is empty")
+        try:
+            check_username(username)
+        except ValidationError:
+            raise StaffError(
+                f"{where}username: {username[:40]!r} may hold only letters, digits and @ . + - _"
+            ) from None
+        if len(username) > 150:
+            raise StaffError(f"{where}username: longer than 150 characters")
+        if username.lower() in seen:
+            raise StaffError(
+                f"{where}username: {username!r} is already on line {seen[username.lower()]}"
+            )
+        seen[username.lower()] = line
+        if not full_name:
+            raise StaffError(f"{where}full_name: it is empty")
+        if email:
+            try:
+                validate_email(email)
+            except ValidationError:
+                raise StaffError(f"{where}email: {email[:60]!r} is not an email address") from None
+        rows.append(
+            StaffRow(
+                line,
+                username,
+                full_name,
+                email,
+                parse_roles(roles.split(ROLE_SEPARATOR), where=f"{where}roles: "),
+            )
+        )
+    return rows
+
+
+def split_name(full_name: str) -> tuple[str, str]:
+    """Django keeps first and last names; the last word is the last name, so that
+    ``get_full_name()`` gives the full name back."""
+    words = full_name.split()
+    if len(words) == 1:
+        return words[0], ""
+    return " ".join(words[:-1]), words[-1]
+
+
+# ------------------------------------------------------------------ the changes
+def _groups() -> dict[Role, Group]:
+    ensure_groups()
+    return {Role(g.name): g for g in Group.objects.filter(name__in=[r.value for r in ALL_ROLES])}
+
+
+def roles_held(user: AbstractUser) -> frozenset[Role]:
+    """The role groups the user is in (not what a superuser may do: what is recorded)."""
+    names = set(user.groups.values_list("name", flat=True))
+    return frozenset(r for r in ALL_ROLES if r.value in names)
+
+
+def _set_groups(user: AbstractUser, roles: frozenset[Role], groups: dict[Role, Group]) -> None:
+    held = roles_held(user)
+    user.groups.remove(*(groups[r] for r in held - roles))
+    user.groups.add(*(groups[r] for r in roles - held))
+
+
+def _record(user: AbstractUser, message: str, actor: Actor, *, created: bool = False) -> None:
+    """Attribute a change: the user's admin history when the actor is a user, and a log line."""
+    acting = get_user_model().objects.filter(pk=actor.id).first() if actor.id.isdigit() else None
+    if acting is not None:
+        LogEntry.objects.log_actions(
+            user_id=acting.pk,
+            queryset=get_user_model().objects.filter(pk=user.pk),
+            action_flag=ADDITION if created else CHANGE,
+            change_message=message,
+            single_object=True,
+        )
+    log.info("staff %s: %s (by %s)", user.get_username(), message, actor.username)
+
+
+def _user(username: str) -> AbstractUser:
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise StaffError(f"no user named {username!r}")
+    return user
+
+
+def import_staff(
+    rows: Sequence[StaffRow], *, actor: Actor, progress: Callable[[int], object] = lambda n: None
+) -> ImportReport:
+    """Create or update one account per row, idempotently: full name, email and exactly the
+    row's roles. New accounts get no usable password (they are given one by an admin, or
+    sign in through the hospital's identity provider); an existing account keeps its
+    password and its active flag (deactivation is deliberate, never a side effect)."""
+    report = ImportReport()
+    model = get_user_model()
+    with transaction.atomic():
+        groups = _groups()
+        for row in rows:
+            first, last = split_name(row.full_name)
+            user = model.objects.filter(username=row.username).first()
+            if user is None:
+                user = model(
+                    username=row.username, first_name=first, last_name=last, email=row.email
+                )
+                user.set_unusable_password()
+                user.save()
+                _set_groups(user, row.roles, groups)
+                _record(user, f"created with roles {_names(row.roles)}", actor, created=True)
+                report.add(row.username, CREATED)
+            else:
+                changes = _update(user, row, first, last, groups)
+                if changes:
+                    _record(user, "; ".join(changes), actor)
+                report.add(row.username, UPDATED if changes else UNCHANGED)
+            progress(1)
+    return report
+
+
+def _update(
+    user: AbstractUser, row: StaffRow, first: str, last: str, groups: dict[Role, Group]
+) -> list[str]:
+    changes: list[str] = []
+    if user.get_full_name() != " ".join(row.full_name.split()):
+        user.first_name, user.last_name = first, last
+        changes.append(f"name → {row.full_name}")
+    if user.email != row.email:
+        user.email = row.email
+        changes.append("email changed")
+    if changes:
+        user.save(update_fields=["first_name", "last_name", "email"])
+    held = roles_held(user)
+    if held != row.roles:
+        _set_groups(user, row.roles, groups)
+        changes.append(f"roles {_names(held)} → {_names(row.roles)}")
+    return changes
+
+
+def set_roles(
+    username: str, roles: frozenset[Role], *, actor: Actor
+) -> tuple[frozenset[Role], frozenset[Role]]:
+    """Give the user exactly ``roles``; returns (before, after)."""
+    with transaction.atomic():
+        user = _user(username)
+        before = roles_held(user)
+        if before != roles:
+            _set_groups(user, roles, _groups())
+            _record(user, f"roles {_names(before)} → {_names(roles)}", actor)
+    return before, roles
+
+
+def set_active(username: str, active: bool, *, actor: Actor) -> bool:
+    """Deactivate (or reactivate) an account; returns whether anything changed. A
+    deactivated user can no longer sign in, their open sessions end, and their API tokens
+    are revoked (a reactivated user is issued new ones). The account and its roles stay, so
+    the record keeps naming them."""
+    with transaction.atomic():
+        user = _user(username)
+        if user.is_active == active:
+            return False
+        user.is_active = active
+        user.save(update_fields=["is_active"])
+        if not active:
+            ApiToken.objects.filter(user=user, revoked=False).update(revoked=True)
+            _end_sessions(user)
+        _record(user, "reactivated" if active else "deactivated", actor)
+    return True
+
+
+def _end_sessions(user: AbstractUser) -> None:
+    """Delete the user's sessions (database sessions, the configured engine)."""
+    for session in Session.objects.iterator():
+        if session.get_decoded().get("_auth_user_id") == str(user.pk):
+            session.delete()
+
+
+def _names(roles: Iterable[Role]) -> str:
+    return ", ".join(sorted(r.value for r in roles)) or "none"
+
+
+def command_actor(username: str | None) -> Actor:
+    """Who a management command acts as: ``--by USERNAME`` (an active user who may change
+    users in the admin, the same permission the admin's user pages ask for), else the
+    system (commands run by the operator at the server)."""
+    if not username:
+        return SYSTEM_ACTOR
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    if user is None or not user.has_perm("auth.change_user"):
+        raise StaffError(
+            f"--by {username!r}: not an active user who may change users (the admin role)"
+        )
+    return actor_for(user)
