@@ -10,4 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hisadmin.settings")
 
 app = Celery("hisadmin")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["patients", "worklists.delivery"])
+app.autodiscover_tasks(["patients", "worklists.delivery", "webhooks.delivery"])

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "patients",
     "worklists",
     "fhir_facade",
+    "webhooks",
 ]
 
 MIDDLEWARE = [

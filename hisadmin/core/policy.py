@@ -47,6 +47,7 @@ REFERENCE_ACTIONS: dict[str, tuple[Role, ...]] = {
 ADMIN_ACTIONS: dict[str, tuple[Role, ...]] = {
     "manage_reference_data": (A,),
     "manage_dead_letters": (A,),
+    "manage_webhooks": (A,),  # event webhook subscriptions and their dead letters
 }
 BED_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_beds": (K, C, N),  # ward bed boards, the wards API

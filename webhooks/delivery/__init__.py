@@ -1,0 +1,1 @@
+"""Delivering events to subscribers: the HTTP sender, the ordered per-patient drain, tasks."""

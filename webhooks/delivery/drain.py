@@ -1,0 +1,277 @@
+"""Deliver a patient's events to one subscription, in order, at least once.
+
+A task asks for event ``seq`` of a patient's stream. Per subscription and patient one task
+at a time holds the tracker's claim (etag-guarded, expiring, so a killed worker's claim
+lapses) and delivers every pending event in sequence order up to the highest one asked for;
+a task that finds the claim taken records what it wants and leaves, and the holder picks it
+up before it lets go. A failure keeps later events of that patient waiting (order) until
+the retries, with backoff, succeed or give up: then the event is dead-lettered and the
+patient's next events flow. Other patients and other subscriptions never wait on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cosmos_backend.store import DocumentStore
+from hisadmin.core import keys
+from webhooks.delivery.sender import DeliveryFailed, Post
+from webhooks.domain import signing
+from webhooks.domain.subscriptions import Subscription
+from webhooks.persistence import deadletters, subscriptions, trackers
+from webhooks.persistence.events import read_event
+from webhooks.persistence.trackers import Tracker, TrackerChanged
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Settings:
+    timeout: float = 5.0  # seconds per POST
+    max_attempts: int = 8
+    backoff_base: float = 2.0  # seconds before the second attempt; doubles after
+    backoff_cap: float = 600.0
+
+    @property
+    def claim_seconds(self) -> float:
+        # Outlives one POST comfortably; a dead holder's claim lapses after it.
+        return 2 * self.timeout + 10.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str  # delivered | duplicate | queued | later | inactive | lost
+    delivered: int = 0  # events POSTed successfully by this run
+    retry_in: float | None = None  # run the task again after this many seconds
+
+
+class Deliverer:
+    def __init__(
+        self,
+        store: DocumentStore,
+        post: Post,
+        settings: Settings | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.post = post
+        self.settings = settings or Settings()
+        self.clock = clock
+
+    def run(self, subscription_id: str, stream: str, seq: int, *, token: str) -> Outcome:
+        """Make sure event ``seq`` of ``stream`` reaches the subscription (or is on its way)."""
+        sub = subscriptions.find(self.store, subscription_id)
+        if sub is None or not sub.active:
+            return Outcome("inactive")
+        patient_id = keys.suffix(stream)
+        while True:
+            tracker = trackers.read(self.store, subscription_id, patient_id)
+            now = self.clock()
+            if tracker.delivered >= seq:
+                return Outcome("duplicate")
+            if tracker.backing_off(now):
+                # The failing event's own retry drains the rest (told so by ``wanted``); come
+                # back when it is due anyway, in case that retry was lost with its worker.
+                if tracker.wanted < seq:
+                    try:
+                        trackers.save(self.store, tracker.but(wanted=seq))
+                    except TrackerChanged:
+                        continue
+                return Outcome("later", retry_in=tracker.retry_at - now + 0.1)
+            if tracker.claimed_by_other(token, now):
+                if tracker.wanted >= seq:
+                    return Outcome("queued")
+                try:
+                    trackers.save(self.store, tracker.but(wanted=seq))
+                except TrackerChanged:
+                    continue
+                return Outcome("queued")
+            claimed = tracker.but(
+                claim=token,
+                claim_until=now + self.settings.claim_seconds,
+                wanted=max(tracker.wanted, seq),
+            )
+            if tracker.etag is None:  # first event for this patient: skip older history
+                claimed = claimed.but(delivered=self._first(sub, stream, seq) - 1)
+            try:
+                claimed = trackers.save(self.store, claimed)
+            except TrackerChanged:
+                continue
+            return self._drain(sub, stream, claimed, token)
+
+    def _first(self, sub: Subscription, stream: str, seq: int) -> int:
+        """The lowest sequence up to ``seq`` from which every event is not older than the
+        subscription's activation (a backwards walk over this patient's recent events)."""
+        first = seq
+        while first > 1:
+            event = read_event(self.store, stream, first - 1)
+            if event is None or _occurred(event) < sub.active_since:
+                break
+            first -= 1
+        return first
+
+    def _drain(self, sub: Subscription, stream: str, tracker: Tracker, token: str) -> Outcome:
+        done = 0
+        secret: str | None = None
+        while True:
+            if tracker.delivered >= tracker.wanted:
+                released = tracker.but(claim=None, claim_until=0.0)
+                try:
+                    trackers.save(self.store, released)
+                    return Outcome("delivered", done)
+                except TrackerChanged:
+                    fresh = self._merge(tracker, token)
+                    if fresh is None:
+                        return Outcome("lost", done)
+                    tracker = fresh
+                    continue
+            seq = tracker.delivered + 1
+            event = read_event(self.store, stream, seq)
+            if event is None or not sub.wants(event["type"]) or _occurred(event) < sub.active_since:
+                tracker = tracker.but(delivered=seq)  # saved with the next write
+                continue
+            secret = secret or subscriptions.secret_of(self.store, sub.id)
+            failure = self._send(sub, stream, event, secret)
+            now = self.clock()
+            if failure is None:
+                done += 1
+                after = tracker.but(
+                    delivered=seq,
+                    failing_seq=None,
+                    failing_attempts=0,
+                    retry_at=0.0,
+                    claim_until=now + self.settings.claim_seconds,
+                )
+            else:
+                attempts = (tracker.failing_attempts if tracker.failing_seq == seq else 0) + 1
+                if attempts >= self.settings.max_attempts:
+                    deadletters.record(
+                        self.store,
+                        subscription_id=sub.id,
+                        stream=stream,
+                        seq=seq,
+                        event_type=event["type"],
+                        reason=failure,
+                        attempts=attempts,
+                    )
+                    log.warning(
+                        "webhook %s: %s#%s dead-lettered after %s attempts (%s)",
+                        sub.id,
+                        stream,
+                        seq,
+                        attempts,
+                        failure,
+                    )
+                    after = tracker.but(
+                        delivered=seq,
+                        failing_seq=None,
+                        failing_attempts=0,
+                        retry_at=0.0,
+                        claim_until=now + self.settings.claim_seconds,
+                    )
+                else:
+                    delay = signing.backoff(
+                        attempts, base=self.settings.backoff_base, cap=self.settings.backoff_cap
+                    )
+                    after = tracker.but(
+                        failing_seq=seq,
+                        failing_attempts=attempts,
+                        retry_at=now + delay,
+                        claim=None,
+                        claim_until=0.0,
+                    )
+                    log.info(
+                        "webhook %s: %s#%s attempt %s failed (%s); retry in %.1fs",
+                        sub.id,
+                        stream,
+                        seq,
+                        attempts,
+                        failure,
+                        delay,
+                    )
+                    saved = self._save_merged(after, token)
+                    return Outcome(
+                        "later" if saved is None else "retry", done, retry_in=delay + 0.1
+                    )
+            saved = self._save_merged(after, token)
+            if saved is None:
+                return Outcome("lost", done)
+            tracker = saved
+
+    def replay(self, letter: deadletters.DeadLetter) -> str:
+        """Deliver a dead letter's event once more, out of order (its patient's later events
+        went on). The letter goes first; a new failure writes it again, one attempt more."""
+        if not deadletters.remove(self.store, letter):
+            return "already replayed"
+        sub = subscriptions.find(self.store, letter.subscription_id)
+        event = read_event(self.store, letter.stream, letter.seq)
+        if sub is None or event is None:
+            return "gone"
+        if not sub.active:
+            deadletters.record(
+                self.store,
+                subscription_id=sub.id,
+                stream=letter.stream,
+                seq=letter.seq,
+                event_type=letter.event_type,
+                reason="subscription disabled",
+                attempts=letter.attempts,
+            )
+            return "subscription disabled"
+        failure = self._send(sub, letter.stream, event, subscriptions.secret_of(self.store, sub.id))
+        if failure is None:
+            return "delivered"
+        deadletters.record(
+            self.store,
+            subscription_id=sub.id,
+            stream=letter.stream,
+            seq=letter.seq,
+            event_type=letter.event_type,
+            reason=failure,
+            attempts=letter.attempts + 1,
+        )
+        return "failed again"
+
+    def _send(
+        self, sub: Subscription, stream: str, event: dict[str, Any], secret: str
+    ) -> str | None:
+        """POST one event; None when delivered, else why not (a status or an error kind)."""
+        body = signing.body(event, keys.suffix(stream))
+        headers = signing.headers(
+            body,
+            secret,
+            event_type=event["type"],
+            delivery=signing.delivery_id(sub.id, stream, int(event["seq"])),
+        )
+        try:
+            status = self.post(sub.url, body, headers, self.settings.timeout)
+        except DeliveryFailed as exc:
+            return str(exc)
+        return None if 200 <= status < 300 else f"HTTP {status}"
+
+    def _merge(self, tracker: Tracker, token: str) -> Tracker | None:
+        """Re-read after a concurrent write: ours still (with what others want), or None."""
+        fresh = trackers.read(self.store, tracker.subscription_id, tracker.patient_id)
+        if fresh.claim != token:
+            return None  # our claim lapsed and another task took over
+        return tracker.but(wanted=max(fresh.wanted, tracker.wanted), etag=fresh.etag)
+
+    def _save_merged(self, tracker: Tracker, token: str) -> Tracker | None:
+        while True:
+            try:
+                return trackers.save(self.store, tracker)
+            except TrackerChanged:
+                fresh = self._merge(tracker, token)
+                if fresh is None:
+                    return None
+                tracker = tracker.but(wanted=fresh.wanted, etag=fresh.etag)
+
+
+def _occurred(event: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(event["occurredAt"])

@@ -1,0 +1,94 @@
+"""Celery tasks of the webhooks, on their own queue (``webhooks``): a slow or dead receiver
+only ever occupies webhook workers, never the projections or the web.
+
+``webhooks.fan_out`` gets every patient event from the relay (ids only), and queues one
+``webhooks.deliver`` per subscription that wants it; ``webhooks.deliver`` runs the ordered
+drain (:mod:`webhooks.delivery.drain`) and reschedules itself while a delivery backs off.
+Both acknowledge late and are requeued when their worker dies: at least once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from celery import Task, shared_task
+
+from hisadmin.core.store import get_store
+from webhooks.delivery import sender
+from webhooks.delivery.drain import Deliverer, Settings
+from webhooks.persistence import deadletters, subscriptions
+from webhooks.persistence.events import read_event
+
+log = logging.getLogger(__name__)
+QUEUE = "webhooks"
+FAN_OUT = "webhooks.fan_out"
+DELIVER = "webhooks.deliver"
+REPLAY = "webhooks.replay"
+
+
+def settings() -> Settings:
+    """Read per call so tests and operators can tune a worker through its environment."""
+    return Settings(
+        timeout=float(os.environ.get("WEBHOOK_TIMEOUT", "5")),
+        max_attempts=int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "8")),
+        backoff_base=float(os.environ.get("WEBHOOK_BACKOFF_BASE", "2")),
+    )
+
+
+@shared_task(
+    name=FAN_OUT,
+    queue=QUEUE,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=(Exception,),
+    retry_backoff=True,
+    max_retries=8,
+)
+def fan_out(stream_pk: str, seq: int) -> str:
+    store = get_store("relay")
+    event = read_event(store, stream_pk, int(seq))
+    if event is None:
+        return "gone"
+    wanting = [s for s in subscriptions.all_subscriptions(store) if s.wants(event["type"])]
+    for sub in wanting:
+        deliver.apply_async(args=[sub.id, stream_pk, int(seq)], queue=QUEUE)
+    return f"{len(wanting)} subscription(s)"
+
+
+@shared_task(
+    bind=True,
+    name=DELIVER,
+    queue=QUEUE,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    max_retries=None,
+)
+def deliver(self: Task, subscription_id: str, stream_pk: str, seq: int) -> str:
+    """The task's id is the claim token: a redelivered or retried message keeps it, so it
+    takes its own claim back at once."""
+    drain = Deliverer(get_store("relay"), sender.post, settings())
+    outcome = drain.run(subscription_id, stream_pk, int(seq), token=str(self.request.id))
+    if outcome.retry_in is not None:
+        raise self.retry(countdown=outcome.retry_in, max_retries=None)
+    return f"{outcome.kind} ({outcome.delivered})"
+
+
+@shared_task(
+    name=REPLAY, queue=QUEUE, acks_late=True, reject_on_worker_lost=True, ignore_result=True
+)
+def replay(letter_id: str) -> str:
+    """One more attempt for a dead letter; if it fails again the letter comes back."""
+    store = get_store("relay")
+    letter = deadletters.find(store, letter_id)
+    if letter is None:
+        return "gone"
+    drain = Deliverer(store, sender.post, settings())
+    return drain.replay(letter)
+
+
+def send_replay(letter_id: str) -> None:
+    """Queue a dead letter's replay (what pages and the API hand to the use case)."""
+    replay.apply_async(args=[letter_id], queue=QUEUE)

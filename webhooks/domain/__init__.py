@@ -1,0 +1,1 @@
+"""Webhooks' plain rules: subscriptions, the delivery body, its signature, the backoff."""

@@ -1,0 +1,162 @@
+"""Admin pages for webhooks: the subscriptions (add, switch off or on, delete) and the
+deliveries that failed for good (replay). Admins only (``manage_webhooks``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from cosmos_backend.uow import StaleWrite
+from hisadmin.core.policy import actor_for, requires
+from hisadmin.core.store import get_store
+from patients.domain.errors import DomainError
+from patients.domain.events import EVENT_LABELS, EventType
+from webhooks import use_cases
+from webhooks.delivery.tasks import send_replay
+from webhooks.domain.subscriptions import MAX_SECRET_LENGTH, PATIENT_EVENT_TYPES, Subscription
+from webhooks.persistence import deadletters, subscriptions
+
+ACTION = "manage_webhooks"
+
+
+def event_label(name: str) -> str:
+    kind = EventType._value2member_map_.get(name)
+    return EVENT_LABELS.get(kind, name) if isinstance(kind, EventType) else name
+
+
+class SubscriptionForm(forms.Form):
+    url = forms.CharField(
+        label="Receiver URL",
+        max_length=2000,
+        widget=forms.URLInput(attrs={"size": 60}),
+        help_text="An http:// or https:// address that accepts POSTed JSON.",
+    )
+    events = forms.MultipleChoiceField(
+        label="Events",
+        widget=forms.CheckboxSelectMultiple,
+        choices=[(t.value, EVENT_LABELS.get(t, t.value)) for t in PATIENT_EVENT_TYPES],
+    )
+    secret = forms.CharField(
+        label="Signing secret",
+        required=False,
+        max_length=MAX_SECRET_LENGTH,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="At least 16 characters. Leave empty to have one generated; either way it "
+        "is shown once, after saving.",
+    )
+
+
+def _row(sub: Subscription) -> dict[str, Any]:
+    return {
+        "id": sub.id,
+        "url": sub.url,
+        "active": sub.active,
+        "etag": sub.version,
+        "events": ", ".join(sorted(event_label(e.value) for e in sub.events)),
+        "created_by": sub.created_by,
+        "created_at": sub.created_at,
+        "active_since": sub.active_since,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+@requires(ACTION)
+def subscription_list(request: HttpRequest) -> HttpResponse:
+    """The list; its POST forms switch one subscription off or on, or delete it."""
+    store = get_store()
+    if request.method == "POST":
+        sub_id = request.POST.get("subscription", "")
+        etag = request.POST.get("etag", "")
+        actor = actor_for(request.user)
+        try:
+            if request.POST.get("do") == "delete":
+                use_cases.unsubscribe(
+                    use_cases.Unsubscribe(sub_id, etag or None), store, actor=actor
+                )
+                messages.success(request, "Subscription deleted.")
+            else:
+                active = request.POST.get("do") == "enable"
+                use_cases.set_active(use_cases.SetActive(sub_id, active, etag), store, actor=actor)
+                messages.success(
+                    request, "Deliveries switched on." if active else "Deliveries switched off."
+                )
+        except StaleWrite:
+            messages.error(
+                request,
+                "Someone changed this subscription meanwhile; here it is "
+                "as it is now. Try again if still needed.",
+            )
+        except DomainError as exc:
+            messages.error(request, str(exc))
+        return HttpResponseRedirect(request.path)
+    rows = [_row(s) for s in subscriptions.all_subscriptions(store)]
+    return admin.site.render(
+        request,
+        "webhooks/subscriptions.html",
+        {"subscriptions": rows, "letters": len(deadletters.all_letters(store))},
+        title="Webhook subscriptions",
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@requires(ACTION)
+def subscription_add(request: HttpRequest) -> HttpResponse:
+    form = SubscriptionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            sub, secret = use_cases.subscribe(
+                use_cases.Subscribe(
+                    url=data["url"], events=data["events"], secret=data["secret"] or None
+                ),
+                get_store(),
+                actor=actor_for(request.user),
+            )
+        except DomainError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+        else:
+            # Rendered, not redirected: the secret is never put in a session or a URL.
+            response = admin.site.render(
+                request,
+                "webhooks/created.html",
+                {"sub": _row(sub), "secret": secret},
+                title="Subscription added",
+            )
+            response["Cache-Control"] = "no-store"
+            return response
+    return admin.site.render(
+        request, "webhooks/add.html", {"form": form}, title="Add a webhook subscription"
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@requires(ACTION)
+def dead_letters(request: HttpRequest) -> HttpResponse:
+    store = get_store()
+    if request.method == "POST":
+        chosen = None if request.POST.get("all") else request.POST.getlist("letter")
+        queued = use_cases.replay_dead_letters(
+            chosen, store, actor=actor_for(request.user), send=send_replay
+        )
+        messages.success(request, f"{queued} delivery(ies) queued again.")
+        return HttpResponseRedirect(request.path)
+    urls = {s.id: s.url for s in subscriptions.all_subscriptions(store)}
+    rows = [
+        {
+            **letter.as_dict(),
+            "event_label": event_label(letter.event_type),
+            "url": urls.get(letter.subscription_id, "(deleted subscription)"),
+        }
+        for letter in deadletters.all_letters(store)
+    ]
+    return admin.site.render(
+        request,
+        "webhooks/dead_letters.html",
+        {"letters": rows, "list_url": reverse("admin:webhook_subscriptions")},
+        title="Webhook dead letters",
+    )

@@ -1,0 +1,1 @@
+"""Webhooks' documents: subscriptions, per-patient delivery trackers, dead letters."""
