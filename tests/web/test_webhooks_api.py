@@ -1,0 +1,162 @@
+"""Webhook subscriptions through the API and the admin pages: admins only, snake_case JSON,
+the secret shown once and stored sealed, If-Match on PATCH (428 without, 412 when stale)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from hisadmin.core import keys
+from webhooks.persistence import subscriptions
+from webhooks.persistence.trackers import tracker_pk
+
+pytestmark = pytest.mark.django_db
+J = "application/json"
+PROBLEM = "application/problem+json"
+SECRET = "0123456789abcdef-long-enough"
+NEW = {
+    "url": "https://receiver.example/his",
+    "events": ["AdmissionStarted", "OrderReady"],
+    "secret": SECRET,
+}
+
+
+@pytest.fixture
+def admin_api(api_client) -> Client:
+    return api_client("admin")
+
+
+@pytest.fixture
+def admin_page(make_user, his_store) -> Client:
+    client = Client()
+    client.force_login(make_user("hook-admin", "admin"))
+    return client
+
+
+def create(client: Client, **changes) -> dict:
+    r = client.post("/api/v1/subscriptions", {**NEW, **changes}, content_type=J)
+    assert r.status_code == 201, r.content
+    return r.json() | {"_etag": r["ETag"]}
+
+
+def test_it_creates_a_subscription_and_shows_the_secret_once(admin_api, his_store) -> None:
+    made = create(admin_api)
+    assert made["secret"] == SECRET and made["active"] is True
+    assert made["events"] == ["AdmissionStarted", "OrderReady"]
+    assert set(made) >= {"id", "url", "active_since", "created_at", "created_by", "etag"}
+    listed = admin_api.get("/api/v1/subscriptions").json()
+    assert [s["id"] for s in listed] == [made["id"]]
+    assert "secret" not in listed[0]
+    assert "secret" not in admin_api.get(f"/api/v1/subscriptions/{made['id']}").json()
+    stored = his_store.read(subscriptions.SUBSCRIPTIONS_PK, made["id"])["docContents"]
+    assert SECRET not in str(stored) and stored["secretSealed"]
+    assert subscriptions.secret_of(his_store, made["id"]) == SECRET
+    assert stored["createdBy"]["username"] == "api-admin"  # camelCase in the store
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"url": "ftp://receiver.example/x"}, "url"),
+        ({"url": "receiver.example"}, "url"),
+        ({"secret": "too-short"}, "secret"),
+        ({"secret": ""}, "secret"),
+        ({"events": ["NoSuchEvent"]}, "events"),
+        ({"events": []}, "events"),
+    ],
+)
+def test_it_refuses_bad_input_with_a_problem(admin_api, his_store, changes, field) -> None:
+    r = admin_api.post("/api/v1/subscriptions", {**NEW, **changes}, content_type=J)
+    assert r.status_code == 422 and r["Content-Type"] == PROBLEM
+    assert r.json()["errors"][0]["field"] == field
+
+
+def test_it_refuses_malformed_bodies_without_a_5xx(admin_api, his_store) -> None:
+    for body in ("{", '{"url": 5}', "[]", '{"events": "AdmissionStarted"}'):
+        r = admin_api.post("/api/v1/subscriptions", body, content_type=J)
+        assert 400 <= r.status_code < 500, (body, r.status_code)
+
+
+@pytest.mark.parametrize("role", ["clerk", "clinician", "nurse"])
+def test_only_admins_manage_subscriptions(api_client, his_store, role) -> None:
+    client = api_client(role)
+    assert client.get("/api/v1/subscriptions").status_code == 403
+    assert client.post("/api/v1/subscriptions", NEW, content_type=J).status_code == 403
+    assert client.get("/api/v1/webhooks/dead-letters").status_code == 403
+
+
+def test_patch_needs_if_match_and_switches_deliveries_off(admin_api, his_store) -> None:
+    made = create(admin_api)
+    url = f"/api/v1/subscriptions/{made['id']}"
+    r = admin_api.patch(url, {"active": False}, content_type=J)
+    assert r.status_code == 428 and r["Content-Type"] == PROBLEM
+    assert r.json()["type"].endswith("/precondition-required")
+    r = admin_api.patch(url, {"active": False}, content_type=J, HTTP_IF_MATCH=made["_etag"])
+    assert r.status_code == 200 and r.json()["active"] is False
+    stale = admin_api.patch(url, {"active": True}, content_type=J, HTTP_IF_MATCH=made["_etag"])
+    assert stale.status_code == 412 and stale["ETag"] == r["ETag"]
+    again = admin_api.patch(url, {"active": True}, content_type=J, HTTP_IF_MATCH=r["ETag"])
+    assert again.json()["active"] is True
+    assert again.json()["active_since"] > made["active_since"]
+    doc = his_store.read(subscriptions.SUBSCRIPTIONS_PK, made["id"])["docContents"]
+    assert doc["changedBy"]["username"] == "api-admin"
+
+
+def test_it_deletes_and_then_knows_nothing_of_it(admin_api, his_store) -> None:
+    made = create(admin_api)
+    url = f"/api/v1/subscriptions/{made['id']}"
+    assert admin_api.delete(url).status_code == 204
+    assert admin_api.get(url).status_code == 404
+    assert admin_api.delete(url).status_code == 404
+    assert (
+        admin_api.patch(url, {"active": False}, content_type=J, HTTP_IF_MATCH='"x"').status_code
+        == 404
+    )
+
+
+def test_admin_pages_add_list_switch_off_and_delete(admin_page, his_store) -> None:
+    page = admin_page.get("/admin/webhooks/add/")
+    assert page.status_code == 200 and "Admitted" in page.content.decode()
+    bad = admin_page.post("/admin/webhooks/add/", {"url": "ftp://x", "events": ["OrderReady"]})
+    assert bad.status_code == 200 and "http" in bad.content.decode()
+    made = admin_page.post(
+        "/admin/webhooks/add/",
+        {"url": "https://receiver.example/pages", "events": ["OrderReady"], "secret": ""},
+    )
+    html = made.content.decode()
+    assert made.status_code == 200 and "shown this once" in html
+    assert "no-store" in made["Cache-Control"]
+    [sub] = subscriptions.all_subscriptions(his_store)
+    assert subscriptions.secret_of(his_store, sub.id) in html  # generated, shown once
+    listing = admin_page.get("/admin/webhooks/").content.decode()
+    assert "https://receiver.example/pages" in listing and "Order ready" in listing
+    assert subscriptions.secret_of(his_store, sub.id) not in listing
+    r = admin_page.post(
+        "/admin/webhooks/", {"subscription": sub.id, "etag": sub.version, "do": "disable"}
+    )
+    assert r.status_code == 302
+    assert subscriptions.get(his_store, sub.id).active is False
+    stale = admin_page.post(
+        "/admin/webhooks/",
+        {"subscription": sub.id, "etag": sub.version, "do": "enable"},
+        follow=True,
+    )
+    assert "changed this subscription meanwhile" in stale.content.decode()
+    fresh = subscriptions.get(his_store, sub.id)
+    admin_page.post(
+        "/admin/webhooks/", {"subscription": sub.id, "etag": fresh.version, "do": "delete"}
+    )
+    assert subscriptions.all_subscriptions(his_store) == []
+    assert admin_page.get("/admin/webhooks/dead-letters/").status_code == 200
+
+
+def test_pages_are_for_admins_only(make_user, his_store) -> None:
+    client = Client()
+    client.force_login(make_user("hook-nurse", "nurse"))
+    for url in ("/admin/webhooks/", "/admin/webhooks/add/", "/admin/webhooks/dead-letters/"):
+        assert client.get(url).status_code == 403
+    assert "/admin/webhooks/" not in client.get("/admin/").content.decode()
+
+
+def test_the_tracker_partition_is_a_view_partition() -> None:
+    assert tracker_pk("abc").startswith(keys.VIEW)
