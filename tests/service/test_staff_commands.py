@@ -156,7 +156,10 @@ def test_deactivation_ends_sign_in_tokens_and_sessions(tmp_path, capsys) -> None
     assert not user.is_active and _roles("bnurse") == ["clerk", "nurse"]
     assert not ApiToken.objects.filter(user=user, revoked=False).exists()
     assert browser.get("/admin/").status_code == 302  # the session is gone: to the login
-    assert not Client().login(username="bnurse", password="pw-bnurse-123456")
+    signed_in = Client().post(
+        "/admin/login/", {"username": "bnurse", "password": "pw-bnurse-123456"}
+    )
+    assert signed_in.status_code == 200  # the form again, with its error: no way in
 
     call_command("deactivate_user", "bnurse")
     assert "already deactivated" in capsys.readouterr().out

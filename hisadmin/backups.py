@@ -1,0 +1,249 @@
+"""Backup and restore of the embedded deployment: the document store and Django's database.
+
+A backup is a directory: ``store.sqlite3`` (the document store's file: clinical data,
+worklist views, leases and checkpoints), ``django.sqlite3`` (users, roles, API tokens,
+sessions) and ``manifest.json`` (when, what, how many documents, a checksum per file).
+
+Both copies use SQLite's online backup API while the system runs. The store's copy is taken
+inside one read transaction, so it is the store as of one instant (WAL mode lets writers go
+on meanwhile): every batch a command committed is wholly in it or wholly not, and the views'
+trackers and relay checkpoints agree with the events. Django's database is copied just after;
+it changes rarely (accounts, tokens) and the store does not point into it.
+
+Restore is the reverse, into the configured files, with the services stopped: it checks the
+backup first (manifest, checksums, SQLite's own check) and refuses to overwrite a store that
+holds documents, or a database that holds users, unless forced. The Azure backend is backed
+up by Cosmos DB itself (docs/operations.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "manifest.json"
+STORE_FILE = "store.sqlite3"
+DJANGO_FILE = "django.sqlite3"
+FORMAT = 1
+_STEP_PAGES = 1024  # pages per backup step: progress is shown between steps
+
+Progress = Callable[[int, int], object]  # (pages done, pages in all)
+
+
+class BackupError(Exception):
+    """The backup or restore cannot be done; nothing was changed. Says why."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    created_at: str
+    documents: int
+    users: int | None  # None: Django's database is not in the backup (not SQLite)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "createdAt": self.created_at,
+            "documents": self.documents,
+            "users": self.users,
+        }
+
+
+# ------------------------------------------------------------------ backup
+def backup(
+    dest: Path,
+    *,
+    store_path: Path,
+    django_db: sqlite3.Connection | None,
+    progress: Progress = lambda done, total: None,
+) -> Manifest:
+    """Copy the store at ``store_path`` and Django's database (``django_db``, its open
+    connection; None when it is not SQLite) into the new directory ``dest``."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise BackupError(
+            f"{dest} already exists and is not an empty directory; a backup never overwrites one"
+        )
+    if not store_path.is_file():
+        raise BackupError(f"there is no store at {store_path} to back up")
+    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        source = _connect(store_path)
+        try:
+            # One read transaction for the whole copy: every step reads the same snapshot.
+            source.execute("BEGIN")
+            source.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            _copy(source, dest / STORE_FILE, progress)
+            source.execute("COMMIT")
+        finally:
+            source.close()
+        users = None
+        if django_db is not None:
+            _copy(django_db, dest / DJANGO_FILE, lambda done, total: None)
+            users = _users(dest / DJANGO_FILE)
+        manifest = Manifest(
+            datetime.now(UTC).isoformat(timespec="seconds"), _documents(dest / STORE_FILE), users
+        )
+        files = {
+            name: _sha256(dest / name)
+            for name in (STORE_FILE, DJANGO_FILE)
+            if (dest / name).exists()
+        }
+        (dest / MANIFEST).write_text(json.dumps({**manifest.as_dict(), "sha256": files}, indent=2))
+    except (sqlite3.Error, OSError) as exc:
+        _discard(dest)
+        raise BackupError(f"backup failed, nothing kept: {exc}") from exc
+    return manifest
+
+
+def _copy(source: sqlite3.Connection, target: Path, progress: Progress) -> None:
+    copy = sqlite3.connect(target)
+    try:
+        source.backup(
+            copy,
+            pages=_STEP_PAGES,
+            progress=lambda status, remaining, total: progress(total - remaining, total),
+        )
+        copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
+    finally:
+        copy.close()
+
+
+def _discard(dest: Path) -> None:
+    for name in (STORE_FILE, DJANGO_FILE, MANIFEST):
+        (dest / name).unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------ restore
+def verify(source: Path) -> dict[str, Any]:
+    """The backup's manifest, once its files are all there, unchanged and sound."""
+    try:
+        manifest = json.loads((source / MANIFEST).read_text())
+    except (OSError, ValueError) as exc:
+        raise BackupError(f"{source} is not a backup (no readable {MANIFEST})") from exc
+    if manifest.get("format") != FORMAT:
+        raise BackupError(
+            f"{source}: backup format {manifest.get('format')!r} is not "
+            f"{FORMAT}, the one this version restores"
+        )
+    for name, digest in (manifest.get("sha256") or {}).items():
+        path = source / name
+        if name not in (STORE_FILE, DJANGO_FILE) or not path.is_file():
+            raise BackupError(f"{source}: {name} is missing")
+        if _sha256(path) != digest:
+            raise BackupError(f"{source}: {name} is damaged (its checksum differs)")
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise BackupError(f"{source}: {name} fails SQLite's integrity check")
+        finally:
+            conn.close()
+    if STORE_FILE not in (manifest.get("sha256") or {}):
+        raise BackupError(f"{source}: the backup holds no store")
+    return manifest
+
+
+def holdings(store_path: Path, django_db: sqlite3.Connection | None) -> list[str]:
+    """What the restore targets already hold, in words (empty: nothing to overwrite)."""
+    held = []
+    if store_path.is_file() and (n := _documents(store_path)):
+        held.append(f"the store at {store_path} holds {n} documents")
+    if django_db is not None and (n := _count_users(django_db)):
+        held.append(f"Django's database holds {n} users")
+    return held
+
+
+def restore(
+    source: Path,
+    *,
+    store_path: Path,
+    django_db: sqlite3.Connection | None,
+    force: bool,
+    progress: Progress = lambda done, total: None,
+) -> dict[str, Any]:
+    """Replace the store (and Django's database, when the backup has it and it is SQLite)
+    with the backup's. Refuses, changing nothing, a damaged backup, or targets that hold
+    data unless ``force``. Run it with every web process, worker and relay stopped."""
+    manifest = verify(source)
+    held = holdings(store_path, django_db)
+    if held and not force:
+        raise BackupError("; ".join(held) + ": restore overwrites it only with --force")
+    if DJANGO_FILE in manifest["sha256"] and django_db is None:
+        raise BackupError(
+            "the backup holds Django's database, but the configured one is "
+            "not SQLite: restore it with that database's own tools"
+        )
+    store_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _load(source / STORE_FILE, _connect(store_path), progress, close=True)
+        if DJANGO_FILE in manifest["sha256"] and django_db is not None:
+            _load(source / DJANGO_FILE, django_db, lambda done, total: None, close=False)
+    except sqlite3.Error as exc:
+        raise BackupError(f"restore failed: {exc}") from exc
+    return manifest
+
+
+def _load(snapshot: Path, target: sqlite3.Connection, progress: Progress, *, close: bool) -> None:
+    """Copy ``snapshot`` over the database ``target`` is connected to (SQLite takes the
+    write lock and rewrites it page by page; WAL stays as it was)."""
+    source = sqlite3.connect(f"file:{snapshot}?mode=ro", uri=True)
+    try:
+        source.backup(
+            target,
+            pages=_STEP_PAGES,
+            progress=lambda status, remaining, total: progress(total - remaining, total),
+        )
+    finally:
+        source.close()
+        if close:
+            target.close()
+
+
+# ------------------------------------------------------------------ helpers
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def _documents(path: Path) -> int:
+    """Documents in every container of a store file (its tables ``c_…``)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'c\\_%' ESCAPE '\\'"
+            )
+        ]
+        return sum(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables)
+    finally:
+        conn.close()
+
+
+def _count_users(conn: sqlite3.Connection) -> int:
+    try:
+        return int(conn.execute("SELECT count(*) FROM auth_user").fetchone()[0])
+    except sqlite3.OperationalError:  # not migrated yet: no users
+        return 0
+
+
+def _users(path: Path) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return _count_users(conn)
+    finally:
+        conn.close()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
