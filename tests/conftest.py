@@ -1,40 +1,21 @@
-"""Project-wide fixtures: every test gets its own document store and Django database."""
+"""Project-wide fixtures. The store, the worklist drainer, users, API clients and reference
+data come from the test kit (``hisadmin.testkit``, the plugin downstream suites use too)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cosmos_backend.outbox import is_event
-from cosmos_backend.pytest_plugin import FeedDrainer
-from cosmos_backend.store import ContainerSpec, DocumentStore
+from cosmos_backend.store import ContainerSpec
 from hisadmin.core import store as handles
-from worklists.delivery.projector import project_event
 
 WIRE_DIR = Path(__file__).resolve().parent / "cosmos_wire"
 # The emulator's well-known key; the wire server accepts any key.
 WIRE_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
-
-
-@pytest.fixture
-def his_store_path(tmp_path: Path, settings: object) -> Iterator[Path]:
-    """Point the project's store handles at a fresh embedded store for this test."""
-    path = tmp_path / "his-store.sqlite3"
-    cfg = dict(settings.DOCUMENT_STORE)  # type: ignore[attr-defined]
-    cfg.update(backend="embedded", path=str(path))
-    settings.DOCUMENT_STORE = cfg  # type: ignore[attr-defined]
-    handles.reset_handles()
-    yield path
-    handles.reset_handles()
-
-
-@pytest.fixture
-def his_store(his_store_path: Path) -> DocumentStore:
-    return handles.get_store()
 
 
 @pytest.fixture
@@ -59,16 +40,3 @@ def wire_endpoint() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
-
-
-@pytest.fixture
-def drain_worklists(his_store: DocumentStore) -> Callable[[], int]:
-    """``drain_worklists()`` projects every event written since the last call, in-process,
-    through the real projection code (no broker, no Celery eager mode); returns the count."""
-    drainer = FeedDrainer(his_store)
-
-    def drain() -> int:
-        return drainer(lambda doc: project_event(his_store, doc["partitionKey"],
-                                                 int(doc["docContents"]["seq"])), only=is_event)
-
-    return drain

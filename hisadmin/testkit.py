@@ -1,0 +1,157 @@
+"""The test kit's fixtures, for suites that test this product from outside (and its own).
+
+Registered by :mod:`hisadmin.testing` once Django is set up. It builds on
+``cosmos_backend.pytest_plugin`` (``doc_store``, ``uow_factory``, ``feed_drainer``). Fixtures:
+
+* ``his_store`` — the product's own store handle pointed at a fresh embedded store in the
+  test's tmp dir (``his_store_path`` is its file);
+* ``drain_worklists`` — ``drain_worklists()`` projects every event written since the last call
+  through the real projection code, in-process; returns how many;
+* ``his_reference_data`` — the shipped reference data (departments, wards, medications…);
+* ``his_user`` — ``his_user("alice", "clinician")``: a user with those roles (a fast hasher;
+  the password is ``pw-<username>-123456``);
+* ``his_api_client`` — ``his_api_client("nurse")``: a Django test client sending a bearer
+  token of a user with that role;
+* ``his_patient`` — ``his_patient(family="Doe", ward="MED-1", orders=("medication", "lab"))``:
+  a patient registered, admitted and (optionally) ordered for through the API, as a
+  :class:`SeededPatient` (ids, and the clients used).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from cosmos_backend.outbox import is_event
+from cosmos_backend.pytest_plugin import FeedDrainer
+from cosmos_backend.store import DocumentStore
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core import store as handles
+from hisadmin.core.actor import SYSTEM_ACTOR
+from hisadmin.core.roles import ensure_groups
+from hisadmin.models import ApiToken
+from patients import use_cases
+from worklists.delivery.projector import project_event
+
+JSON = "application/json"
+# What each kind of order needs beyond its kind, valid with the shipped reference data.
+ORDER_BODIES: dict[str, dict[str, Any]] = {
+    "medication": {"medication_code": "AMOX", "dose": "500", "unit": "mg", "route": "PO",
+                   "frequency": "Q8H"},
+    "lab": {"test_code": "CBC"},
+    "imaging": {"modality": "CR", "body_part": "CHEST"},
+}
+
+
+@pytest.fixture
+def his_store_path(tmp_path: Path, settings: Any) -> Iterator[Path]:
+    """Point the product's store handles at a fresh embedded store for this test."""
+    path = tmp_path / "his-store.sqlite3"
+    cfg = dict(settings.DOCUMENT_STORE)
+    cfg.update(backend="embedded", path=str(path))
+    settings.DOCUMENT_STORE = cfg
+    handles.reset_handles()
+    yield path
+    handles.reset_handles()
+
+
+@pytest.fixture
+def his_store(his_store_path: Path) -> DocumentStore:
+    return handles.get_store()
+
+
+@pytest.fixture
+def drain_worklists(his_store: DocumentStore) -> Callable[[], int]:
+    """``drain_worklists()`` projects every event written since the last call, in-process,
+    through the real projection code (no broker, no Celery eager mode); returns the count."""
+    drainer = FeedDrainer(his_store)
+
+    def drain() -> int:
+        return drainer(lambda doc: project_event(his_store, doc["partitionKey"],
+                                                 int(doc["docContents"]["seq"])), only=is_event)
+
+    return drain
+
+
+@pytest.fixture
+def his_reference_data(his_store: DocumentStore) -> None:
+    list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
+
+
+@pytest.fixture
+def his_user(db: None, settings: Any) -> Callable[..., Any]:
+    # A fast hasher: test users need a password, not a strong one (PBKDF2 costs ~0.3 s each).
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    ensure_groups()
+
+    def make(username: str, *roles: str) -> Any:
+        user = User.objects.filter(username=username).first() or \
+            User.objects.create_user(username, password=f"pw-{username}-123456")
+        user.groups.add(*Group.objects.filter(name__in=roles))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def his_api_client(his_user: Callable[..., Any]) -> Callable[..., Any]:
+    """``his_api_client("clerk")`` → a test client sending a bearer token of a user with
+    that role (one user per role combination)."""
+    def make(*roles: str) -> Any:
+        user = his_user("api-" + "-".join(roles or ("none",)), *roles)
+        _, raw = ApiToken.issue(user, "tests")
+        return Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+
+    return make
+
+
+@dataclass
+class SeededPatient:
+    """A patient made through the API: its id, MRN, admission and orders by kind."""
+
+    id: str
+    mrn: str
+    admission_id: str | None
+    orders: dict[str, str] = field(default_factory=dict)
+    clients: dict[str, Any] = field(default_factory=dict)
+
+
+@pytest.fixture
+def his_patient(his_api_client: Callable[..., Any], his_reference_data: None
+                ) -> Callable[..., SeededPatient]:
+    """``his_patient(family="Doe", given="Jo", birth_date="1960-01-01", department="MED",
+    ward="MED-1", admit=True, orders=("medication", "lab", "imaging"))``."""
+    clients = {"clerk": his_api_client("clerk"), "clinician": his_api_client("clinician"),
+               "nurse": his_api_client("nurse")}
+
+    def make(family: str = "Doe", *, given: str = "Jo", birth_date: str = "1960-01-01",
+             department: str = "MED", ward: str = "MED-1", admit: bool = True,
+             orders: tuple[str, ...] = ()) -> SeededPatient:
+        created = clients["clerk"].post("/api/v1/patients", {
+            "given_name": given, "family_name": family, "birth_date": birth_date,
+            "confirm_not_duplicate": True}, content_type=JSON)
+        assert created.status_code == 201, created.content
+        body = created.json()
+        seeded = SeededPatient(body["id"], body["mrn"], None, clients=clients)
+        if not admit:
+            return seeded
+        admitted = clients["clerk"].post(f"/api/v1/patients/{seeded.id}/admissions", {
+            "department_id": department, "ward_id": ward, "reason": "Observation"},
+            content_type=JSON)
+        assert admitted.status_code == 201, admitted.content
+        seeded.admission_id = admitted.json().get("admission_id") or admitted.json().get("id")
+        for kind in orders:
+            placed = clients["clinician"].post(f"/api/v1/patients/{seeded.id}/orders", {
+                "kind": kind, **ORDER_BODIES[kind]}, content_type=JSON)
+            assert placed.status_code == 201, placed.content
+            order = placed.json()
+            seeded.orders[kind] = order.get("order_id") or order["orderId"]
+        return seeded
+
+    return make
