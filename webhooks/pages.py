@@ -3,6 +3,7 @@ deliveries that failed for good (replay). Admins only (``manage_webhooks``)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -12,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from cosmos_backend.uow import StaleWrite
+from hisadmin.core import keys
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
 from patients.domain.errors import DomainError
@@ -150,6 +152,8 @@ def dead_letters(request: HttpRequest) -> HttpResponse:
         {
             **letter.as_dict(),
             "event_label": event_label(letter.event_type),
+            "patient_id": letter.stream.removeprefix(keys.PATIENT),
+            "failed": datetime.fromisoformat(letter.failed_at),
             "url": urls.get(letter.subscription_id, "(deleted subscription)"),
         }
         for letter in deadletters.all_letters(store)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +97,15 @@ def test_it_keeps_the_delivery_id_stable_per_event_and_subscription() -> None:
 
 def test_it_doubles_the_backoff_up_to_a_cap() -> None:
     assert [signing.backoff(n, base=1, cap=5) for n in (1, 2, 3, 4, 5)] == [1, 2, 4, 5, 5]
+
+
+def test_the_documented_receiver_snippet_verifies_a_real_delivery() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "webhooks.md").read_text()
+    snippet = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    scope: dict = {}
+    exec(compile(snippet, "docs/webhooks.md", "exec"), scope)  # noqa: S102 - our own doc
+    raw = signing.body(EVENT, "pat-1")
+    header = signing.signature(raw, "s" * 16)
+    assert scope["verified_event"](raw, header, "s" * 16)["patient_id"] == "pat-1"
+    with pytest.raises(ValueError):
+        scope["verified_event"](raw, header, "t" * 16)
