@@ -222,9 +222,11 @@ class HttpClient:
         self.session = requests.Session()
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None,
-             token: str | None = None) -> tuple[int, Any]:
+             token: str | None = None, headers: dict[str, str] | None = None
+             ) -> tuple[int, Any]:
         r = self.session.request(method, self.base + path, json=body, timeout=60,
-                                 headers={"Authorization": f"Bearer {token}"})
+                                 headers={"Authorization": f"Bearer {token}",
+                                          **(headers or {})})
         try:
             return r.status_code, r.json()
         except ValueError:

@@ -16,7 +16,8 @@ API = "/api/v1"
 
 class Client(Protocol):
     def call(self, method: str, path: str, body: dict[str, Any] | None = None,
-             token: str | None = None) -> tuple[int, Any]: ...
+             token: str | None = None, headers: dict[str, str] | None = None
+             ) -> tuple[int, Any]: ...
 
 
 class Failed(RuntimeError):
@@ -70,9 +71,11 @@ def iteration(client: Client, tokens: Tokens, i: int, bed: tuple[str, str, str],
     administer, discharge. ``hook(name)`` runs after each command (cost counters)."""
     dept, ward, bed_code = bed
 
-    def cmd(name: str, method: str, path: str, body: dict[str, Any]) -> Any:
+    def cmd(name: str, method: str, path: str, body: dict[str, Any],
+            etag: str | None = None) -> Any:
         start = time.perf_counter()
-        status, out = client.call(method, API + path, body, tokens.admin)
+        status, out = client.call(method, API + path, body, tokens.admin,
+                                  {"If-Match": etag} if etag else None)
         if timings is not None:
             timings.add(name, (time.perf_counter() - start) * 1000)
         if hook is not None:
@@ -90,8 +93,9 @@ def iteration(client: Client, tokens: Tokens, i: int, bed: tuple[str, str, str],
         "route": "PO", "frequency": "Q6H"})
     cmd("place_order", "POST", f"/patients/{pid}/orders", {
         "kind": "lab", "test_code": "TROP", "urgency": "stat"})
-    med_id = med["orderId"]
-    cmd("assign", "PUT", f"/patients/{pid}/orders/{med_id}/assignee", {"assignee": "nurse"})
+    med_id = med["order_id"]
+    cmd("assign", "PUT", f"/patients/{pid}/orders/{med_id}/assignee", {"assignee": "nurse"},
+        med["etag"])  # an edit names the version it changes
     cmd("progress", "POST", f"/patients/{pid}/orders/{med_id}/ready", {"reason": ""})
     cmd("administer", "POST", f"/patients/{pid}/orders/{med_id}/administrations", {
         "dose": "1000", "unit": "mg"})

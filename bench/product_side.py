@@ -171,9 +171,10 @@ class _TestClient:
         self.client = Client()
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None,
-             token: str | None = None) -> tuple[int, Any]:
+             token: str | None = None, headers: dict[str, str] | None = None
+             ) -> tuple[int, Any]:
         fn = getattr(self.client, method.lower())
-        kwargs: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+        kwargs: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {token}", "headers": headers}
         if body is not None:
             kwargs.update(data=json.dumps(body), content_type="application/json")
         response = fn(path, **kwargs)
@@ -208,7 +209,7 @@ def other_commands(client: Any, tokens: Any, i: int, bed: tuple[str, str, str],
     patient = cmd("add allergy", "POST", f"/patients/{pid}/allergies", {
         "substance": "Latex", "reaction": "Hives", "severity": "mild"})
     cmd("remove allergy", "DELETE",
-        f"/patients/{pid}/allergies/{patient['allergies'][0]['allergyId']}"
+        f"/patients/{pid}/allergies/{patient['allergies'][0]['allergy_id']}"
         "?reason=entered-in-error", None)
     dept, ward, code = bed
     cmd("admit", "POST", f"/patients/{pid}/admissions", {

@@ -18,7 +18,9 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, URLResolver
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
@@ -27,11 +29,12 @@ from ninja.security import APIKeyCookie, HttpBearer
 from cosmos_backend import errors as store_errors
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core.cache import ExpiringCache
-from hisadmin.core.problems import problem
+from hisadmin.core.problems import PreconditionRequired, problem
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.roles import roles_of
 from hisadmin.core.store import get_store
 from hisadmin.models import ApiToken, hash_token
+from hisadmin.openapi import complete as complete_openapi
 from patients.api.clinical import router as clinical_router
 from patients.api.records import router as patients_router
 from patients.domain.errors import DomainError
@@ -127,7 +130,45 @@ def docs_access(view: Any) -> Any:
     return wrapped
 
 
-api = NinjaAPI(
+def _method_not_allowed(view: Any) -> Any:
+    """A path's view whose 405 (a method the path does not take) is a problem document,
+    keeping the ``Allow`` header."""
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if response.status_code != 405 or response.get("Content-Type", "").endswith("json"):
+            return response
+        answer = problem(request, 405, "Method not allowed",
+                         f"{request.method} is not allowed here; allowed: {response['Allow']}.")
+        answer["Allow"] = response["Allow"]
+        return answer
+
+    return wrapped
+
+
+class HisApi(NinjaAPI):
+    """The NinjaAPI whose OpenAPI document lists every answer (``hisadmin.openapi``) and
+    whose 405s are problem documents."""
+
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        return complete_openapi(super().get_openapi_schema(**kwargs))
+
+    def _get_urls(self) -> list[URLPattern | URLResolver]:
+        urls = super()._get_urls()
+        for pattern in urls:
+            if isinstance(pattern, URLPattern):
+                pattern.callback = _method_not_allowed(pattern.callback)
+        return urls
+
+
+@csrf_exempt  # nothing is changed: a POST to a path that does not exist is a 404 too
+def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """Any path under /api that is not an endpoint: a problem document, never the HTML page."""
+    return problem(request, 404, "Not found", f"No endpoint {request.path[:200]!r}; the "
+                   "endpoints are listed in /api/v1/openapi.json.")
+
+
+api = HisApi(
     title="Hospital back office API",
     docs_decorator=docs_access,
     version="1",
@@ -188,6 +229,14 @@ def _unavailable(request: HttpRequest, exc: store_errors.StoreError) -> HttpResp
     response = problem(request, 503, "Store busy", "The document store is busy; retry shortly.")
     response["Retry-After"] = "1"
     return response
+
+
+@api.exception_handler(PreconditionRequired)
+def _precondition_required(request: HttpRequest, exc: PreconditionRequired) -> HttpResponse:
+    """Every PUT and PATCH calls ``require_if_match`` after its role check."""
+    return problem(request, 428, "Precondition required",
+                   "Send the ETag of the version you edit in If-Match (GET it first); an edit "
+                   "is never applied blindly.", type=PreconditionRequired.TYPE)
 
 
 @api.exception_handler(HttpError)

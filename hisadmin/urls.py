@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from fhir_facade.urls import fhir_urls
 from hisadmin.api import TokenAuth, api
+from hisadmin.api import not_found as api_not_found
 from hisadmin.health import healthz
 
 urlpatterns = [
@@ -19,6 +20,8 @@ urlpatterns = [
     path("fhir/R4/", include(fhir_urls(bearer=TokenAuth().authenticate))),
     path("admin/", admin.site.urls),
 ]
+# Keep last: anything else under /api is a JSON 404 problem, never the HTML page.
+urlpatterns += [re_path(r"^api(?:/|$)", api_not_found)]
 
 # Error pages in the admin's look, with the way back (hisadmin/errors.py).
 handler400 = "hisadmin.errors.bad_request"

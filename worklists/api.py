@@ -12,13 +12,14 @@ from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
-from ninja import Query, Router, Schema
+from ninja import Header, Query, Router, Schema
 from ninja.errors import HttpError
 from pydantic import Field
 
 from hisadmin.core import consistency, policy
 from hisadmin.core.problems import problem
 from hisadmin.core.store import get_store
+from patients.api.schemas import Problem
 from patients.persistence import reference
 from worklists.projection.schema import (
     ADMITTED_SORTS,
@@ -92,14 +93,20 @@ def _per_department(department: str, build: Any, page: str | None, page_size: in
 
 
 TOTAL = Query(False, description="also count every matching row (one more query)")
+CONSISTENCY = Header(None, alias=consistency.HEADER, description="a command's "
+                     "X-Consistency-Token: the answer waits (at most 5 s) until the worklist "
+                     "shows that command; 400 for a token not issued here, 503 with "
+                     "Retry-After when not applied in time")
 RETRY_AFTER_SECONDS = 1
+# Every worklist read: 400 (a bad paging token, filter or consistency token), 503 (not
+# applied in time, Retry-After); the shell adds 401, 403, 422 (hisadmin.openapi).
+ANSWERS: dict[int, Any] = {200: WorklistPage, 400: Problem, 503: Problem}
 
 
-def _read_your_writes(request: HttpRequest) -> HttpResponse | None:
+def _read_your_writes(request: HttpRequest, token: str | None) -> HttpResponse | None:
     """With ``X-Consistency-Token`` (from a command's answer): wait, at most 5 s, until the
     worklists show that command; a 503 problem with ``Retry-After`` if they do not yet, a
     400 problem for a token this system did not issue. None: go ahead and read."""
-    token = request.headers.get(consistency.HEADER)
     if not token:
         return None
     try:
@@ -114,56 +121,60 @@ def _read_your_writes(request: HttpRequest) -> HttpResponse | None:
     return late
 
 
-@router.get("/admitted", response=WorklistPage, summary="Admitted patients (census)")
+@router.get("/admitted", response=ANSWERS, summary="Admitted patients (census)")
 def admitted(request: HttpRequest, department: str = "", ward: str = "", q: str = "",
              sort: AdmittedSort = "bed", dir: Dir = "asc", page: str | None = None,
-             page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> Any:
+             page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL,
+        consistency_token: str | None = CONSISTENCY) -> Any:
     """``q``: name prefix (case- and accent-insensitive) or exact MRN. Without
     ``department``, every department's census merged in the same order."""
     policy.require(request.user, "read_worklists")
-    if (late := _read_your_writes(request)) is not None:
+    if (late := _read_your_writes(request, consistency_token)) is not None:
         return late
     return _per_department(department, lambda d: queries.admitted(
         d, ward=ward, q=q, sort=sort, descending=dir == "desc"), page, page_size, total)
 
 
-@router.get("/orders", response=WorklistPage, summary="Active orders of a department")
+@router.get("/orders", response=ANSWERS, summary="Active orders of a department")
 def orders(request: HttpRequest, department: str = "", kind: str = "", status: str = "",
            urgency: str = "", assignee: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
            page: str | None = None, page_size: int = Query(50, ge=1, le=200),
-           total: bool = TOTAL) -> Any:
+           total: bool = TOTAL,
+        consistency_token: str | None = CONSISTENCY) -> Any:
     """Without ``department``, every department's active orders merged in the same order."""
     policy.require(request.user, "read_order_worklists")
-    if (late := _read_your_writes(request)) is not None:
+    if (late := _read_your_writes(request, consistency_token)) is not None:
         return late
     return _per_department(department, lambda d: queries.orders(
         d, kind=kind, status=status, urgency=urgency, assignee=assignee, sort=sort,
         descending=dir == "desc"), page, page_size, total)
 
 
-@router.get("/my-orders", response=WorklistPage, summary="Active orders assigned to me")
+@router.get("/my-orders", response=ANSWERS, summary="Active orders assigned to me")
 def my_orders(request: HttpRequest, kind: str = "", status: str = "", urgency: str = "",
               department: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
               page: str | None = None, page_size: int = Query(50, ge=1, le=200),
-              total: bool = TOTAL) -> Any:
+              total: bool = TOTAL,
+        consistency_token: str | None = CONSISTENCY) -> Any:
     policy.require(request.user, "read_order_worklists")
-    if (late := _read_your_writes(request)) is not None:
+    if (late := _read_your_writes(request, consistency_token)) is not None:
         return late
     return _page(queries.my_orders(str(request.user.pk), kind=kind, status=status,
                                    urgency=urgency, department=department, sort=sort,
                                    descending=dir == "desc"), page, page_size, total)
 
 
-@router.get("/patients", response=WorklistPage, summary="Find patients by name prefix or MRN")
+@router.get("/patients", response=ANSWERS, summary="Find patients by name prefix or MRN")
 def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort = "name",
              dir: Dir = "asc", page: str | None = None,
-             page_size: int = Query(50, ge=1, le=200)) -> Any:
+             page_size: int = Query(50, ge=1, le=200),
+        consistency_token: str | None = CONSISTENCY) -> Any:
     """``mrn``: exact (a point read). ``q``: a name, case- and accent-insensitive, each part
     possibly partial: "SMITH, John" (family, given), "Smith" or "Smi" (family), "John Smith"
     (read both ways round and merged: then no next page, and ``truncated`` when more
     match). At least two letters of the family name."""
     policy.require(request.user, "read_worklists")
-    if (late := _read_your_writes(request)) is not None:
+    if (late := _read_your_writes(request, consistency_token)) is not None:
         return late
     if mrn.strip():
         rows = queries.by_mrn(get_store(), mrn)
@@ -176,15 +187,16 @@ def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort 
                                      continuation=page))
 
 
-@router.get("/medications-due", response=WorklistPage,
+@router.get("/medications-due", response={**ANSWERS, 404: Problem},
             summary="Doses due, late or coming up within the hour on a ward")
-def medications_due(request: HttpRequest, ward: str) -> Any:
+def medications_due(request: HttpRequest, ward: str,
+        consistency_token: str | None = CONSISTENCY) -> Any:
     """One item per open dose time of the ward's scheduled medication orders: late ones of
     earlier today, due ones, and upcoming ones within the next hour, soonest first.
     ``scheduled_for`` is the dose time to answer with ``POST …/administrations``;
     ``dose_status`` is due | late | upcoming (the MAR's rules). The whole list, no paging."""
     policy.require(request.user, "read_medications_due")
-    if (late := _read_your_writes(request)) is not None:
+    if (late := _read_your_writes(request, consistency_token)) is not None:
         return late
     if ward not in reference.all_of(get_store(), "Ward"):
         raise HttpError(404, f"No ward {ward!r}.")
@@ -193,16 +205,17 @@ def medications_due(request: HttpRequest, ward: str) -> Any:
             "generation": result.generation, "lag": _lag()}
 
 
-@router.get("/results-to-review", response=WorklistPage,
+@router.get("/results-to-review", response=ANSWERS,
             summary="Results of my orders not yet acknowledged")
 def results_to_review(request: HttpRequest, kind: ResultKind = "", abnormal: bool = False,
                       sort: ReviewSort = "resulted", dir: Dir = "asc", page: str | None = None,
-                      page_size: int = Query(50, ge=1, le=200)) -> Any:
+                      page_size: int = Query(50, ge=1, le=200),
+        consistency_token: str | None = CONSISTENCY) -> Any:
     """For the calling clinician: lab and imaging results of the orders they placed, newest
     first by default; acknowledge one with ``POST /api/v1/patients/{id}/orders/{order_id}/
     acknowledge`` and it leaves the list."""
     policy.require(request.user, "read_results_to_review")
-    if (late := _read_your_writes(request)) is not None:
+    if (late := _read_your_writes(request, consistency_token)) is not None:
         return late
     return _page(queries.results_to_review(str(request.user.pk), kind=kind, abnormal=abnormal,
                                            sort=sort, descending=dir == "desc"),

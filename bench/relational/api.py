@@ -140,9 +140,9 @@ def admission_out(a: Admission) -> dict[str, Any]:
 
 
 def order_out(o: Order) -> dict[str, Any]:
-    return {"orderId": str(o.id), "patientId": str(o.patient_id), "kind": o.kind,
+    return {"order_id": str(o.id), "patient_id": str(o.patient_id), "kind": o.kind,
             "status": o.status, "urgency": o.urgency, "description": o.description,
-            "assigneeName": o.assignee_name, "version": o.version, "etag": str(o.version)}
+            "assignee_name": o.assignee_name, "version": o.version, "etag": str(o.version)}
 
 
 def _actor(request: HttpRequest) -> str:

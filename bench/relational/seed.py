@@ -136,8 +136,9 @@ class _TestClient:
         self.client = Client()
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None,
-             token: str | None = None) -> tuple[int, Any]:
-        kwargs: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+             token: str | None = None, headers: dict[str, str] | None = None
+             ) -> tuple[int, Any]:
+        kwargs: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {token}", "headers": headers}
         if body is not None:
             kwargs.update(data=json.dumps(body), content_type="application/json")
         response = getattr(self.client, method.lower())(path, **kwargs)

@@ -36,3 +36,20 @@ def problem(request: HttpRequest, status: int, title: str, detail: str = "",
     response = json_response(request, body, status)
     response["Content-Type"] = PROBLEM_TYPE
     return response
+
+
+class PreconditionRequired(Exception):
+    """An edit (PUT, PATCH) sent without ``If-Match``: answered 428 with a problem whose
+    ``type`` is ``/api/v1/problems/precondition-required`` (the API assembly's handler)."""
+
+    TYPE = "/api/v1/problems/precondition-required"
+
+
+def require_if_match(if_match: str | None) -> str:
+    """The version an edit of an existing resource is based on; raises
+    ``PreconditionRequired`` when the client did not say (an edit is never applied blindly).
+    Call it after the role check, so a caller who may not edit learns only that (403)."""
+    version = (if_match or "").strip()
+    if not version:
+        raise PreconditionRequired("If-Match is required")
+    return version

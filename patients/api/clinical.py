@@ -10,7 +10,7 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import policy
 from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
-from hisadmin.core.problems import json_response, problem
+from hisadmin.core.problems import json_response, problem, require_if_match
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.api.schemas import (
@@ -182,7 +182,9 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
             summary="Assign an order to a user (null unassigns)")
 def assign(request: HttpRequest, patient_id: str, order_id: str, payload: AssignIn,
            if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """``If-Match`` (required): the order's ETag; without it 428, a stale one 412."""
     policy.require(request.user, "assign_order")
+    version = require_if_match(if_match)
     assignee_id = assignee_name = None
     if payload.assignee:
         user = get_user_model().objects.filter(username=payload.assignee, is_active=True).first()
@@ -191,7 +193,7 @@ def assign(request: HttpRequest, patient_id: str, order_id: str, payload: Assign
         assignee_id, assignee_name = str(user.pk), user.get_full_name() or user.get_username()
     uow = new_uow()
     use_cases.assign_order(use_cases.AssignOrder(patient_id, order_id, assignee_id,
-                                                 assignee_name, if_match), uow,
+                                                 assignee_name, version), uow,
                            actor=actor_for(request.user))
     return _saved_order(request, uow, patient_id, order_id)
 

@@ -8,7 +8,7 @@ from ninja import Header, Router
 from hisadmin.core import policy
 from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
-from hisadmin.core.problems import json_response, problem
+from hisadmin.core.problems import json_response, problem, require_if_match
 from hisadmin.core.store import get_store, new_uow
 from patients import staff, use_cases
 from patients.api.schemas import (
@@ -138,11 +138,13 @@ def audit(request: HttpRequest, patient_id: str, continuation: str | None = None
 @router.put("/patients/{patient_id}", response={200: PatientOut, **ERRORS}, summary="Correct demographics")
 def update_demographics(request: HttpRequest, patient_id: str, payload: DemographicsIn,
                         if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
-    """Send the patient's ETag in ``If-Match``; a stale one gets 412 and nothing changes."""
+    """``If-Match`` (required): the patient's ETag; without it 428, a stale one 412, and
+    nothing changes."""
     policy.require(request.user, "update_demographics")
+    version = require_if_match(if_match)
     uow = new_uow()
     use_cases.update_demographics(use_cases.UpdateDemographics(
-        patient_id=patient_id, expected_version=if_match, **payload.dict()), uow,
+        patient_id=patient_id, expected_version=version, **payload.dict()), uow,
         actor=actor_for(request.user))
     # Nothing changed: nothing was written, so read what is stored.
     view = (queries.committed(uow, patient_id, "patient")

@@ -1,13 +1,21 @@
-"""API schemas for the clinical record."""
+"""API schemas for the clinical record.
+
+Every key the API reads or writes is snake_case; the stored documents and events keep their
+camelCase, translated at this edge (``snake_keys``). Request bodies are strict: an unknown
+property is a 422 naming it (``additionalProperties: false`` in the OpenAPI document), so a
+client still sending an old or misspelt key learns it at once instead of losing the value.
+"""
 
 from __future__ import annotations
 
+import functools
+import re
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from patients.domain.orders import KINDS, TRANSITIONS, OrderStatus, Urgency
 from patients.domain.records import (
@@ -34,7 +42,13 @@ UrgencyCode = Literal[tuple(u.value for u in Urgency)]  # type: ignore[valid-typ
 Action = Literal[tuple(TRANSITIONS)]  # type: ignore[valid-type]
 
 
-class PatientIn(Schema):
+class StrictIn(Schema):
+    """A request body: unknown properties are refused (422), not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class PatientIn(StrictIn):
     given_name: str = Field(min_length=1, max_length=100)
     family_name: str = Field(min_length=1, max_length=100)
     birth_date: date
@@ -61,14 +75,14 @@ class PatientOut(Schema):
     etag: str
 
 
-class DemographicsIn(Schema):
+class DemographicsIn(StrictIn):
     given_name: str = Field(min_length=1, max_length=100)
     family_name: str = Field(min_length=1, max_length=100)
     birth_date: date
     sex: Sex
 
 
-class AllergyIn(Schema):
+class AllergyIn(StrictIn):
     """An allergen from ``GET /api/v1/reference/allergens`` (``allergen_code``) or, when none
     fits, free text (``substance``, then not checkable by the order checks): one of the two."""
 
@@ -79,12 +93,12 @@ class AllergyIn(Schema):
     criticality: Criticality = "unable-to-assess"
 
 
-class TransferIn(Schema):
+class TransferIn(StrictIn):
     ward_id: str = Field(min_length=1, max_length=40)
     bed: str = Field("", max_length=20)
 
 
-class OrderIn(Schema):
+class OrderIn(StrictIn):
     kind: Kind
     urgency: UrgencyCode = Urgency.ROUTINE.value
     medication_code: str = ""
@@ -106,14 +120,14 @@ class OrderIn(Schema):
         "that fails needs its own non-empty reason, or the order is refused (409).")
 
 
-class ResultValueIn(Schema):
+class ResultValueIn(StrictIn):
     analyte_code: str = Field(min_length=1, max_length=40)
     value: Decimal = Field(allow_inf_nan=False, max_digits=16, decimal_places=6)
     unit: str | None = Field(None, max_length=20, description="a Unit code; default: the "
                              "analyte's unit. Another unit of the same dimension is converted")
 
 
-class ActionIn(Schema):
+class ActionIn(StrictIn):
     reason: str = Field("", max_length=300)
     results: list[ResultValueIn] = Field(
         default_factory=list, max_length=100,
@@ -123,14 +137,14 @@ class ActionIn(Schema):
                         "on a lab order")
 
 
-class AssignIn(Schema):
+class AssignIn(StrictIn):
     assignee: str | None = Field(None, description="username; null to unassign")
 
 
 AdministrationStatus = Literal["given", "not_given"]
 
 
-class AdministrationIn(Schema):
+class AdministrationIn(StrictIn):
     """A dose given (``dose``, ``unit``; ``administered_at`` default now) or not given
     (``reason``; ``reason_detail`` for other). ``scheduled_for``: the dose time it answers."""
 
@@ -151,7 +165,7 @@ class AdministrationIn(Schema):
         "sooner than its least interval")
 
 
-class AdmitIn(Schema):
+class AdmitIn(StrictIn):
     department_id: str = Field(min_length=1, max_length=40)
     ward_id: str = Field(min_length=1, max_length=40)
     bed: str = Field("", max_length=20)
@@ -178,7 +192,7 @@ class AdmissionOut(Schema):
     etag: str
 
 
-class DischargeIn(Schema):
+class DischargeIn(StrictIn):
     disposition: Disposition
     note: str = Field("", max_length=2000, description="The discharge note.")
     cancel_orders: list[str] | None = Field(
@@ -202,20 +216,20 @@ class EventPage(Schema):
 
 
 class AllergyOut(Schema):
-    allergyId: str  # order and allergy bodies mirror the record (camelCase)
-    allergenCode: str | None = None
+    allergy_id: str
+    allergen_code: str | None = None
     substance: str = Field(description="the allergen's name, or the free text")
-    checkable: bool = Field(description="true iff coded (allergenCode set)")
+    checkable: bool = Field(description="true iff coded (allergen_code set)")
     reaction: str
     severity: str
     criticality: Criticality
     status: Literal["active", "removed"]
-    recordedAt: str
-    recordedBy: str
-    removedAt: str | None = None
-    removedBy: str | None = None
-    removalReason: RemovalReason | None = None
-    removalDetail: str | None = None
+    recorded_at: str
+    recorded_by: str
+    removed_at: str | None = None
+    removed_by: str | None = None
+    removal_reason: RemovalReason | None = None
+    removal_detail: str | None = None
 
 
 class NoKnownAllergiesOut(Schema):
@@ -226,15 +240,15 @@ class NoKnownAllergiesOut(Schema):
 class AdministrationOut(Schema):
     """One administration as kept on the order (older entries: a dose given at ``at``)."""
 
-    administrationId: str
+    administration_id: str
     status: AdministrationStatus = "given"
     at: str = Field(description="when it was recorded")
-    administeredAt: str | None = Field(None, description="when it happened")
-    scheduledFor: str | None = None
+    administered_at: str | None = Field(None, description="when it happened")
+    scheduled_for: str | None = None
     dose: str | None = None
     unit: str | None = None
     reason: str | None = None
-    reasonDetail: str | None = None
+    reason_detail: str | None = None
     override: dict[str, Any] | None = Field(None, description="prn-interval overridden: "
                                             "{check, detail, reason, by, at}")
     by: str
@@ -244,43 +258,43 @@ class AdministrationOut(Schema):
 class OrderOut(Schema):
     """An order as stored (see docs/data-model.md); kind-specific fields are null otherwise."""
 
-    orderId: str
-    patientId: str
-    admissionId: str
+    order_id: str
+    patient_id: str
+    admission_id: str
     kind: Kind
     status: Status
     urgency: UrgencyCode
     description: str
-    departmentId: str
-    wardId: str | None = None
-    assigneeId: str | None = None
-    assigneeName: str | None = None
-    placedAt: str
-    placedBy: str
-    cancelReason: str | None = None
+    department_id: str
+    ward_id: str | None = None
+    assignee_id: str | None = None
+    assignee_name: str | None = None
+    placed_at: str
+    placed_by: str
+    cancel_reason: str | None = None
     administrations: list[AdministrationOut] = []
     version: int
     etag: str
-    medicationCode: str | None = None
-    medicationName: str | None = None
+    medication_code: str | None = None
+    medication_name: str | None = None
     dose: str | None = None
     unit: str | None = None
     route: str | None = None
     frequency: str | None = None
-    startAt: str | None = None
-    endAt: str | None = None
-    asNeeded: bool | None = None
+    start_at: str | None = None
+    end_at: str | None = None
+    as_needed: bool | None = None
     modality: str | None = None
-    bodyPart: str | None = None
-    testCode: str | None = None
-    testName: str | None = None
+    body_part: str | None = None
+    test_code: str | None = None
+    test_name: str | None = None
     note: str | None = None
     overrides: list[OverrideOut] = Field(
         default_factory=list, description="order checks overridden when it was placed")
     results: dict[str, Any] | None = Field(
         None, description="a completed lab or imaging order's results: {values: [{analyte, "
-        "name, value, unit, low, high, flag}], report, resultedAt, resultedBy, "
-        "acknowledgedAt, acknowledgedBy}")
+        "name, value, unit, low, high, flag}], report, resulted_at, resulted_by, "
+        "acknowledged_at, acknowledged_by}")
 
 
 class OverrideOut(Schema):
@@ -325,11 +339,31 @@ def patient_out(c: dict[str, Any]) -> dict[str, Any]:
             **allergies_out(c), "version": c.get("version", 1), "etag": c["etag"]}
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+@functools.lru_cache(maxsize=1024)
+def snake_key(key: str) -> str:
+    """``placedAt`` → ``placed_at``; a key already snake_case (or a code like
+    ``allergy-conflict``) is kept."""
+    return _CAMEL.sub("_", key).lower()
+
+
+def snake_keys(value: Any) -> Any:
+    """``value`` with every dict key, at any depth, snake_case: a stored document or event
+    as the API shows it."""
+    if isinstance(value, dict):
+        return {snake_key(k): snake_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [snake_keys(v) for v in value]
+    return value
+
+
 def allergies_out(c: dict[str, Any]) -> dict[str, Any]:
     """The allergy part of a patient: every allergy (older ones read as active, free text),
     the status derived from them and the "no known allergies" record."""
     nka = c.get("noKnownAllergies") or None
-    return {"allergies": [read_allergy(a) for a in c.get("allergies", [])],
+    return {"allergies": [snake_keys(read_allergy(a)) for a in c.get("allergies", [])],
             "allergy_status": str(allergy_status(c.get("allergies", []), nka)),
             "no_known_allergies": nka and {"recorded_at": nka["recordedAt"],
                                            "recorded_by": nka["recordedBy"]}}
@@ -344,11 +378,15 @@ def admission_out(c: dict[str, Any]) -> dict[str, Any]:
             "discharge_note": c.get("dischargeNote", ""), "etag": c["etag"]}
 
 
+_ORDER_FIELDS = frozenset(OrderOut.model_fields)
+
+
 def order_out(c: dict[str, Any]) -> dict[str, Any]:
-    # the order as stored (camelCase until the API's snake_case change); overrides always
-    return {"overrides": [], **c}
+    """An order as stored, snake_case, its documented fields only (overrides always)."""
+    order = snake_keys({"overrides": [], **c})
+    return {k: v for k, v in order.items() if k in _ORDER_FIELDS}
 
 
 def event_out(c: dict[str, Any]) -> dict[str, Any]:
     return {"seq": c["seq"], "type": c["type"], "occurred_at": c["occurredAt"],
-            "actor": c["actor"]["username"], "data": c["data"]}
+            "actor": c["actor"]["username"], "data": snake_keys(c["data"])}

@@ -98,10 +98,10 @@ def test_it_keeps_medications_due_and_results_to_review_through_the_relay(
     med = doc.post(f"/api/v1/patients/{pid}/orders", {
         "kind": "medication", "medication_code": "AMOX", "dose": "1", "unit": "g",
         "route": "PO", "frequency": "Q8H", "start_at": start.isoformat()},
-        content_type=J).json()["orderId"]
+        content_type=J).json()["order_id"]
     nurse.post(f"/api/v1/patients/{pid}/orders/{med}/ready", {}, content_type=J)
     lab = doc.post(f"/api/v1/patients/{pid}/orders", {"kind": "lab", "test_code": "BMP"},
-                   content_type=J).json()["orderId"]
+                   content_type=J).json()["order_id"]
     nurse.post(f"/api/v1/patients/{pid}/orders/{lab}/start", {}, content_type=J)
     done = nurse.post(f"/api/v1/patients/{pid}/orders/{lab}/complete", {"results": [
         {"analyte_code": "NA", "value": 140}, {"analyte_code": "K", "value": "6.1"},

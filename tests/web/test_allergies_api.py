@@ -32,15 +32,15 @@ def test_a_new_patient_reads_unknown_and_a_coded_allergy_is_checkable(world: dic
     body = added.json()
     assert body["allergy_status"] == "has_allergies"
     [a] = body["allergies"]
-    assert {k: a[k] for k in ("allergenCode", "substance", "checkable", "reaction", "severity",
-                              "criticality", "status", "recordedBy")} == {
-        "allergenCode": "PENICILLINS", "substance": "Penicillins", "checkable": True,
+    assert {k: a[k] for k in ("allergen_code", "substance", "checkable", "reaction", "severity",
+                              "criticality", "status", "recorded_by")} == {
+        "allergen_code": "PENICILLINS", "substance": "Penicillins", "checkable": True,
         "reaction": "Anaphylaxis", "severity": "severe", "criticality": "high",
-        "status": "active", "recordedBy": "api-nurse"}
+        "status": "active", "recorded_by": "api-nurse"}
     free = world["nurse"].post(f"{p}/allergies", {"substance": "Grandma's soup",
                                                   "severity": "mild"}, content_type=J).json()
     soup = free["allergies"][1]
-    assert (soup["allergenCode"], soup["checkable"], soup["criticality"]) == (
+    assert (soup["allergen_code"], soup["checkable"], soup["criticality"]) == (
         None, False, "unable-to-assess")
 
 
@@ -87,7 +87,7 @@ def test_removal_needs_a_reason_and_keeps_the_allergy(world: dict) -> None:
     doc: Client = world["doc"]
     body = doc.post(f"{p}/allergies", {"allergen_code": "LATEX", "severity": "mild"},
                     content_type=J).json()
-    aid = body["allergies"][0]["allergyId"]
+    aid = body["allergies"][0]["allergy_id"]
     assert doc.delete(f"{p}/allergies/{aid}").status_code == 422  # no reason
     assert doc.delete(f"{p}/allergies/{aid}?reason=forgot").status_code == 422
     other = doc.delete(f"{p}/allergies/{aid}?reason=other")
@@ -101,7 +101,7 @@ def test_removal_needs_a_reason_and_keeps_the_allergy(world: dict) -> None:
     out = gone.json()
     assert out["allergy_status"] == "unknown"  # removing the last allergy says nothing more
     [a] = out["allergies"]
-    assert (a["status"], a["removalReason"], a["removalDetail"], a["removedBy"]) == (
+    assert (a["status"], a["removal_reason"], a["removal_detail"], a["removed_by"]) == (
         "removed", "other", "Tolerated latex gloves", "api-clinician")
     assert doc.delete(f"{p}/allergies/{aid}?reason=resolved").status_code == 404
     again = doc.post(f"{p}/allergies", {"allergen_code": "LATEX", "severity": "severe"},
@@ -109,5 +109,5 @@ def test_removal_needs_a_reason_and_keeps_the_allergy(world: dict) -> None:
     assert again.status_code == 200  # a removed allergy can be recorded anew
     event = world["clerk"].get(f"{p}/events").json()["items"][1]
     assert event["type"] == "AllergyRemoved"
-    assert event["data"] == {"allergyId": aid, "substance": "Latex", "reason": "other",
+    assert event["data"] == {"allergy_id": aid, "substance": "Latex", "reason": "other",
                              "detail": "Tolerated latex gloves"}

@@ -71,7 +71,7 @@ def test_the_allergy_form_offers_allergens_by_name_with_nothing_chosen(world: di
 def test_removal_goes_through_a_confirmation_with_a_reason(world: dict, his_store) -> None:
     aid = world["api"].post(f"/api/v1/patients/{world['pid']}/allergies", {
         "allergen_code": "LATEX", "reaction": "Hives", "severity": "moderate"},
-        content_type=J).json()["allergies"][0]["allergyId"]
+        content_type=J).json()["allergies"][0]["allergy_id"]
     chart = world["doc"].get(world["base"]).content.decode()
     remove_url = f"{world['base']}allergies/{aid}/remove/"
     assert f'href="{remove_url}"' in chart

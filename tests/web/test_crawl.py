@@ -90,13 +90,13 @@ def demo_world(
     ):
         r = doc.post(f"/api/v1/patients/{pid}/orders", body, content_type=J)
         assert r.status_code == 201, r.content
-        orders[body["kind"]] = r.json()["orderId"]
+        orders[body["kind"]] = r.json()["order_id"]
     nurse.post(f"/api/v1/patients/{pid}/orders/{orders['medication']}/ready", {}, content_type=J)
     allergy = doc.post(
         f"/api/v1/patients/{pid}/allergies",
         {"substance": "Latex", "severity": "mild"},
         content_type=J,
-    ).json()["allergies"][0]["allergyId"]
+    ).json()["allergies"][0]["allergy_id"]
     other = (
         team["clerk"]
         .post(

@@ -33,7 +33,7 @@ def prescribe(team: dict[str, Client], pid: str, start: datetime, *, frequency: 
         "route": "PO", "frequency": frequency, "start_at": start.isoformat(), **extra},
         content_type=J)
     assert placed.status_code == 201, placed.content
-    oid = placed.json()["orderId"]
+    oid = placed.json()["order_id"]
     assert team["nurse"].post(f"/api/v1/patients/{pid}/orders/{oid}/ready", {},
                               content_type=J).status_code == 200
     return oid
@@ -104,7 +104,7 @@ def test_doses_follow_the_patient_to_another_ward_and_leave_on_discharge(
         pytest.skip("run after 00:05 UTC")
     prescribe(team, patient, start)
     moved = team["clerk"].post(f"/api/v1/patients/{patient}/transfer", {
-        "department_id": "MED", "ward_id": "MED-2", "bed": ""}, content_type=J)
+        "ward_id": "MED-2", "bed": ""}, content_type=J)
     assert moved.status_code in (200, 201), moved.content
     drain_worklists()
     assert due(team) == [] and len(due(team, "MED-2")) == 1
@@ -128,11 +128,11 @@ def resulted(team: dict[str, Client], pid: str, client: str = "doc") -> str:
     order = team[client].post(f"/api/v1/patients/{pid}/orders", {"kind": "lab",
                                                                   "test_code": "CBC"},
                               content_type=J).json()
-    base = f"/api/v1/patients/{pid}/orders/{order['orderId']}"
+    base = f"/api/v1/patients/{pid}/orders/{order['order_id']}"
     assert team["nurse"].post(f"{base}/start", {}, content_type=J).status_code == 200
     done = team["nurse"].post(f"{base}/complete", {"results": CBC}, content_type=J)
     assert done.status_code == 200, done.content
-    return order["orderId"]
+    return order["order_id"]
 
 
 def bearer(make_user: Callable, username: str, role: str) -> Client:

@@ -27,7 +27,7 @@ def admitted(admit: Callable[..., str]) -> str:
 def ready(team: dict[str, Client], pid: str, order: dict) -> str:
     placed = team["doc"].post(f"/api/v1/patients/{pid}/orders", order, content_type=J)
     assert placed.status_code == 201, placed.content
-    oid = placed.json()["orderId"]
+    oid = placed.json()["order_id"]
     assert team["nurse"].post(f"/api/v1/patients/{pid}/orders/{oid}/ready", {},
                               content_type=J).status_code == 200
     return f"/api/v1/patients/{pid}/orders/{oid}"
@@ -48,9 +48,9 @@ def test_a_nurse_records_a_dose_at_its_time_and_the_mar_shows_it(
         "scheduled_for": start.isoformat()}, content_type=J)
     assert r.status_code == 201, r.content
     [entry] = r.json()["administrations"]
-    assert entry["status"] == "given" and entry["scheduledFor"].startswith(
+    assert entry["status"] == "given" and entry["scheduled_for"].startswith(
         start.strftime("%Y-%m-%dT00:00:00"))
-    assert entry["administeredAt"].endswith("00:10:00+00:00") and r.headers["ETag"]
+    assert entry["administered_at"].endswith("00:10:00+00:00") and r.headers["ETag"]
     day = team["clerk"].get(f"/api/v1/patients/{admitted}/mar").json()
     assert day["date"] == start.date().isoformat()
     [row] = day["orders"]
@@ -103,7 +103,7 @@ def test_reasons_are_read_with_underscores_and_other_takes_the_note(
     other = team["nurse"].post(f"{base}/administrations", {
         "status": "not_given", "reason": "other", "note": "In theatre"}, content_type=J)
     assert other.status_code == 201, other.content
-    assert other.json()["administrations"][-1]["reasonDetail"] == "In theatre"
+    assert other.json()["administrations"][-1]["reason_detail"] == "In theatre"
 
 
 def test_not_given_with_a_reason(team: dict[str, Client], admitted: str) -> None:
@@ -113,7 +113,7 @@ def test_not_given_with_a_reason(team: dict[str, Client], admitted: str) -> None
         content_type=J)
     assert r.status_code == 201, r.content
     entry = r.json()["administrations"][0]
-    assert entry["status"] == "not_given" and entry["reasonDetail"] == "Vomiting"
+    assert entry["status"] == "not_given" and entry["reason_detail"] == "Vomiting"
     assert entry["dose"] is None
 
 

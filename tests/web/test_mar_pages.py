@@ -33,7 +33,7 @@ def world(api_client, make_user, reference_data) -> dict:
                  "frequency": "Q6H", "as_needed": True},
     }.items():
         oid = doc_api.post(f"/api/v1/patients/{pid}/orders", {"kind": "medication", **body},
-                           content_type=J).json()["orderId"]
+                           content_type=J).json()["order_id"]
         nurse_api.post(f"/api/v1/patients/{pid}/orders/{oid}/ready", {}, content_type=J)
         orders[name] = oid
     doc, nurse = Client(), Client()

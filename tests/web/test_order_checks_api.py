@@ -56,7 +56,7 @@ def test_overrides_round_trip(team, allergic) -> None:
     assert override["check"] == "allergy-conflict"
     assert override["reason"] == "Tolerated amoxicillin last year"
     assert override["by"] == "api-clinician" and override["at"] and override["detail"]
-    got = team["doc"].get(f"{url}/{placed.json()['orderId']}").json()
+    got = team["doc"].get(f"{url}/{placed.json()['order_id']}").json()
     assert got["overrides"] == [override]
     events = team["doc"].get(f"/api/v1/patients/{allergic}/events").json()["items"]
     assert events[0]["data"]["overrides"] == [override]
@@ -111,7 +111,7 @@ def test_a_route_the_medication_is_not_given_by_is_a_422(team, allergic) -> None
 def test_the_409_is_documented_with_its_conflicts(team) -> None:
     schema = team["doc"].get("/api/v1/openapi.json").json()
     post = schema["paths"]["/api/v1/patients/{patient_id}/orders"]["post"]
-    ref = post["responses"]["409"]["content"]["application/json"]["schema"]["$ref"]
+    ref = post["responses"]["409"]["content"]["application/problem+json"]["schema"]["$ref"]
     problem = schema["components"]["schemas"][ref.rsplit("/", 1)[-1]]
     assert "conflicts" in problem["properties"] and "type" in problem["properties"]
     order_in = schema["components"]["schemas"]["OrderIn"]

@@ -28,8 +28,8 @@ def world(api_client, reference_data, make_user) -> dict:
     allergy = doc.post(f"/api/v1/patients/{a['id']}/allergies", {
         "substance": "Latex", "severity": "mild"}, content_type=J).json()
     return {"clients": {"clerk": clerk, "doc": doc, "nurse": nurse}, "a": a["id"], "b": b,
-            "adm_etag": adm["etag"], "med": med["orderId"], "lab": lab["orderId"],
-            "allergy": allergy["allergies"][0]["allergyId"], "old_patient_etag": a["etag"]}
+            "adm_etag": adm["etag"], "med": med["order_id"], "lab": lab["order_id"],
+            "allergy": allergy["allergies"][0]["allergy_id"], "old_patient_etag": a["etag"]}
 
 
 P = "/api/v1/patients"
@@ -44,7 +44,8 @@ CASES = [
     ("clerk", "post", P, "{not json", {}, 400, None, "parse"),
     ("clerk", "get", P + "/nobody", None, {}, 404, None, "No patient"),
     ("clerk", "put", P + "/{a}", {**PERSON, "family_name": ""}, {}, 422, "family_name", ""),
-    ("clerk", "put", P + "/nobody", PERSON, {}, 404, None, "No patient"),
+    ("clerk", "put", P + "/nobody", PERSON, {"If-Match": '"any"'}, 404, None, "No patient"),
+    ("clerk", "put", P + "/{a}", PERSON, {}, 428, None, "If-Match"),
     ("clerk", "put", P + "/{a}", {**PERSON, "sex": "male"}, {"If-Match": "{old_patient_etag}"},
      412, None, "ETag"),
     ("clerk", "post", P + "/{b}/admissions", {"department_id": "NOPE", "ward_id": "MED-1",
@@ -102,8 +103,10 @@ CASES = [
     ("nurse", "post", P + "/{a}/orders/nope/ready", {}, {}, 404, None, "No order"),
     ("nurse", "post", P + "/{a}/orders/{med}/ready", {}, {"If-Match": '"stale"'}, 412, None, ""),
     ("doc", "post", P + "/{a}/orders/{med}/cancel", {"reason": ""}, {}, 422, "reason", ""),
-    ("nurse", "put", P + "/{a}/orders/{med}/assignee", {"assignee": "ghost"}, {}, 422,
-     "assignee", ""),
+    ("nurse", "put", P + "/{a}/orders/{med}/assignee", {"assignee": "ghost"},
+     {"If-Match": '"any"'}, 422, "assignee", ""),
+    ("nurse", "put", P + "/{a}/orders/{med}/assignee", {"assignee": None}, {}, 428, None,
+     "If-Match"),
     ("nurse", "post", P + "/{a}/orders/{med}/administrations", {"dose": "0", "unit": "g"}, {},
      422, "dose", ""),
     ("nurse", "post", P + "/{a}/orders/{med}/administrations", {"dose": "1", "unit": "g"}, {},

@@ -27,7 +27,7 @@ def world(api_client, make_user, reference_data) -> dict:
     web = Client()
     web.force_login(make_user("all-roles", "clerk", "clinician", "nurse"))
     return {"web": web, "a": a["id"], "b": b["id"], "a_etag": a["etag"],
-            "adm_etag": adm["etag"], "med": med["orderId"], "med_etag": med["etag"]}
+            "adm_etag": adm["etag"], "med": med["order_id"], "med_etag": med["etag"]}
 
 
 ROOT = "/admin/patients/{a}/"

@@ -24,7 +24,7 @@ def test_it_walks_a_prescription_through_its_states(team: dict[str, Client], adm
     assert placed.status_code == 201, placed.content
     order = placed.json()
     assert order["description"] == "Paracetamol 1000 mg PO Q8H"
-    base = f"/api/v1/patients/{admitted}/orders/{order['orderId']}"
+    base = f"/api/v1/patients/{admitted}/orders/{order['order_id']}"
     assert team["nurse"].post(f"{base}/ready", {}, content_type=J).json()["status"] == "ready"
     given = team["nurse"].post(f"{base}/administrations", {"dose": "1000", "unit": "mg"},
                                content_type=J)
@@ -44,12 +44,12 @@ def test_it_needs_a_reason_to_cancel(team: dict[str, Client], admitted: str) -> 
     order = team["doc"].post(f"/api/v1/patients/{admitted}/orders",
                              {"kind": "lab", "test_code": "CRP", "urgency": "stat"},
                              content_type=J).json()
-    url = f"/api/v1/patients/{admitted}/orders/{order['orderId']}/cancel"
+    url = f"/api/v1/patients/{admitted}/orders/{order['order_id']}/cancel"
     missing = team["doc"].post(url, {"reason": " "}, content_type=J)
     assert missing.status_code == 422
     assert missing.json()["errors"][0]["field"] == "reason"
     ok = team["doc"].post(url, {"reason": "Duplicate order"}, content_type=J)
-    assert ok.json()["cancelReason"] == "Duplicate order"
+    assert ok.json()["cancel_reason"] == "Duplicate order"
 
 
 def test_it_cancels_active_orders_on_discharge_each_with_an_event(
@@ -137,11 +137,15 @@ def test_it_records_allergies_and_refuses_a_stale_demographics_edit(
 def test_it_assigns_and_unassigns(team: dict[str, Client], admitted: str, make_user) -> None:
     make_user("night-nurse", "nurse")
     order = team["doc"].post(f"/api/v1/patients/{admitted}/orders", MED, content_type=J).json()
-    url = f"/api/v1/patients/{admitted}/orders/{order['orderId']}/assignee"
-    r = team["nurse"].put(url, {"assignee": "night-nurse"}, content_type=J)
-    assert r.json()["assigneeName"] == "night-nurse"
-    assert team["nurse"].put(url, {"assignee": "nobody"}, content_type=J).status_code == 422
-    assert team["nurse"].put(url, {"assignee": None}, content_type=J).json()["assigneeId"] is None
+    url = f"/api/v1/patients/{admitted}/orders/{order['order_id']}/assignee"
+    r = team["nurse"].put(url, {"assignee": "night-nurse"}, content_type=J,
+                          HTTP_IF_MATCH=order["etag"])
+    assert r.json()["assignee_name"] == "night-nurse"
+    assert team["nurse"].put(url, {"assignee": "nobody"}, content_type=J,
+                             HTTP_IF_MATCH=r["ETag"]).status_code == 422
+    unassigned = team["nurse"].put(url, {"assignee": None}, content_type=J,
+                                   HTTP_IF_MATCH=r["ETag"])
+    assert unassigned.json()["assignee_id"] is None
 
 
 def test_it_names_a_clinician_as_attending_never_the_admitting_clerk(

@@ -26,7 +26,7 @@ def record(api_client, reference_data) -> dict[str, str]:
                      content_type=J).json()
     allergy = doc.post(f"/api/v1/patients/{pid}/allergies", {"substance": "Latex",
                        "severity": "mild"}, content_type=J).json()["allergies"][0]
-    return {"pid": pid, "oid": order["orderId"], "aid": allergy["allergyId"]}
+    return {"pid": pid, "oid": order["order_id"], "aid": allergy["allergy_id"]}
 
 
 def api_calls(r: dict[str, str]) -> dict[str, Callable[[Client], object]]:

@@ -82,12 +82,12 @@ def test_a_stale_cancel_keeps_its_reason_and_shows_both_sides(web, team, admit, 
         .post(f"/api/v1/patients/{pid}/orders", {"kind": "lab", "test_code": "CBC"}, content_type=J)
         .json()
     )
-    url = f"/admin/patients/{pid}/orders/{order['orderId']}/action/"
+    url = f"/admin/patients/{pid}/orders/{order['order_id']}/action/"
     asked = web.post(url, {"action": "cancel", "reason": "", "etag": order["etag"]})
     form = asked.context["form"].initial
     assert form["seen_status"] == "Created"
     team["nurse"].post(
-        f"/api/v1/patients/{pid}/orders/{order['orderId']}/ready", {}, content_type=J
+        f"/api/v1/patients/{pid}/orders/{order['order_id']}/ready", {}, content_type=J
     )
     before = his_store.count()
     stale = web.post(url, {**form, "action": "cancel", "reason": "Duplicate request"})
@@ -98,7 +98,7 @@ def test_a_stale_cancel_keeps_its_reason_and_shows_both_sides(web, team, admit, 
     assert his_store.count() == before
     done = web.post(url, {**stale.context["form"].data, "action": "cancel"})
     assert done.status_code == 302
-    stored = queries.order(his_store, pid, order["orderId"])
+    stored = queries.order(his_store, pid, order["order_id"])
     assert (stored["status"], stored["cancelReason"]) == ("cancelled", "Duplicate request")
 
 
@@ -111,10 +111,10 @@ def test_a_reason_typed_with_another_button_opens_the_cancel_confirmation(
         .post(f"/api/v1/patients/{pid}/orders", {"kind": "lab", "test_code": "CBC"}, content_type=J)
         .json()
     )
-    url = f"/admin/patients/{pid}/orders/{order['orderId']}/action/"
+    url = f"/admin/patients/{pid}/orders/{order['order_id']}/action/"
     pressed = web.post(url, {"action": "ready", "reason": "Wrong patient", "etag": order["etag"]})
     assert pressed.status_code == 200 and pressed.context["diverted"]
-    assert queries.order(his_store, pid, order["orderId"])["status"] == "created"
+    assert queries.order(his_store, pid, order["order_id"])["status"] == "created"
     ready = web.post(url, {"action": "ready", "reason": "", "etag": order["etag"]})
     assert ready.status_code == 302  # no reason typed: the button does what it says
-    assert queries.order(his_store, pid, order["orderId"])["status"] == "ready"
+    assert queries.order(his_store, pid, order["order_id"])["status"] == "ready"

@@ -71,7 +71,7 @@ def test_it_discharges_with_a_note_and_the_orders_the_caller_expects(
         content_type=J,
     )
     assert order.status_code == 201, order.content
-    oid = order.json()["orderId"]
+    oid = order.json()["order_id"]
     before = his_store.count()
     refused = team["clerk"].post(
         f"/api/v1/patients/{pid}/discharge",

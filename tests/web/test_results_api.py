@@ -21,7 +21,7 @@ def admitted(admit: Callable[..., str]) -> str:
 
 def started(team: dict[str, Client], pid: str, body: dict) -> str:
     order = team["doc"].post(f"/api/v1/patients/{pid}/orders", body, content_type=J).json()
-    base = f"/api/v1/patients/{pid}/orders/{order['orderId']}"
+    base = f"/api/v1/patients/{pid}/orders/{order['order_id']}"
     assert team["nurse"].post(f"{base}/start", {}, content_type=J).status_code == 200
     return base
 

@@ -19,8 +19,8 @@ def lab(api_client, make_user, reference_data) -> dict[str, str]:
                "ward_id": "MED-1", "reason": "x"}, content_type=J)
     order = doc.post(f"/api/v1/patients/{pid}/orders", {"kind": "lab", "test_code": "CBC"},
                      content_type=J).json()
-    doc.post(f"/api/v1/patients/{pid}/orders/{order['orderId']}/start", {}, content_type=J)
-    return {"pid": pid, "oid": order["orderId"]}
+    doc.post(f"/api/v1/patients/{pid}/orders/{order['order_id']}/start", {}, content_type=J)
+    return {"pid": pid, "oid": order["order_id"]}
 
 
 def _login(make_user, name: str, role: str) -> Client:
