@@ -4,7 +4,7 @@ from django.apps import AppConfig
 
 from hisadmin.core import keys
 from hisadmin.core.consumers import register_consumer
-from webhooks.delivery.tasks import FAN_OUT, QUEUE
+from webhooks.delivery.tasks import FAN_OUT, FAN_OUT_QUEUE
 
 
 class WebhooksConfig(AppConfig):
@@ -12,4 +12,4 @@ class WebhooksConfig(AppConfig):
 
     def ready(self) -> None:
         # Every event of every patient's stream: the fan-out asks the subscriptions.
-        register_consumer(FAN_OUT, queue=QUEUE, stream_prefix=keys.PATIENT)
+        register_consumer(FAN_OUT, queue=FAN_OUT_QUEUE, stream_prefix=keys.PATIENT)

@@ -132,7 +132,7 @@ def webhook_worker(stack: WorklistStack, name: str = "hooks") -> object:
             "hisadmin",
             "worker",
             "-Q",
-            "webhooks",
+            "webhooks,celery",
             "--concurrency",
             "2",
             "--without-gossip",

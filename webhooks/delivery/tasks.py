@@ -1,9 +1,11 @@
-"""Celery tasks of the webhooks, on their own queue (``webhooks``): a slow or dead receiver
-only ever occupies webhook workers, never the projections or the web.
+"""Celery tasks of the webhooks. Deliveries run on their own queue (``webhooks``): a slow or
+dead receiver only ever occupies webhook workers, never the projections or the web.
 
-``webhooks.fan_out`` gets every patient event from the relay (ids only), and queues one
-``webhooks.deliver`` per subscription that wants it; ``webhooks.deliver`` runs the ordered
-drain (:mod:`webhooks.delivery.drain`) and reschedules itself while a delivery backs off.
+``webhooks.fan_out`` gets every patient event from the relay (ids only) on the workers'
+default queue (one read and one query, never a call out, so nothing piles up where no
+webhook worker runs and nobody subscribed), and queues one ``webhooks.deliver`` per
+subscription that wants it; ``webhooks.deliver`` runs the ordered drain
+(:mod:`webhooks.delivery.drain`) and reschedules itself while a delivery backs off.
 Both acknowledge late and are requeued when their worker dies: at least once.
 """
 
@@ -22,6 +24,7 @@ from webhooks.persistence.events import read_event
 
 log = logging.getLogger(__name__)
 QUEUE = "webhooks"
+FAN_OUT_QUEUE = "celery"  # the workers' default queue, as patients.follow_up
 FAN_OUT = "webhooks.fan_out"
 DELIVER = "webhooks.deliver"
 REPLAY = "webhooks.replay"
@@ -38,7 +41,7 @@ def settings() -> Settings:
 
 @shared_task(
     name=FAN_OUT,
-    queue=QUEUE,
+    queue=FAN_OUT_QUEUE,
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
