@@ -17,6 +17,7 @@ def fhir_urls(*, bearer: Bearer) -> tuple[list[URLPattern], str]:
         path("metadata", views.metadata, name="metadata"),
         path("<str:resource_type>", views.search, name="search"),
         path("<str:resource_type>/<str:resource_id>", views.read, name="read"),
+        path("Patient/<str:resource_id>/$everything", views.everything, name="everything"),
         re_path(r"^(?P<rest>.*)$", views.unknown),  # FHIR JSON, never the HTML 404 page
     ]
     return patterns, APP_NAME

@@ -1,4 +1,5 @@
-"""HTTP: read (``GET [base]/<Type>/<id>``), search (``GET [base]/<Type>?…``) and ``metadata``.
+"""HTTP: read (``GET [base]/<Type>/<id>``), search (``GET [base]/<Type>?…``), ``metadata``
+and ``Patient/<id>/$everything``.
 
 Authentication is the JSON API's: a bearer token (checked by the authenticator the shell
 hands in, the API's own token lookup) or a logged-in session; none → 401, a role that may
@@ -19,6 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from cosmos_backend import errors as store_errors
 from fhir_facade import capability, reads, searches
 from fhir_facade.envelopes import FhirError, error_response, respond, searchset
+from fhir_facade.everything import everything as whole_record
 from fhir_facade.params import parse
 from hisadmin.core import policy
 from hisadmin.core.store import get_store
@@ -76,6 +78,16 @@ class FhirViews:
         def run() -> HttpResponse:
             self._known(resource_type)
             return respond(reads.read(get_store(), resource_type, resource_id))
+
+        return self._answer(request, run)
+
+    @csrf_exempt
+    def everything(self, request: HttpRequest, resource_id: str) -> HttpResponse:
+        """``GET Patient/{id}/$everything``: the patient's whole record and audit trail as
+        one searchset Bundle (:mod:`fhir_facade.everything`, as ``export_patient`` writes)."""
+
+        def run() -> HttpResponse:
+            return respond(whole_record(get_store(), resource_id, base=base_url(request)))
 
         return self._answer(request, run)
 
