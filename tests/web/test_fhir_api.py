@@ -81,7 +81,7 @@ def chart(team: dict[str, Client], admit: Callable[..., str]) -> dict[str, Any]:
         },
     )
     post(team["nurse"], f"{p}/allergies", {"substance": "Sticking plaster", "severity": "mild"})
-    med = post(team["doc"], f"{p}/orders", PARA, 201)["orderId"]
+    med = post(team["doc"], f"{p}/orders", PARA, 201)["order_id"]
     post(team["nurse"], f"{p}/orders/{med}/ready", {})
     post(
         team["nurse"],
@@ -97,17 +97,17 @@ def chart(team: dict[str, Client], admit: Callable[..., str]) -> dict[str, Any]:
     )
     lab = post(
         team["doc"], f"{p}/orders", {"kind": "lab", "test_code": "CBC", "urgency": "stat"}, 201
-    )["orderId"]
+    )["order_id"]
     post(team["nurse"], f"{p}/orders/{lab}/start", {})
     post(team["nurse"], f"{p}/orders/{lab}/complete", {"results": CBC})
     xray = post(
         team["doc"], f"{p}/orders", {"kind": "imaging", "modality": "CR", "body_part": "CHEST"}, 201
-    )["orderId"]
+    )["order_id"]
     post(team["nurse"], f"{p}/orders/{xray}/start", {})
     post(team["nurse"], f"{p}/orders/{xray}/complete", {"report": "Right lower lobe opacity."})
     ct = post(
         team["doc"], f"{p}/orders", {"kind": "imaging", "modality": "CT", "body_part": "HEAD"}, 201
-    )["orderId"]
+    )["order_id"]
     post(team["doc"], f"{p}/orders/{ct}/cancel", {"reason": "Not needed after X-ray"})
     return {
         "pid": pid,
