@@ -21,11 +21,14 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from cosmos_backend.leases import LEASE_PK as LEASE_PARTITION
 
 MANIFEST = "manifest.json"
 STORE_FILE = "store.sqlite3"
@@ -158,6 +161,29 @@ def holdings(store_path: Path, django_db: sqlite3.Connection | None) -> list[str
     return held
 
 
+def live_leases(store_path: Path, now: float) -> list[str]:
+    """The owners of change-feed leases on the store that have not expired: relays that
+    are running (a relay renews its lease every few seconds; a stopped one lets it lapse)."""
+    if not store_path.is_file():
+        return []
+    conn = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
+    try:
+        owners: set[str] = set()
+        for table in _tables(conn):
+            owners.update(
+                str(r[0])
+                for r in conn.execute(
+                    f"SELECT json_extract(doc, '$.owner') FROM {table} WHERE pk = ? AND "
+                    "json_extract(doc, '$.owner') IS NOT NULL AND "
+                    "json_extract(doc, '$.expiresAt') > ?",
+                    (LEASE_PARTITION, now),
+                )
+            )
+        return sorted(owners)
+    finally:
+        conn.close()
+
+
 def restore(
     source: Path,
     *,
@@ -170,6 +196,12 @@ def restore(
     with the backup's. Refuses, changing nothing, a damaged backup, or targets that hold
     data unless ``force``. Run it with every web process, worker and relay stopped."""
     manifest = verify(source)
+    running = live_leases(store_path, time.time())
+    if running:  # even with --force: rewriting a store under a running relay corrupts it
+        raise BackupError(
+            f"a relay is running on this store ({', '.join(running)} holds a "
+            "lease): stop the web processes, workers and relays first"
+        )
     held = holdings(store_path, django_db)
     if held and not force:
         raise BackupError("; ".join(held) + ": restore overwrites it only with --force")
@@ -215,15 +247,19 @@ def _documents(path: Path) -> int:
     """Documents in every container of a store file (its tables ``c_…``)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        tables = [
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'c\\_%' ESCAPE '\\'"
-            )
-        ]
-        return sum(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables)
+        return sum(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in _tables(conn))
     finally:
         conn.close()
+
+
+def _tables(conn: sqlite3.Connection) -> list[str]:
+    """The store's container tables (``c_…``; see cosmos_backend.embedded)."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'c\\_%' ESCAPE '\\'"
+        )
+    ]
 
 
 def _count_users(conn: sqlite3.Connection) -> int:

@@ -213,3 +213,25 @@ def test_backup_on_azure_points_to_the_documented_way(settings, tmp_path) -> Non
     with pytest.raises(CommandError, match="point-in-time restore"):
         call_command("backup", str(tmp_path / "b"))
     assert not (tmp_path / "b").exists()
+
+
+def test_restore_refuses_while_a_relay_runs_on_the_store(
+    his_store, his_store_path, tmp_path, staff
+) -> None:
+    data.register(his_store, "Kept")
+    call_command("backup", str(tmp_path / "b"))
+    leases = handles.get_lease_store()
+    ranges = his_store.feed_ranges()
+    leases.ensure(ranges)
+    lease = leases.try_acquire(ranges[0], "ward-server:4242", ttl=30)
+    assert lease is not None
+    before = _documents(his_store_path)
+    with pytest.raises(
+        CommandError,
+        match=r"a relay is running on this store "
+        r"\(ward-server:4242 holds a lease\)",
+    ):
+        call_command("restore", str(tmp_path / "b"), "--force")
+    assert _documents(his_store_path) == before
+    leases.release(lease)
+    call_command("restore", str(tmp_path / "b"), "--force")
