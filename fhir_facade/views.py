@@ -15,6 +15,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from cosmos_backend import errors as store_errors
@@ -22,13 +23,26 @@ from fhir_facade import capability, reads, searches
 from fhir_facade.envelopes import FhirError, error_response, respond, searchset
 from fhir_facade.everything import everything as whole_record
 from fhir_facade.params import parse
-from hisadmin.core import policy
+from hisadmin.core import access_log, policy
+from hisadmin.core.access_log import Access, Channel
 from hisadmin.core.store import get_store
 from patients.domain.errors import DomainError
 
 Bearer = Callable[[HttpRequest, str], Any]  # (request, token) → the user, or None
 READABLE = ("Patient", *searches.PATIENT_TYPES)
 READ_METHODS = ("GET", "HEAD")
+
+
+def patient_of(resource: Any) -> str | None:
+    """The id of the patient a resource is about: a Patient's own, else its subject's or
+    patient's reference (``Patient/<id>``)."""
+    if resource.get_resource_type() == "Patient":
+        return str(resource.id)
+    for name in ("subject", "patient"):
+        reference = getattr(getattr(resource, name, None), "reference", None) or ""
+        if reference.startswith("Patient/"):
+            return reference.removeprefix("Patient/")
+    return None
 
 
 def base_url(request: HttpRequest) -> str:
@@ -58,6 +72,7 @@ class FhirViews:
             strict = "handling=strict" in request.headers.get("Prefer", "").replace(" ", "")
             asked = parse(request.GET, searches.params_of(resource_type), strict=strict)
             page = searches.search(get_store(), resource_type, asked)
+            self._audit(request, f"FHIR {resource_type} search", page.resources)
             if asked.ignored:
                 page.notes.append(f"Ignored parameters: {', '.join(asked.ignored)}.")
             self_query = asked.query(
@@ -77,7 +92,9 @@ class FhirViews:
     def read(self, request: HttpRequest, resource_type: str, resource_id: str) -> HttpResponse:
         def run() -> HttpResponse:
             self._known(resource_type)
-            return respond(reads.read(get_store(), resource_type, resource_id))
+            resource = reads.read(get_store(), resource_type, resource_id)
+            self._audit(request, f"FHIR {resource_type}", [resource])
+            return respond(resource)
 
         return self._answer(request, run)
 
@@ -106,6 +123,16 @@ class FhirViews:
                 404, "not-supported", f"{resource_type[:40]} is not served here; see metadata."
             )
 
+    @staticmethod
+    def _audit(request: HttpRequest, part: str, resources: list[Any]) -> None:
+        """Who read which patients' resources (queued: ``hisadmin.core.access_log``)."""
+        user = request.fhir_user  # type: ignore[attr-defined]  # set by _authorize
+        client = str(request.META.get("REMOTE_ADDR", ""))[:45]
+        for patient_id in sorted({p for p in map(patient_of, resources) if p}):
+            access_log.record(Access(
+                at=timezone.now(), patient_id=patient_id, part=part, channel=Channel.FHIR,
+                user_id=user.pk, username=user.get_username(), client=client))
+
     def _authorize(self, request: HttpRequest) -> None:
         header = request.headers.get("Authorization", "")
         if header:
@@ -127,6 +154,7 @@ class FhirViews:
                 "forbidden",
                 "Reading the clinical record needs the clerk, clinician or nurse role.",
             )
+        request.fhir_user = user  # type: ignore[attr-defined]  # for the access audit
 
     def _answer(
         self, request: HttpRequest, run: Callable[[], HttpResponse], *, public: bool = False

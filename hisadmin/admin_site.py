@@ -88,6 +88,11 @@ class HisAdminSite(admin.AdminSite):
         return [p for p in sorted(self._pages, key=lambda p: (p.order, p.label))
                 if p.in_menu and (not p.action or policy.allows(request.user, p.action))]
 
+    def page_label(self, name: str | None) -> str:
+        """The label a page was registered with (its URL name when it is not a page)."""
+        found = next((p.label for p in self._pages if p.name == name), None)
+        return found or (name or "").replace("_", " ").capitalize()
+
     def section_url(self, section: str) -> str:
         """The section's index: the page registered on its route, else the generic index."""
         slug = section_slug(section)

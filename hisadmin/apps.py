@@ -5,6 +5,7 @@ from typing import Any
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
+from hisadmin.core import access_log
 from hisadmin.core.roles import ensure_groups
 
 
@@ -20,3 +21,5 @@ class HisadminConfig(AppConfig):
 
     def ready(self) -> None:
         post_migrate.connect(_sync_role_groups, sender=self, dispatch_uid="his-role-groups")
+        # Who viewed which record goes to Django's database (docs/access-audit.md says why).
+        access_log.configure(self.get_model("AccessRecord").write_many)

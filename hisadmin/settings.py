@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 from hisadmin.core.env import envbool, envint, envlist, envstr
 
@@ -30,6 +31,9 @@ INSTALLED_APPS = [
     "django_htmx",
     "csp",
     "ninja",  # its templates and static files: the API docs page works offline
+    "axes",  # login throttling and lockout
+    "django_otp",  # two-factor authentication for admins (TOTP devices)
+    "django_otp.plugins.otp_totp",
     "hisadmin",
     "patients",
     "worklists",
@@ -45,11 +49,14 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "hisadmin.access_audit.AccessAuditMiddleware",  # who viewed which patient's record
     "django.contrib.messages.middleware.MessageMiddleware",
+    "hisadmin.idle.IdleSessionMiddleware",  # shared ward computers: idle sessions end
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "hisadmin.middleware.PageErrorsMiddleware",  # malformed input on a page: 400/404
     "hisadmin.consistency.ConsistencyTokenMiddleware",  # X-Consistency-Token on commands
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into its page
 ]
 
 ROOT_URLCONF = "hisadmin.urls"
@@ -65,6 +72,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "hisadmin.idle.idle_context",  # the idle timeout the warning script counts
             ],
         },
     },
@@ -84,6 +92,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "admin:login"
+# Axes first: it refuses a locked-out username and address before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = envstr("TIME_ZONE", "UTC")
@@ -166,3 +179,49 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {"cosmos_backend.ru": {"level": "INFO"}},
 }
+
+# --------------------------------------------------------------------------- shared ward computers
+# A session with no activity for IDLE_TIMEOUT_MINUTES ends (the worklists' own refreshes do
+# not count); a warning shows a minute before. Documented in README.
+IDLE_TIMEOUT_SECONDS = envint("IDLE_TIMEOUT_MINUTES", 15) * 60
+IDLE_WARNING_SECONDS = 60
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True  # a ward computer's browser closed is a logout
+# Five wrong passwords for one username from one address lock that pair for 15 minutes: a
+# ward computer's address is shared by many staff, so locking the address alone would lock
+# the ward out, and locking the username alone would let anyone lock a colleague out.
+AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = envint("LOGIN_LOCKOUT_MINUTES", 15) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "hisadmin.two_factor.locked_out"  # a 429 page in the admin look
+AXES_VERBOSE = False  # its log lines would repeat every attempt; the table keeps them
+# Admins give a one-time code from an authenticator app after their password (TOTP); the
+# first login enrols the app. Development may turn it off; production may not.
+ADMIN_TWO_FACTOR = envbool("ADMIN_TWO_FACTOR", True)
+OTP_TOTP_ISSUER = "Hospital back office"
+
+# --------------------------------------------------------------------------- production
+# HISADMIN_ENV=production (with SECRET_KEY) makes `manage.py check --deploy` clean: HTTPS
+# only (redirect, HSTS, secure cookies), frames denied, the CSP above. Without it the site
+# runs over plain HTTP on localhost (`make run`).
+HISADMIN_ENV = envstr("HISADMIN_ENV", "development").strip().lower()
+if HISADMIN_ENV not in ("development", "production"):
+    raise ImproperlyConfigured(
+        f"HISADMIN_ENV={HISADMIN_ENV!r}: use production, or leave it unset (development).")
+if HISADMIN_ENV == "production":
+    if SECRET_KEY.startswith("insecure-dev-key"):
+        raise ImproperlyConfigured("HISADMIN_ENV=production needs SECRET_KEY (50+ random "
+                                   "characters).")
+    if DEBUG:
+        raise ImproperlyConfigured("HISADMIN_ENV=production cannot run with DEBUG on.")
+    if not ADMIN_TWO_FACTOR:
+        raise ImproperlyConfigured("HISADMIN_ENV=production requires ADMIN_TWO_FACTOR.")
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31_536_000)  # a year
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    # Behind a TLS-terminating proxy that sets (and strips from clients) X-Forwarded-Proto.
+    if envbool("BEHIND_TLS_PROXY", False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

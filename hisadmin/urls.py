@@ -6,6 +6,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from fhir_facade.urls import fhir_urls
+from hisadmin import idle, two_factor
 from hisadmin.api import TokenAuth, api
 from hisadmin.api import not_found as api_not_found
 from hisadmin.health import healthz
@@ -18,6 +19,10 @@ urlpatterns = [
     path("api/v1/", api.urls),
     # FHIR R4 facade, read-only; the same bearer tokens as the JSON API (or a session).
     path("fhir/R4/", include(fhir_urls(bearer=TokenAuth().authenticate))),
+    # Before the admin's own: the login with the admins' second step, the idle-session poll.
+    path("admin/login/", two_factor.login_view, name="his_login"),
+    path("admin/two-factor/", two_factor.second_factor, name="his_two_factor"),
+    path("admin/session/", idle.session_status, name="his_session"),
     path("admin/", admin.site.urls),
 ]
 # Keep last: anything else under /api is a JSON 404 problem, never the HTML page.

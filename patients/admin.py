@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from patients.pages import access as accv
 from patients.pages import clinical as cv
 from patients.pages import mar as marv
 from patients.pages import orders as ordv
@@ -23,6 +24,13 @@ _site.register_page(section="Patients", label="Register a patient", route="patie
                     description="A new patient, after checking they are not registered yet.")
 _site.register_page(section="Patients", label="Chart", route="patients/<str:patient_id>/",
                     view=views.patient_chart, name="patient_chart", in_menu=False)
+_site.register_page(section="Patients", label="Who viewed this record",
+                    route="patients/<str:patient_id>/access/", view=accv.patient_access,
+                    name="patient_access", in_menu=False)
+_site.register_page(section="Administration", label="Who viewed a record", route="access-log/",
+                    view=accv.access_index, name="access_log", action="read_access_log",
+                    order=92, description="Every view of a patient's record: who, when, "
+                                          "what and from which computer.")
 _site.register_page(section="Patients", label="Admit", route="patients/<str:patient_id>/admit/",
                     view=views.admit_patient, name="patient_admit", in_menu=False)
 _site.register_page(section="Patients", label="Discharge",

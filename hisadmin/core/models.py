@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
+
+from hisadmin.core.access_log import Channel
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from hisadmin.core.access_log import Access
 
 
 def hash_token(raw: str) -> str:
@@ -52,3 +61,42 @@ class IdempotencyRecord(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "key"], name="uniq_idem_key")]
+
+
+class AccessRecord(models.Model):
+    """One view of one patient's record (``hisadmin.core.access_log``): who, when, which
+    patient, which part, from where. Append-only; kept in Django's database, indexed by
+    patient and time (the "who viewed this record" page and ``access_report``) and by user.
+    The username is copied: the record outlives a renamed or deleted account."""
+
+    at = models.DateTimeField()
+    patient_id = models.CharField(max_length=64)
+    part = models.CharField(max_length=80)
+    channel = models.CharField(max_length=8)
+    user_id = models.IntegerField(null=True)
+    username = models.CharField(max_length=150)
+    client = models.CharField(max_length=45)  # an IPv6 address at most
+
+    class Meta:
+        verbose_name = "record access"
+        indexes = [models.Index(fields=["patient_id", "at"], name="access_by_patient"),
+                   models.Index(fields=["username", "at"], name="access_by_user")]
+
+    @classmethod
+    def of_patient(cls, patient_id: str, since: datetime | None = None
+                   ) -> models.QuerySet[AccessRecord]:
+        """The patient's record's views, newest first (from ``since`` on, if given)."""
+        found = cls.objects.filter(patient_id=patient_id)
+        if since is not None:
+            found = found.filter(at__gte=since)
+        return found.order_by("-at", "-pk")
+
+    def channel_label(self) -> str:
+        return Channel.LABELS.get(self.channel, self.channel)
+
+    @classmethod
+    def write_many(cls, accesses: Sequence[Access]) -> None:
+        """The access log's sink: one ``INSERT`` per batch."""
+        cls.objects.bulk_create([
+            cls(at=a.at, patient_id=a.patient_id, part=a.part, channel=a.channel,
+                user_id=a.user_id, username=a.username, client=a.client) for a in accesses])

@@ -48,6 +48,7 @@ ADMIN_ACTIONS: dict[str, tuple[Role, ...]] = {
     "manage_reference_data": (A,),
     "manage_dead_letters": (A,),
     "manage_webhooks": (A,),  # event webhook subscriptions and their dead letters
+    "read_access_log": (A,),  # who viewed a patient's record (the access audit)
 }
 BED_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_beds": (K, C, N),  # ward bed boards, the wards API

@@ -201,6 +201,7 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context["can_allergy"] = policy.allows(user, "add_allergy")
     context["can_remove_allergy"] = policy.allows(user, "remove_allergy")
     context["can_progress"] = policy.allows(user, "progress_order")
+    context["can_read_access_log"] = policy.allows(user, "read_access_log")
     if context["active_admission"] is not None and policy.allows(user, "discharge"):
         context["discharge_form"] = DischargeForm(
             initial={"etag": context["active_admission"]["etag"]})

@@ -126,6 +126,7 @@ OTHER_PAGES = {  # worklist and administration actions → a page each guards
     "read_results_to_review": "/admin/worklists/results-to-review/",
     "manage_reference_data": "/admin/reference/",
     "manage_dead_letters": "/admin/worklists/dead-letters/",
+    "read_access_log": "/admin/access-log/",
     "manage_webhooks": "/admin/webhooks/",
 }
 OTHER_API = {

@@ -1,0 +1,87 @@
+"""The access audit's shell side: the middleware that records page and API views in the
+queue (``hisadmin.core.access_log``; ``hisadmin.apps`` gives it the Django-database sink).
+
+A view is a successful ``GET`` of a URL naming one patient (``patient_id`` among its
+arguments): the chart, the medication record, an order's page, the forms that show the
+record, and every ``/api/v1/patients/{patient_id}/…`` read. Lists (worklists, searches by
+name) are not views of a record. The timed refreshes of an open page (``X-Idle-Passive``)
+are not new views. The FHIR facade records its own reads (it knows the patients only from
+the resources it answers with).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from hisadmin.core import access_log
+from hisadmin.core.access_log import Access, Channel
+from hisadmin.idle import PASSIVE_HEADER
+
+API_PREFIX = "/api/"
+PARAM = re.compile(r"<(?:\w+:)?(\w+)>")
+# The API's parts in words, by the route's segments after the patient's id.
+API_PARTS = {
+    "": "Record",
+    "mar": "Medication record",
+    "orders": "Orders",
+    "orders/order_id": "Order",
+    "admissions": "Admissions",
+    "events": "History",
+    "results": "Results",
+    "allergies": "Allergies",
+}
+
+
+def client_address(request: HttpRequest) -> str:
+    """The address the server saw (a proxy's own unless the proxy sets REMOTE_ADDR)."""
+    return str(request.META.get("REMOTE_ADDR", ""))[:45]
+
+
+def access_of(request: HttpRequest, user: Any, patient_id: str, part: str, channel: str) -> Access:
+    return Access(
+        at=timezone.now(),
+        patient_id=patient_id[:64],
+        part=part[:80],
+        channel=channel,
+        user_id=getattr(user, "pk", None),
+        username=user.get_username() if user is not None else "",
+        client=client_address(request),
+    )
+
+
+def _api_part(route: str) -> str:
+    after = route.split("patient_id>", 1)[1] if "patient_id>" in route else ""
+    key = PARAM.sub(lambda m: m.group(1), after).strip("/")
+    return API_PARTS.get(key, key.replace("/", " ").replace("_", " ").capitalize() or "Record")
+
+
+class AccessAuditMiddleware:
+    """Records each successful read of one patient's record by a page or the JSON API."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.method not in ("GET", "HEAD") or not 200 <= response.status_code < 300:
+            return response
+        match = getattr(request, "resolver_match", None)
+        patient_id = match.kwargs.get("patient_id") if match is not None else None
+        if not patient_id or request.headers.get(PASSIVE_HEADER):
+            return response
+        # The API's bearer-token user is set by its authenticator, after this middleware ran.
+        user = getattr(request, "auth", None) or request.user
+        if not getattr(user, "is_authenticated", False):
+            return response
+        if request.path.startswith(API_PREFIX):
+            part, channel = _api_part(match.route), Channel.API
+        else:
+            part, channel = admin.site.page_label(match.url_name), Channel.PAGE  # type: ignore[attr-defined]
+        access_log.record(access_of(request, user, str(patient_id), part, channel))
+        return response
