@@ -104,7 +104,9 @@ class FhirViews:
         one searchset Bundle (:mod:`fhir_facade.everything`, as ``export_patient`` writes)."""
 
         def run() -> HttpResponse:
-            return respond(whole_record(get_store(), resource_id, base=base_url(request)))
+            bundle = whole_record(get_store(), resource_id, base=base_url(request))
+            self._audit(request, "FHIR Patient $everything", [resource_id])
+            return respond(bundle)
 
         return self._answer(request, run)
 
@@ -125,10 +127,12 @@ class FhirViews:
 
     @staticmethod
     def _audit(request: HttpRequest, part: str, resources: list[Any]) -> None:
-        """Who read which patients' resources (queued: ``hisadmin.core.access_log``)."""
+        """Who read which patients' resources (queued: ``hisadmin.core.access_log``);
+        ``resources`` are resources or patient ids."""
         user = request.fhir_user  # type: ignore[attr-defined]  # set by _authorize
         client = str(request.META.get("REMOTE_ADDR", ""))[:45]
-        for patient_id in sorted({p for p in map(patient_of, resources) if p}):
+        ids = {r if isinstance(r, str) else patient_of(r) for r in resources}
+        for patient_id in sorted(p for p in ids if p):
             access_log.record(Access(
                 at=timezone.now(), patient_id=patient_id, part=part, channel=Channel.FHIR,
                 user_id=user.pk, username=user.get_username(), client=client))

@@ -102,10 +102,12 @@ def test_it_records_fhir_reads_and_searches_per_patient(chart, api_client) -> No
     assert bundle["total"] == 1
     request_id = bundle["entry"][0]["resource"]["id"]
     assert api.get(f"/fhir/R4/MedicationRequest/{request_id}").status_code == 200
+    assert api.get(f"/fhir/R4/Patient/{pid}/$everything").status_code == 200
     assert views(pid) == [
         ("api-nurse", "FHIR Patient", "fhir"),
         ("api-nurse", "FHIR MedicationRequest search", "fhir"),
         ("api-nurse", "FHIR MedicationRequest", "fhir"),
+        ("api-nurse", "FHIR Patient $everything", "fhir"),
     ]
 
 
