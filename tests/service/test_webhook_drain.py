@@ -169,3 +169,15 @@ def test_a_switched_off_subscription_gets_nothing(his_store) -> None:
     receiver = Receiver()
     assert Deliverer(his_store, receiver).run(sub_id, "P_p6", 1, token="t").kind == "inactive"
     assert receiver.got == []
+
+
+def test_a_secret_that_cannot_be_decrypted_counts_as_a_failed_delivery(his_store, settings) -> None:
+    sub = subscribe(his_store, "AdmissionStarted")
+    emit(his_store, "p7", "AdmissionStarted")
+    settings.SECRET_KEY = "another-key-than-the-one-it-was-sealed-with"
+    outcome = Deliverer(his_store, Receiver(), Settings(max_attempts=1)).run(
+        sub, "P_p7", 1, token="t"
+    )
+    assert outcome.kind == "delivered" and outcome.delivered == 0
+    [letter] = deadletters.all_letters(his_store)
+    assert letter.reason.startswith("secret unreadable")

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from hisadmin.core import keys
-from webhooks.persistence import subscriptions
+from webhooks.persistence import deadletters, subscriptions
 from webhooks.persistence.trackers import tracker_pk
 
 pytestmark = pytest.mark.django_db
@@ -160,3 +160,24 @@ def test_pages_are_for_admins_only(make_user, his_store) -> None:
 
 def test_the_tracker_partition_is_a_view_partition() -> None:
     assert tracker_pk("abc").startswith(keys.VIEW)
+
+
+def test_dead_letters_are_listed_and_replayed(admin_api, his_store, monkeypatch) -> None:
+    made = create(admin_api)
+    letter = deadletters.record(
+        his_store,
+        subscription_id=made["id"],
+        stream="P_abc",
+        seq=4,
+        event_type="OrderReady",
+        reason="HTTP 500",
+        attempts=8,
+    )
+    listed = admin_api.get("/api/v1/webhooks/dead-letters").json()
+    assert listed == [letter.as_dict()]
+    sent: list[str] = []
+    monkeypatch.setattr("webhooks.api.send_replay", sent.append)
+    r = admin_api.post("/api/v1/webhooks/dead-letters/replay", {"ids": ["nope"]}, content_type=J)
+    assert r.status_code == 202 and r.json() == {"queued": 0}
+    r = admin_api.post("/api/v1/webhooks/dead-letters/replay", {}, content_type=J)
+    assert r.json() == {"queued": 1} and sent == [letter.id]

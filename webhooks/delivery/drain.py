@@ -25,6 +25,7 @@ from webhooks.domain import signing
 from webhooks.domain.subscriptions import Subscription
 from webhooks.persistence import deadletters, subscriptions, trackers
 from webhooks.persistence.events import read_event
+from webhooks.persistence.secrets import SecretUnreadable
 from webhooks.persistence.trackers import Tracker, TrackerChanged
 
 log = logging.getLogger(__name__)
@@ -136,8 +137,11 @@ class Deliverer:
             if event is None or not sub.wants(event["type"]) or _occurred(event) < sub.active_since:
                 tracker = tracker.but(delivered=seq)  # saved with the next write
                 continue
-            secret = secret or subscriptions.secret_of(self.store, sub.id)
-            failure = self._send(sub, stream, event, secret)
+            try:
+                secret = secret or subscriptions.secret_of(self.store, sub.id)
+                failure = self._send(sub, stream, event, secret)
+            except SecretUnreadable:
+                failure = "secret unreadable (SECRET_KEY changed?)"
             now = self.clock()
             if failure is None:
                 done += 1

@@ -73,7 +73,18 @@ def deliver(self: Task, subscription_id: str, stream_pk: str, seq: int) -> str:
     """The task's id is the claim token: a redelivered or retried message keeps it, so it
     takes its own claim back at once."""
     drain = Deliverer(get_store("relay"), sender.post, settings())
-    outcome = drain.run(subscription_id, stream_pk, int(seq), token=str(self.request.id))
+    try:
+        outcome = drain.run(subscription_id, stream_pk, int(seq), token=str(self.request.id))
+    except Exception as exc:  # noqa: BLE001 - the store busy or down: never drop the event
+        # Our claim (this task's id) stays ours, so the retry takes it back at once.
+        log.warning(
+            "webhook %s: %s#%s interrupted (%s); retrying",
+            subscription_id,
+            stream_pk,
+            seq,
+            type(exc).__name__,
+        )
+        raise self.retry(countdown=5.0, max_retries=None) from None
     if outcome.retry_in is not None:
         raise self.retry(countdown=outcome.retry_in, max_retries=None)
     return f"{outcome.kind} ({outcome.delivered})"
