@@ -18,6 +18,7 @@ from fhir.resources.R4B.bundle import Bundle
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import policy
 from hisadmin.core.store import get_store
+from hisadmin.models import AccessRecord
 from patients import use_cases as uc
 from patients.domain.results import GivenValue
 from patients.persistence import queries
@@ -202,3 +203,16 @@ def test_it_writes_a_file_and_refuses_bad_input_leaving_nothing(chart, tmp_path)
         with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)")):
             call_command("export_patient", *args, stdout=io.StringIO(), stderr=io.StringIO())
     assert sorted(p.name for p in folder.iterdir()) == ["record.json"]
+
+
+def test_an_export_is_recorded_in_the_access_audit(chart, tmp_path) -> None:
+    export(chart["mrn"])
+    export(chart["mrn"], "--by", "api-nurse")
+    seen = list(AccessRecord.of_patient(chart["pid"]).filter(part__contains="exported"))
+    assert [r.username for r in seen][0] == "api-nurse"
+    assert seen[1].username.endswith("(server account)") and seen[1].user_id is None
+    assert {r.client for r in seen} == {"server command line"}
+    before = AccessRecord.objects.count()
+    with pytest.raises(CommandError, match="--by 'ghost': no active user"):
+        call_command("export_patient", chart["mrn"], "--by", "ghost", stdout=io.StringIO())
+    assert AccessRecord.objects.count() == before
