@@ -20,6 +20,7 @@ from cosmos_backend.store import DocumentStore
 from hisadmin.core.actor import Actor
 from tests import worklist_data as data
 from tests.integration.processes import BIN, start, wait_for
+from tests.integration.test_faults_worklists import settled
 from tests.integration.worklist_stack import WorklistStack, worklist_stack  # noqa: F401 - fixture
 from webhooks import use_cases
 from webhooks.domain import signing
@@ -37,6 +38,7 @@ class Received:
     headers: dict[str, str]
     raw: bytes
     status: int
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
     @property
     def body(self) -> dict:
@@ -47,7 +49,7 @@ class Received:
 class Receiver:
     """Paths choose the behaviour: ``/ok``; ``/fail-once`` (500, then 200 for each delivery
     id); ``/dead`` (always 500); ``/slow-once`` (holds the first request of each delivery id
-    for 8 s, answers later ones at once)."""
+    for 8 s, answers later ones at once); ``/slow`` (every answer takes 6 s)."""
 
     got: list[Received] = field(default_factory=list)
     seen: set[tuple[str, str]] = field(default_factory=set)
@@ -67,6 +69,8 @@ class Receiver:
             return 500, 0.0
         if path == "/slow-once" and first:
             return 200, 8.0
+        if path == "/slow":
+            return 200, 6.0
         return 200, 0.0
 
     def of(self, path: str, patient: str | None = None) -> list[Received]:
@@ -118,7 +122,9 @@ def stack(worklist_stack: WorklistStack) -> Iterator[WorklistStack]:  # noqa: F8
         subscriptions.remove(store, sub.id)
 
 
-def webhook_worker(stack: WorklistStack, name: str = "hooks") -> object:
+def webhook_worker(
+    stack: WorklistStack, name: str = "hooks", queues: str = "webhooks,celery"
+) -> object:
     env = {
         **stack.env,
         "WEBHOOK_MAX_ATTEMPTS": "3",
@@ -132,7 +138,7 @@ def webhook_worker(stack: WorklistStack, name: str = "hooks") -> object:
             "hisadmin",
             "worker",
             "-Q",
-            "webhooks,celery",
+            queues,
             "--concurrency",
             "2",
             "--without-gossip",
@@ -252,3 +258,18 @@ def test_a_worker_killed_mid_delivery_still_delivers_with_the_same_id(stack, rec
     assert first.headers["X-HIS-Delivery"] == again.headers["X-HIS-Delivery"]
     assert first.raw == again.raw
     wait_for(lambda: trackers.read(store, sub, pid).delivered == 1, 20, what="delivered")
+
+
+def test_a_slow_receiver_slows_neither_other_subscribers_nor_the_worklists(stack, receiver) -> None:
+    store = stack.store()
+    subscribe(store, receiver.url("/slow"))
+    subscribe(store, receiver.url("/ok"))
+    stack.worker()  # projections and the default queue (the fan-out), as in production
+    webhook_worker(stack, "hooks-slow", queues="webhooks")
+    stack.relay()
+    pid = data.register(store, "Unhurried", "Hook")
+    wait_for(lambda: receiver.of("/slow", pid), 20, interval=0.05, what="the slow delivery")
+    wait_for(lambda: receiver.of("/ok", pid), 20, interval=0.05, what="the other subscriber")
+    wait_for(lambda: settled(store, [pid]), 20, interval=0.05, what="the worklists")
+    slow = receiver.of("/slow", pid)[0]
+    assert time.monotonic() < slow.at + 6  # done while the slow receiver still holds its answer
