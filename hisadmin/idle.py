@@ -28,7 +28,7 @@ PASSIVE_HEADER = "X-Idle-Passive"
 # The stamp is rewritten at most this often, so a busy user costs one session write a
 # minute, not one per request.
 STAMP_EVERY_SECONDS = 30
-SIGNED_OUT = "You were signed out after {minutes} minutes without activity. Log in again."
+SIGNED_OUT = "You were signed out after {duration} without activity. Log in again."
 # Answered in JSON (or left to the API's own 401) rather than redirected to the login page.
 NO_REDIRECT_PREFIXES = ("/api/", "/fhir/")
 
@@ -49,6 +49,16 @@ def _remaining(request: HttpRequest) -> int:
     ``STAMP_EVERY_SECONDS`` old), so the page and the server agree on the end."""
     last = float(request.session.get(LAST_ACTIVE, time.time()))
     return max(0, round(last + settings.IDLE_TIMEOUT_SECONDS - time.time()))
+
+
+def _duration() -> str:
+    seconds = settings.IDLE_TIMEOUT_SECONDS
+    return f"{round(seconds / 60)} minutes" if seconds >= 120 else f"{seconds} seconds"
+
+
+def _stamp_every() -> float:
+    # A thirtieth of the timeout at most, so a short timeout (a test's) stays exact enough.
+    return min(STAMP_EVERY_SECONDS, settings.IDLE_TIMEOUT_SECONDS / 30)
 
 
 def _passive(request: HttpRequest) -> bool:
@@ -85,15 +95,11 @@ class IdleSessionMiddleware:
             last = request.session.get(LAST_ACTIVE)
             if last is not None and now - float(last) > settings.IDLE_TIMEOUT_SECONDS:
                 logout(request)  # flushes the session: nothing of it survives
-                messages.warning(
-                    request, SIGNED_OUT.format(minutes=round(settings.IDLE_TIMEOUT_SECONDS / 60))
-                )
+                messages.warning(request, SIGNED_OUT.format(duration=_duration()))
                 response = _signed_out_response(request)
                 if response is not None:
                     return response
-            elif last is None or (
-                not _passive(request) and now - float(last) >= STAMP_EVERY_SECONDS
-            ):
+            elif last is None or (not _passive(request) and now - float(last) >= _stamp_every()):
                 request.session[LAST_ACTIVE] = now
         return self.get_response(request)
 

@@ -1,0 +1,148 @@
+"""Shared ward computers in a real browser: an idle session warns, then ends (the worklist's
+own refreshes do not keep it alive); five wrong passwords lock the login; an admin enrols an
+authenticator app and gives its code at the next login. Screenshots at 1024 and 1440 px go
+to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+from pathlib import Path
+
+import pytest
+from django_otp.oath import TOTP
+
+from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+WIDTHS = [1024, 1440]
+
+
+def shots_dir(tmp_path: Path) -> Path:
+    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    return shots
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_an_idle_session_warns_then_ends_despite_the_worklist_refreshing(
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    reference_data,
+    settings,
+    width,
+    tmp_path,
+) -> None:
+    settings.IDLE_TIMEOUT_SECONDS = 14
+    settings.IDLE_WARNING_SECONDS = 8
+    shots = shots_dir(tmp_path)
+    make_user("desk", "clerk")
+    base = live_server.url
+    page = browser.new_context(viewport={"width": width, "height": 800}).new_page()
+    polls: list[str] = []
+    page.on(
+        "request",
+        lambda r: polls.append(r.url) if r.headers.get("x-idle-passive") else None,
+    )
+    login(page, base, "desk")
+    page.goto(f"{base}/admin/worklists/admitted/?department=MED")
+    page.wait_for_selector("#idle-warning:not([hidden])", timeout=15_000)
+    assert "You will be signed out in" in page.inner_text("#idle-warning")
+    page.screenshot(path=str(shots / f"idle-warning-{width}.png"))
+
+    page.click("#idle-stay")  # "Stay signed in" counts as activity
+    page.wait_for_selector("#idle-warning", state="hidden", timeout=5_000)
+    page.wait_for_selector("#idle-warning:not([hidden])", timeout=15_000)  # warned again
+    started = time.monotonic()
+    page.wait_for_url("**/admin/login/?next=*", timeout=20_000)
+    assert time.monotonic() - started < 12
+    assert polls, "the worklist refreshed itself meanwhile (tagged as not activity)"
+    assert "signed out after 14 seconds without activity" in page.inner_text("body")
+    page.screenshot(path=str(shots / f"idle-signed-out-{width}.png"))
+    # Logging in again leads back to the worklist.
+    page.fill("#id_username", "desk")
+    page.fill("#id_password", "pw-desk-123456")
+    page.click("input[type=submit]")
+    page.wait_for_url("**/admin/worklists/admitted/?department=MED")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_five_wrong_passwords_lock_the_login(
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    width,
+    tmp_path,
+) -> None:
+    shots = shots_dir(tmp_path)
+    make_user("rn-typo", "nurse")
+    base = live_server.url
+    page = browser.new_context(viewport={"width": width, "height": 800}).new_page()
+    for attempt in range(5):
+        page.goto(f"{base}/admin/login/")
+        page.fill("#id_username", "rn-typo")
+        page.fill("#id_password", f"wrong-{attempt}")
+        page.click("input[type=submit]")
+    page.wait_for_selector("#locked-out")
+    assert "refused for 15 minutes" in page.inner_text("#content")
+    page.screenshot(path=str(shots / f"login-locked-{width}.png"))
+    login_again = page.goto(f"{base}/admin/login/")
+    assert login_again is not None and login_again.status == 200
+    page.fill("#id_username", "rn-typo")
+    page.fill("#id_password", "pw-rn-typo-123456")
+    page.click("input[type=submit]")
+    page.wait_for_selector("#locked-out")  # the right password too, for now
+
+
+def totp_code(secret: str, step: int = 0) -> str:
+    key = base64.b32decode(secret.replace(" ", "") + "=" * (-len(secret.replace(" ", "")) % 8))
+    totp = TOTP(key)
+    totp.time = time.time() + 30 * step
+    return f"{totp.token():06d}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_an_admin_enrols_an_app_then_needs_its_code(
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    width,
+    tmp_path,
+) -> None:
+    shots = shots_dir(tmp_path)
+    make_user("boss", "admin")
+    base = live_server.url
+    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+    page.goto(f"{base}/admin/login/")
+    page.fill("#id_username", "boss")
+    page.fill("#id_password", "pw-boss-123456")
+    page.click("input[type=submit]")
+    page.wait_for_selector("text=Set up two-step login")
+    assert page.locator("img.his-totp-qr").evaluate("img => img.naturalWidth") > 0
+    page.screenshot(path=str(shots / f"2fa-enrol-{width}.png"), full_page=True)
+    secret = page.inner_text("#totp-secret")
+    page.fill("#id_code", "000000" if totp_code(secret) != "000000" else "111111")
+    page.click("input[type=submit]")
+    page.wait_for_selector(".errorlist")
+    page.screenshot(path=str(shots / f"2fa-wrong-code-{width}.png"), full_page=True)
+    time.sleep(1.1)  # a wrong code makes the next wait a second
+    page.fill("#id_code", totp_code(secret))
+    page.click("input[type=submit]")
+    page.wait_for_selector("text=Who viewed a record")  # the admin's home page
+
+    page.click("#logout-form button")
+    page.goto(f"{base}/admin/login/")
+    page.fill("#id_username", "boss")
+    page.fill("#id_password", "pw-boss-123456")
+    page.click("input[type=submit]")
+    page.wait_for_selector("text=Enter the code your authenticator app shows")
+    assert page.locator("#totp-secret").count() == 0
+    page.screenshot(path=str(shots / f"2fa-code-{width}.png"), full_page=True)
+    page.goto(f"{base}/admin/")  # nothing is reachable before the code
+    assert "/admin/login/" in page.url
+    page.go_back()
+    page.fill("#id_code", totp_code(secret, 1))  # the code just used is not taken twice
+    page.click("input[type=submit]")
+    page.wait_for_selector("text=Who viewed a record")
