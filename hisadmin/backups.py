@@ -75,6 +75,7 @@ def backup(
     if not store_path.is_file():
         raise BackupError(f"there is no store at {store_path} to back up")
     dest.mkdir(parents=True, exist_ok=True)
+    dest.chmod(0o700)  # the clinical record: the owner's alone
     try:
         source = _connect(store_path)
         try:
@@ -98,6 +99,8 @@ def backup(
             if (dest / name).exists()
         }
         (dest / MANIFEST).write_text(json.dumps({**manifest.as_dict(), "sha256": files}, indent=2))
+        for path in dest.iterdir():
+            path.chmod(0o600)
     except (sqlite3.Error, OSError) as exc:
         _discard(dest)
         raise BackupError(f"backup failed, nothing kept: {exc}") from exc

@@ -235,3 +235,9 @@ def test_restore_refuses_while_a_relay_runs_on_the_store(
     assert _documents(his_store_path) == before
     leases.release(lease)
     call_command("restore", str(tmp_path / "b"), "--force")
+
+
+def test_a_backup_is_readable_by_its_owner_alone(his_store, tmp_path, staff) -> None:
+    call_command("backup", str(tmp_path / "b"))
+    assert (tmp_path / "b").stat().st_mode & 0o077 == 0
+    assert all(p.stat().st_mode & 0o077 == 0 for p in (tmp_path / "b").iterdir())

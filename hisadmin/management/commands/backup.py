@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
+from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn
 
 from hisadmin import backups
@@ -52,6 +53,7 @@ class Command(BaseCommand):
             BarColumn(),
             TaskProgressColumn(),
             transient=True,
+            console=Console(stderr=True),  # standard output keeps the report alone
         ) as bar:
             task = bar.add_task("copying the store", total=None)
             try:

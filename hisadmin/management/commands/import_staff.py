@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress
 
 from hisadmin import staff
@@ -39,6 +40,7 @@ class Command(BaseCommand):
                 BarColumn(),
                 MofNCompleteColumn(),
                 transient=True,
+                console=Console(stderr=True),  # standard output keeps the report alone
             ) as bar:
                 task = bar.add_task("importing staff", total=len(rows))
                 report = staff.import_staff(

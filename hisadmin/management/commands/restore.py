@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn
 
 from hisadmin import backups
@@ -34,6 +35,7 @@ class Command(BaseCommand):
             BarColumn(),
             TaskProgressColumn(),
             transient=True,
+            console=Console(stderr=True),  # standard output keeps the report alone
         ) as bar:
             task = bar.add_task("restoring the store", total=None)
             try:
