@@ -19,6 +19,7 @@ from patients.api.schemas import Problem
 PROBLEM_REF = "#/components/schemas/Problem"
 EDITS = frozenset({"put", "patch"})
 COMMANDS = frozenset({"post", "put", "patch", "delete"})
+NEVER_ON_READS = frozenset({409, 412, 428})
 # Creations and recordings that take an Idempotency-Key (hisadmin.core.idempotency).
 IDEMPOTENT = re.compile(r"/patients$|/admissions$|/orders$|/administrations$")
 
@@ -92,6 +93,10 @@ def complete(schema: dict[str, Any]) -> dict[str, Any]:
             }
             operation["responses"] = responses
             declared = {int(code) for code in responses if code.isdigit()}
+            if method == "get":  # a read changes nothing: no conflict, no precondition
+                for status in NEVER_ON_READS & declared:
+                    del responses[str(status)]
+                declared -= NEVER_ON_READS
             for status in sorted(declared | _statuses(path, method, operation)):
                 if status >= 400:
                     responses[str(status)] = _problem(status, responses.get(str(status)))

@@ -305,14 +305,20 @@ class OverrideOut(Schema):
     at: str
 
 
+class FieldError(Schema):
+    field: str = Field(description="the field at fault, dotted for a nested one")
+    message: str
+
+
 class Problem(Schema):
-    type: str
+    """An RFC 9457 problem document (``application/problem+json``)."""
+
+    type: str = Field(description="about:blank, or /api/v1/problems/<kind>")
     title: str
     status: int
     detail: str
     code: str | None = Field(None, description="the domain error, e.g. BedOccupied")
-    errors: list[dict[str, str]] | None = Field(
-        None, description="field errors: [{field, message}]")
+    errors: list[FieldError] | None = Field(None, description="the fields at fault")
     current_etag: str | None = Field(None, description="412 only: the version stored now")
 
 
