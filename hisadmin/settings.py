@@ -199,6 +199,10 @@ AXES_VERBOSE = False  # its log lines would repeat every attempt; the table keep
 # first login enrols the app. Development may turn it off; production may not.
 ADMIN_TWO_FACTOR = envbool("ADMIN_TWO_FACTOR", True)
 OTP_TOTP_ISSUER = "Hospital back office"
+# Who viewed which record is queued and written each second by a thread (docs/security.md);
+# true writes each record in the request instead: nothing lost to a killed process, but
+# every read pays a database write.
+ACCESS_LOG_INLINE = envbool("ACCESS_LOG_INLINE", False)
 
 # --------------------------------------------------------------------------- production
 # HISADMIN_ENV=production (with SECRET_KEY) makes `manage.py check --deploy` clean: HTTPS
