@@ -6,8 +6,6 @@ next page; ``lag`` tells how far the views are behind the store.
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
@@ -19,7 +17,7 @@ from pydantic import Field
 from hisadmin.core import consistency, policy
 from hisadmin.core.problems import problem
 from hisadmin.core.store import get_store
-from patients.api.schemas import Problem
+from patients.api.schemas import Problem, snake_keys
 from patients.persistence import reference
 from worklists.projection.schema import (
     ADMITTED_SORTS,
@@ -32,7 +30,6 @@ from worklists.read.consistency import wait_applied
 from worklists.read.lag import relay_lag
 
 router = Router(tags=["worklists"])
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 Dir = Literal["asc", "desc"]
 AdmittedSort = Literal[tuple(ADMITTED_SORTS)]  # type: ignore[valid-type]
@@ -52,13 +49,10 @@ class WorklistPage(Schema):
                             "returned; add letters of the given name")
 
 
-@functools.lru_cache(maxsize=1024)
-def _snake_key(key: str) -> str:
-    return _CAMEL.sub("_", key).lower()
-
-
 def _snake(row: dict[str, Any]) -> dict[str, Any]:
-    return {_snake_key(k): v for k, v in row.items()}
+    """A view row as the API shows it: snake_case keys at every depth (a search row's
+    admission too)."""
+    return snake_keys(row)
 
 
 def _lag() -> dict[str, Any] | None:

@@ -53,9 +53,10 @@ def charted(team: dict[str, Client], admit: Callable[..., str]) -> dict[str, str
 
 
 def test_it_answers_orders_allergies_and_events_in_snake_case(
-    team: dict[str, Client], charted: dict[str, str]
+    team: dict[str, Client], charted: dict[str, str], drain_worklists: Callable[[], int]
 ) -> None:
     pid, oid = charted["pid"], charted["oid"]
+    drain_worklists()  # the worklists' rows too
     order = team["nurse"].get(f"/api/v1/patients/{pid}/orders/{oid}").json()
     assert {"order_id", "patient_id", "placed_at", "placed_by", "medication_code"} <= set(order)
     assert {"administration_id", "administered_at", "scheduled_for"} <= set(
@@ -69,8 +70,12 @@ def test_it_answers_orders_allergies_and_events_in_snake_case(
         f"/api/v1/patients/{pid}/admissions",
         f"/api/v1/patients/{pid}/mar",
         "/api/v1/worklists/orders?department=MED",
+        "/api/v1/worklists/admitted?department=MED",
+        "/api/v1/worklists/medications-due?ward=MED-1",
+        "/api/v1/worklists/patients?q=Keys",
     ):
         body = team["nurse"].get(path).json()
+        assert body if "worklists" not in path else body["items"], path
         assert not {k for k in _keys(body) if CAMEL.search(k)}, (path, body)
     allergy = team["nurse"].get(f"/api/v1/patients/{pid}").json()["allergies"][0]
     assert (allergy["allergen_code"], allergy["recorded_by"]) == ("PENICILLINS", "api-clinician")
