@@ -4,7 +4,8 @@ Schemathesis generates requests from ``/api/v1/openapi.json`` (valid and invalid
 checks every answer: no server error, a documented status code, the documented content type
 and a body matching the documented schema. The requests go to the WSGI application in
 process, with the role's bearer token, against a store holding reference data and one
-admitted patient with orders (so some generated ids meet real records).
+admitted patient with orders (so some generated ids meet real records). The clerk, clinician
+and nurse reach the clinical record; the admin reaches the webhook subscriptions.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
-# Bounded: about 45 operations × 25 examples per role, some 20 s for the three roles.
+# Bounded: about 45 operations × 25 examples per role, some 50 s for the four roles.
 # The same examples every run (derandomized), so a failure in CI reproduces; a longer,
 # exploring run: SCHEMATHESIS_EXAMPLES=300 SCHEMATHESIS_RANDOM=1.
 EXAMPLES_PER_OPERATION = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "25"))
@@ -84,7 +85,7 @@ def _with_real_ids(case: schemathesis.Case, ids: dict[str, str]) -> schemathesis
     return case
 
 
-@pytest.mark.parametrize("role", ["clerk", "clinician", "nurse"])
+@pytest.mark.parametrize("role", ["clerk", "clinician", "nurse", "admin"])
 def test_it_answers_as_its_openapi_document_says(
     role: str, make_user, seeded: dict[str, str]
 ) -> None:
