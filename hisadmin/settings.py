@@ -199,6 +199,7 @@ AXES_VERBOSE = False  # its log lines would repeat every attempt; the table keep
 # first login enrols the app. Development may turn it off; production may not.
 ADMIN_TWO_FACTOR = envbool("ADMIN_TWO_FACTOR", True)
 OTP_TOTP_ISSUER = "Hospital back office"
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True  # the admin pages never show a device's secret or QR code
 # Who viewed which record is queued and written each second by a thread (docs/security.md);
 # true writes each record in the request instead: nothing lost to a killed process, but
 # every read pays a database write.

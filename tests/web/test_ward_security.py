@@ -224,3 +224,17 @@ def test_production_refuses_to_start_without_a_secret_key() -> None:
 def test_development_warns_in_check_deploy() -> None:
     done = manage("check", "--deploy")  # make run's settings: plain HTTP on localhost
     assert "SECURE_SSL_REDIRECT" in done.stderr + done.stdout
+
+
+def test_an_admin_may_remove_a_lost_device_and_unlock_a_login(make_user) -> None:
+    boss = Client()
+    boss.force_login(make_user("boss-helpdesk", "admin"))
+    assert boss.get("/admin/otp_totp/totpdevice/").status_code == 200
+    assert boss.get("/admin/axes/accessattempt/").status_code == 200
+    device = TOTPDevice.objects.create(user=make_user("rn-phone", "admin"), name="phone")
+    page = boss.get(f"/admin/otp_totp/totpdevice/{device.pk}/change/").content.decode()
+    assert device.key not in page  # the secret is never shown again, not even to admins
+    assert boss.get(f"/admin/otp_totp/totpdevice/{device.pk}/config/").status_code == 403
+    nurse = Client()
+    nurse.force_login(make_user("rn-curious", "nurse"))
+    assert nurse.get("/admin/otp_totp/totpdevice/").status_code == 403
