@@ -94,7 +94,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "admin:login"
 # Axes first: it refuses a locked-out username and address before any password is checked.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "hisadmin.auth_backends.ThrottledLogins",  # django-axes, for logins with a request
     "django.contrib.auth.backends.ModelBackend",
 ]
 

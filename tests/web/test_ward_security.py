@@ -238,3 +238,9 @@ def test_an_admin_may_remove_a_lost_device_and_unlock_a_login(make_user) -> None
     nurse = Client()
     nurse.force_login(make_user("rn-curious", "nurse"))
     assert nurse.get("/admin/otp_totp/totpdevice/").status_code == 403
+
+
+def test_client_login_works_without_a_request_to_throttle(make_user) -> None:
+    make_user("rn-client", "nurse")
+    assert Client().login(username="rn-client", password="pw-rn-client-123456")
+    assert not Client().login(username="rn-client", password="wrong")
