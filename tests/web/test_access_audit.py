@@ -137,6 +137,10 @@ def test_admins_see_who_viewed_a_record_others_may_not(chart, nurse, make_user) 
         in boss.get("/admin/access-log/", {"mrn": "X404"}).content.decode()
     )
     assert boss.get(found["Location"], {"since": "not-a-day"}).status_code == 200
+    for odd in ("a/b", "#1", "x" * 300, "%00"):
+        assert boss.get("/admin/access-log/", {"mrn": odd}).status_code == 200, odd
+    assert boss.get("/admin/patients/no-such-patient/access/").status_code == 404
+    assert boss.get(f"/admin/patients/{pid}/access/", {"since": "2026-02-30"}).status_code == 200
     assert nurse.get(f"/admin/patients/{pid}/access/").status_code == 403
     assert nurse.get("/admin/access-log/").status_code == 403
 
