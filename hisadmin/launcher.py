@@ -51,6 +51,13 @@ def main() -> int:
         "--without-gossip --without-mingle -Q projections,celery",
         env=env, cwd=str(ROOT),
     )
+    # Webhook deliveries on their own worker: a slow receiver never holds up the worklists.
+    manager.add_process(
+        "webhooks",
+        f"{bin_dir / 'celery'} -A hisadmin worker --loglevel WARNING --concurrency 2 "
+        "--without-gossip --without-mingle -Q webhooks -n webhooks@%h",
+        env=env, cwd=str(ROOT),
+    )
     manager.add_process("relay", f"{sys.executable} manage.py run_relay", env=env, cwd=str(ROOT))
     print(f"\n  Hospital back office: http://127.0.0.1:{port}/\n"
           "  Demo clinician: clinician / clinician-demo-2026\n"
