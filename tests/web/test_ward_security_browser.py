@@ -146,3 +146,36 @@ def test_an_admin_enrols_an_app_then_needs_its_code(
     page.fill("#id_code", totp_code(secret, 1))  # the code just used is not taken twice
     page.click("input[type=submit]")
     page.wait_for_selector("text=Who viewed a record")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_an_admin_sees_who_viewed_a_record(
+    live_server,
+    browser,  # noqa: F811
+    make_user,
+    admit,
+    width,
+    tmp_path,
+) -> None:
+    shots = shots_dir(tmp_path)
+    pid = admit("Looked-At", given="Lena")
+    make_user("ward", "nurse")
+    make_user("privacy", "nurse", "admin")  # a charge nurse who is also an admin
+    base = live_server.url
+    nurse = browser.new_context(viewport={"width": width, "height": 800}).new_page()
+    login(nurse, base, "ward")
+    nurse.goto(f"{base}/admin/patients/{pid}/")
+    nurse.goto(f"{base}/admin/patients/{pid}/mar/")
+    assert nurse.locator("#access-log-link").count() == 0
+
+    page = browser.new_context(viewport={"width": width, "height": 800}).new_page()
+    login(page, base, "privacy")  # with the authenticator code: an admin
+    page.goto(f"{base}/admin/patients/{pid}/")
+    page.click("#access-log-link")
+    page.wait_for_selector("#access-log")
+    rows = page.locator("#access-log tr.access-row")
+    texts = [rows.nth(i).inner_text() for i in range(rows.count())]
+    assert any("ward" in t and "Medication record" in t and "Page" in t for t in texts), texts
+    assert any("ward" in t and "Chart" in t for t in texts), texts
+    assert "LOOKED-AT, Lena" in page.inner_text("#access-patient")
+    page.screenshot(path=str(shots / f"access-log-{width}.png"), full_page=True)
