@@ -4,9 +4,10 @@ queue (``hisadmin.core.access_log``; ``hisadmin.apps`` gives it the Django-datab
 A view is a successful ``GET`` of a URL naming one patient (``patient_id`` among its
 arguments): the chart, the medication record, an order's page, the forms that show the
 record, and every ``/api/v1/patients/{patient_id}/…`` read. Lists (worklists, searches by
-name) are not views of a record. The timed refreshes of an open page (``X-Idle-Passive``)
-are not new views. The FHIR facade records its own reads (it knows the patients only from
-the resources it answers with).
+name) are not views of a record. Every such read counts, a timed refresh too (no patient
+page refreshes itself; a header saying "only a refresh" would be the client's word, and
+would let anyone read unrecorded). The FHIR facade records its own reads (it knows the
+patients only from the resources it answers with).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from django.utils import timezone
 
 from hisadmin.core import access_log
 from hisadmin.core.access_log import Access, Channel
-from hisadmin.idle import PASSIVE_HEADER
 
 API_PREFIX = "/api/"
 PARAM = re.compile(r"<(?:\w+:)?(\w+)>")
@@ -73,7 +73,7 @@ class AccessAuditMiddleware:
             return response
         match = getattr(request, "resolver_match", None)
         patient_id = match.kwargs.get("patient_id") if match is not None else None
-        if not patient_id or request.headers.get(PASSIVE_HEADER):
+        if not patient_id:  # a header saying "a refresh" is not trusted here: it is the client's
             return response
         # The API's bearer-token user is set by its authenticator, after this middleware ran.
         user = getattr(request, "auth", None) or request.user
