@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.utils import timezone
 
 from fhir_facade import codes, ids
 from patients.domain.mar import instant_text, parse_instant
+from patients.domain.results import to_decimal
 
 Json = dict[str, Any]
 
@@ -73,19 +73,9 @@ def staff(user: str | None, display: str | None = None) -> Json | None:
     }
 
 
-def decimal(value: Any) -> Decimal | None:
-    if value is None or value == "":
-        return None
-    try:
-        number = Decimal(str(value))
-    except InvalidOperation:
-        return None
-    return number if number.is_finite() else None
-
-
 def quantity(value: Any, unit: str | None, names: Names) -> Json | None:
     """A Quantity in UCUM where the project's unit has a UCUM code, else the unit's name."""
-    number = decimal(value)
+    number = to_decimal(value)
     if number is None:
         return None
     if not unit:

@@ -31,7 +31,8 @@ class GivenValue:
     unit: str | None = None
 
 
-def _decimal(value: Any) -> Decimal | None:
+def to_decimal(value: Any) -> Decimal | None:
+    """A finite number from a number or its text, or None (empty, not a number)."""
     if value is None or value == "":
         return None
     try:
@@ -43,7 +44,7 @@ def _decimal(value: Any) -> Decimal | None:
 
 def flag(value: Decimal, low: Any, high: Any) -> str | None:
     """``H`` above ``high``, ``L`` below ``low``, None within the range (edges included)."""
-    upper, lower = _decimal(high), _decimal(low)
+    upper, lower = to_decimal(high), to_decimal(low)
     if upper is not None and value > upper:
         return HIGH
     if lower is not None and value < lower:
@@ -85,7 +86,7 @@ def lab_values(analytes: Iterable[Mapping[str, Any]], given: Iterable[GivenValue
     values = []
     for code, analyte in expected.items():
         g = entered[code]
-        value = _decimal(g.value)
+        value = to_decimal(g.value)
         if value is None:
             raise InvalidInput(f"The value of {analyte['name']} must be a number.",
                                field=f"results.{code}")

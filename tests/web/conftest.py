@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -48,3 +50,12 @@ def admit(team: dict[str, Client]) -> Callable[..., str]:
         return pid
 
     return admit
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    """Where browser tests put their screenshots: ``$SCREENSHOT_DIR`` (to look at them), else
+    the test's temporary directory."""
+    folder = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

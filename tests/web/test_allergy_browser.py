@@ -4,7 +4,6 @@ Screenshots at 1024 and 1440 px, as a clinician and a nurse, go to ``$SCREENSHOT
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -27,8 +26,7 @@ def shoot(page, name: str, shots: Path) -> None:
 
 def test_it_records_shows_and_removes_an_allergy(live_server, browser, make_user,  # noqa: F811
                                                  api_client, reference_data,
-                                                 tmp_path: Path) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
+                                                 shots: Path) -> None:
     make_user("doctor", "clinician")
     make_user("ward", "nurse")
     clerk = api_client("clerk")

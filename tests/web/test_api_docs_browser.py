@@ -4,7 +4,6 @@ Screenshots at 1024 and 1440 px go to ``$SCREENSHOT_DIR`` (default: the test's t
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,10 @@ def test_the_docs_show_an_edits_if_match_and_its_problem_answers(
     live_server: Any,
     browser: Any,  # noqa: F811
     make_user: Any,
-    tmp_path: Path,
+    shots: Path,
     width: int,
 ) -> None:
     make_user("clerk", "clerk")
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     ctx = browser.new_context(viewport={"width": width, "height": 900})
     page = ctx.new_page()
     login(page, live_server.url, "clerk")

@@ -5,9 +5,7 @@ directory)."""
 
 from __future__ import annotations
 
-import os
 from datetime import date
-from pathlib import Path
 
 import pytest
 
@@ -74,10 +72,8 @@ def test_a_clerk_admits_to_a_bed_picked_on_the_board(
     make_user,
     ward,
     width,
-    tmp_path,
+    shots,
 ) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     make_user("clerk", "clerk")
     base = live_server.url
     page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
@@ -121,10 +117,8 @@ def test_a_nurse_marks_a_bed_clean_and_sees_the_board_change(
     ward,
     his_store,
     width,
-    tmp_path,
+    shots,
 ) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     make_user("nurse", "nurse")
     base = live_server.url
     page = browser.new_context(viewport={"width": width, "height": 900}).new_page()

@@ -6,10 +6,8 @@ confirmation instead of pressing "Ready". Screenshots at 1024 and 1440 px go to
 
 from __future__ import annotations
 
-import os
 from datetime import date
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -69,10 +67,8 @@ def test_a_clerk_reviews_the_orders_discharge_cancels_then_confirms(
     his_store,
     reference_data,
     width,
-    tmp_path,
+    shots,
 ) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     pid, orders = _stay(his_store, "Dora", "Discharge")
     make_user("desk", "clerk")
     base = live_server.url
@@ -127,10 +123,8 @@ def test_enter_in_the_cancel_reason_box_does_not_press_ready(
     make_user,
     his_store,
     reference_data,
-    tmp_path,
+    shots,
 ) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     pid, orders = _stay(his_store, "Cara", "Cancel")
     make_user("doctor", "clinician")
     base = live_server.url

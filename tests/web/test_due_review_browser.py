@@ -5,10 +5,8 @@ list; a clinician acknowledges a result from the list and it leaves. Screenshots
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -57,9 +55,7 @@ def ward_day(his_store, reference_data, make_user, drain_worklists) -> dict[str,
 
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_a_nurse_answers_a_due_dose_from_the_ward_list(live_server, browser, ward_day,  # noqa: F811
-                                                       drain_worklists, width, tmp_path) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
+                                                       drain_worklists, width, shots) -> None:
     base = live_server.url
     ctx = browser.new_context(viewport={"width": width, "height": 800})
     page = ctx.new_page()
@@ -82,9 +78,7 @@ def test_a_nurse_answers_a_due_dose_from_the_ward_list(live_server, browser, war
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_a_clinician_acknowledges_a_result_from_the_list(live_server, browser, ward_day,  # noqa: F811
                                                          drain_worklists, width,
-                                                         tmp_path) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
+                                                         shots) -> None:
     base = live_server.url
     ctx = browser.new_context(viewport={"width": width, "height": 800})
     page = ctx.new_page()

@@ -6,9 +6,7 @@ directory)."""
 
 from __future__ import annotations
 
-import os
 from datetime import date
-from pathlib import Path
 
 import pytest
 
@@ -29,10 +27,8 @@ def test_the_second_of_two_editors_keeps_their_text_and_saves_it_on_the_second_s
     his_store,
     reference_data,
     width,
-    tmp_path,
+    shots,
 ) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     pid = use_cases.register_patient(
         use_cases.RegisterPatient("Edda", "Editor", date(1966, 6, 6), sex="female"),
         UnitOfWork(his_store),
@@ -87,10 +83,8 @@ def test_a_clerk_sees_a_possible_duplicate_before_registering(
     make_user,
     his_store,
     reference_data,
-    tmp_path,
+    shots,
 ) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     john = use_cases.register_patient(
         use_cases.RegisterPatient("John", "Smith", date(1970, 1, 1), sex="male"),
         UnitOfWork(his_store),

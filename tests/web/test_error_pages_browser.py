@@ -4,7 +4,6 @@ role's chart actions, and the chart heading at 1024-1920 px. Screenshots go to
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
@@ -44,9 +43,7 @@ ALWAYS_SHOWN = ("update_demographics", "transfer", "discharge", "add_allergy", "
                 "progress_order", "assign_order")
 
 
-def shots_dir(tmp_path: Path) -> Path:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
+def shots_dir(shots: Path) -> Path:
     return shots
 
 

@@ -4,10 +4,8 @@ at 1024 and 1440 px go to ``$SCREENSHOT_DIR`` (default: the test's temporary dir
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -46,9 +44,7 @@ def on_the_ward(his_store, reference_data) -> tuple[str, str]:
 
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_a_nurse_records_a_due_dose_with_one_click(live_server, browser, make_user,  # noqa: F811
-                                                   on_the_ward, width, tmp_path) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
+                                                   on_the_ward, width, shots) -> None:
     pid, amox = on_the_ward
     make_user("nurse", "nurse")
     base = live_server.url

@@ -5,9 +5,7 @@ from the chart's order list and from the audit trail) shows it all in words. Scr
 
 from __future__ import annotations
 
-import os
 from datetime import date
-from pathlib import Path
 
 import pytest
 
@@ -41,9 +39,7 @@ def named(make_user, username: str, role: str, first: str, last: str) -> None:
 
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_an_order_placed_over_a_warning_and_given_reads_in_full(
-        live_server, browser, make_user, allergic, width, tmp_path) -> None:  # noqa: F811
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
+        live_server, browser, make_user, allergic, width, shots) -> None:  # noqa: F811
     named(make_user, "doctor", "clinician", "Gregory", "House")
     named(make_user, "ward", "nurse", "Mary", "Seacole")
     base = live_server.url

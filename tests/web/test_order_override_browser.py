@@ -4,9 +4,7 @@ refused with a warning, a reason places it, the chart shows the override. Screen
 
 from __future__ import annotations
 
-import os
 from datetime import date
-from pathlib import Path
 
 import pytest
 
@@ -34,9 +32,7 @@ def allergic(his_store, reference_data) -> str:
 
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_an_allergy_warning_is_answered_with_a_reason(live_server, browser, make_user,  # noqa: F811
-                                                      allergic, width, tmp_path) -> None:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
+                                                      allergic, width, shots) -> None:
     make_user("doctor", "clinician")
     base = live_server.url
     ctx = browser.new_context(viewport={"width": width, "height": 900})

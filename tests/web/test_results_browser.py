@@ -5,9 +5,7 @@ words, a clinician acknowledges. Screenshots at 1024 and 1440 px go to ``$SCREEN
 
 from __future__ import annotations
 
-import os
 from datetime import date
-from pathlib import Path
 
 import pytest
 
@@ -37,9 +35,7 @@ def lab_order(his_store, reference_data) -> tuple[str, str]:
 
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_a_nurse_enters_lab_results_and_a_clinician_acknowledges(
-        live_server, browser, make_user, lab_order, width, tmp_path) -> None:  # noqa: F811
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
+        live_server, browser, make_user, lab_order, width, shots) -> None:  # noqa: F811
     pid, oid = lab_order
     make_user("ward-nurse", "nurse")
     make_user("doctor", "clinician")

@@ -6,9 +6,7 @@ to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
 from __future__ import annotations
 
 import base64
-import os
 import time
-from pathlib import Path
 
 import pytest
 from django_otp.oath import TOTP
@@ -19,12 +17,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WIDTHS = [1024, 1440]
 
 
-def shots_dir(tmp_path: Path) -> Path:
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
-    return shots
-
-
 @pytest.mark.parametrize("width", WIDTHS)
 def test_an_idle_session_warns_then_ends_despite_the_worklist_refreshing(
     live_server,
@@ -33,11 +25,10 @@ def test_an_idle_session_warns_then_ends_despite_the_worklist_refreshing(
     reference_data,
     settings,
     width,
-    tmp_path,
+    shots,
 ) -> None:
     settings.IDLE_TIMEOUT_SECONDS = 14
     settings.IDLE_WARNING_SECONDS = 8
-    shots = shots_dir(tmp_path)
     make_user("desk", "clerk")
     base = live_server.url
     page = browser.new_context(viewport={"width": width, "height": 800}).new_page()
@@ -74,9 +65,8 @@ def test_five_wrong_passwords_lock_the_login(
     browser,  # noqa: F811
     make_user,
     width,
-    tmp_path,
+    shots,
 ) -> None:
-    shots = shots_dir(tmp_path)
     make_user("rn-typo", "nurse")
     base = live_server.url
     page = browser.new_context(viewport={"width": width, "height": 800}).new_page()
@@ -109,9 +99,8 @@ def test_an_admin_enrols_an_app_then_needs_its_code(
     browser,  # noqa: F811
     make_user,
     width,
-    tmp_path,
+    shots,
 ) -> None:
-    shots = shots_dir(tmp_path)
     make_user("boss", "admin")
     base = live_server.url
     page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
@@ -155,9 +144,8 @@ def test_an_admin_sees_who_viewed_a_record(
     make_user,
     admit,
     width,
-    tmp_path,
+    shots,
 ) -> None:
-    shots = shots_dir(tmp_path)
     pid = admit("Looked-At", given="Lena")
     make_user("ward", "nurse")
     make_user("privacy", "nurse", "admin")  # a charge nurse who is also an admin

@@ -5,9 +5,6 @@ directory)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
@@ -23,12 +20,10 @@ def test_an_admin_adds_switches_off_and_deletes_a_webhook(
     make_user,
     his_store,
     width,
-    tmp_path,
+    shots,
     settings,
 ) -> None:
     settings.ADMIN_TWO_FACTOR = False  # the password alone: two-factor login is tested apart
-    shots = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
     make_user("hookadmin", "admin")
     base = live_server.url
     ctx = browser.new_context(viewport={"width": width, "height": 900})

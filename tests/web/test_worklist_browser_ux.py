@@ -7,7 +7,6 @@ temporary directory)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,13 +33,6 @@ def full_ward(his_store, reference_data, make_user, drain_worklists) -> None:
         pid = data.register(his_store, f"Patient{n:02d}", "Ann")
         data.admit(his_store, pid, "CARD", "CARD-A")
     drain_worklists()
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    path = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @pytest.fixture

@@ -9,10 +9,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn
 
 from hisadmin import backups
+from hisadmin.management.cli import progress_bar
 
 AZURE = (
     "the Azure backend is backed up by Cosmos DB (continuous backup, point-in-time "
@@ -48,13 +47,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, path: str, **options: Any) -> None:
         source = store_path()
         database = django_database()
-        with Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            TaskProgressColumn(),
-            transient=True,
-            console=Console(stderr=True),  # standard output keeps the report alone
-        ) as bar:
+        with progress_bar() as bar:
             task = bar.add_task("copying the store", total=None)
             try:
                 manifest = backups.backup(

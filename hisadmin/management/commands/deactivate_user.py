@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hisadmin import staff
+from hisadmin.management.cli import add_by_argument
 
 
 class Command(BaseCommand):
@@ -18,12 +19,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--reactivate", action="store_true", help="let the user in again")
-        parser.add_argument(
-            "--by",
-            default=None,
-            metavar="USERNAME",
-            help="the admin this change is attributed to (default: system)",
-        )
+        add_by_argument(parser)
 
     def handle(
         self, *args: Any, username: str, reactivate: bool, by: str | None, **options: Any

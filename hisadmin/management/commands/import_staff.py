@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress
 
 from hisadmin import staff
+from hisadmin.management.cli import add_by_argument, progress_bar
 
 
 class Command(BaseCommand):
@@ -20,12 +19,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="the roster, UTF-8 CSV")
-        parser.add_argument(
-            "--by",
-            default=None,
-            metavar="USERNAME",
-            help="the admin this change is attributed to (default: system)",
-        )
+        add_by_argument(parser)
 
     def handle(self, *args: Any, file: str, by: str | None, **options: Any) -> None:
         try:
@@ -35,13 +29,7 @@ class Command(BaseCommand):
         try:
             actor = staff.command_actor(by)
             rows = staff.read_roster(text)
-            with Progress(
-                "[progress.description]{task.description}",
-                BarColumn(),
-                MofNCompleteColumn(),
-                transient=True,
-                console=Console(stderr=True),  # standard output keeps the report alone
-            ) as bar:
+            with progress_bar(counted=True) as bar:
                 task = bar.add_task("importing staff", total=len(rows))
                 report = staff.import_staff(
                     rows, actor=actor, progress=lambda n: bar.advance(task, n)

@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn
 
 from hisadmin import backups
 from hisadmin.core.store import reset_handles
+from hisadmin.management.cli import progress_bar
 from hisadmin.management.commands.backup import django_database, store_path
 
 
@@ -30,13 +29,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, path: str, force: bool, **options: Any) -> None:
         target = store_path()
         reset_handles()  # this process lets go of the store before it is rewritten
-        with Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            TaskProgressColumn(),
-            transient=True,
-            console=Console(stderr=True),  # standard output keeps the report alone
-        ) as bar:
+        with progress_bar() as bar:
             task = bar.add_task("restoring the store", total=None)
             try:
                 manifest = backups.restore(

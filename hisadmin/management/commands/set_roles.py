@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hisadmin import staff
 from hisadmin.core.roles import ALL_ROLES
+from hisadmin.management.cli import add_by_argument
 
 
 class Command(BaseCommand):
@@ -20,12 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("username")
         parser.add_argument("roles", nargs="*", metavar="ROLE")
         parser.add_argument("--none", action="store_true", help="take every role away")
-        parser.add_argument(
-            "--by",
-            default=None,
-            metavar="USERNAME",
-            help="the admin this change is attributed to (default: system)",
-        )
+        add_by_argument(parser)
 
     def handle(
         self,
