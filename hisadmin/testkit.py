@@ -145,13 +145,12 @@ def his_patient(his_api_client: Callable[..., Any], his_reference_data: None
             "department_id": department, "ward_id": ward, "reason": "Observation"},
             content_type=JSON)
         assert admitted.status_code == 201, admitted.content
-        seeded.admission_id = admitted.json().get("admission_id") or admitted.json().get("id")
+        seeded.admission_id = admitted.json()["id"]
         for kind in orders:
             placed = clients["clinician"].post(f"/api/v1/patients/{seeded.id}/orders", {
                 "kind": kind, **ORDER_BODIES[kind]}, content_type=JSON)
             assert placed.status_code == 201, placed.content
-            order = placed.json()
-            seeded.orders[kind] = order.get("order_id") or order["orderId"]
+            seeded.orders[kind] = placed.json()["order_id"]
         return seeded
 
     return make
