@@ -224,29 +224,34 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
                   iterations: int) -> dict[str, Any]:
     """Per command type: synchronous store calls (the request) and asynchronous ones (the
     work the events it wrote cause, as the worker runs it: their projection, the beds a
-    stay left set to cleaning, bed cards refreshed), averaged. ``beds``: three free beds
-    per iteration; the beds a stay left are cleaned after it, uncounted."""
+    stay left set to cleaning, bed cards refreshed), averaged. After each command its events
+    are delivered as the relay delivers a change-feed page: per consumer, one message per
+    patient stream with its events (``consumer_publisher``), run in-process on the metered
+    store. ``beds``: three free beds per iteration; the beds a stay left are cleaned after
+    it, uncounted."""
     from bench.counting import CountingStore, Meter
     from bench.driver import iteration
     from cosmos_backend.uow import UnitOfWork
-    from hisadmin.core import keys
     from hisadmin.core import store as handles
     from hisadmin.core.actor import SYSTEM_ACTOR
     from patients.domain.errors import BedNotBeingCleaned
     from patients.tasks import follow_up
-    from patients.use_cases.beds import BED_EVENTS, MarkBedClean, bed_left, mark_bed_clean
-    from worklists.delivery.projector import project_event
+    from patients.use_cases.beds import MarkBedClean, bed_left, mark_bed_clean
+    from worklists.delivery.projector import project_events
+    from worklists.delivery.relay import consumer_publisher
+    from worklists.delivery.tasks import TASK
+    from worklists.persistence.feed import events_in
 
-    sync, meter = {}, Meter()
+    meter = Meter()
     counting = CountingStore(store, meter)
     # Every get_store() in this process now returns the metered store.
     for key in list(handles._stores):
         if key[0] == "data":
             handles._stores[key] = counting
     client = _TestClient()
-    pending: list[tuple[str, int]] = []
-    last_seq: dict[str, int] = {}
     totals: dict[str, dict[str, float]] = {}
+    ranges = store.feed_ranges()
+    positions: dict[str, str | None] = {}
 
     measured = hasattr(store, "request_charge_total")  # a Cosmos endpoint: real charges
     charged = [store.request_charge_total if measured else 0.0]
@@ -262,6 +267,59 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
             if k in snap:
                 row[f"{part}_{k}"] = row.get(f"{part}_{k}", 0.0) + snap[k]
 
+    def new_events() -> list[Any]:
+        """What the relay would read next (uncounted: one feed page serves many commands)."""
+        found = []
+        for feed_range in ranges:
+            while True:
+                page = store.read_feed(feed_range, continuation=positions.get(feed_range),
+                                       max_items=1000)
+                if not page.items:
+                    break
+                positions[feed_range] = page.continuation
+                found.extend(events_in(page.items))
+        return found
+
+    run = {"worklists.project_event": lambda stream, seqs: project_events(counting, stream,
+                                                                          seqs),
+           "patients.follow_up": follow_up}
+    sent: list[tuple[str, list[Any]]] = []
+    publish = consumer_publisher(lambda task, args, **_: sent.append((task, args)))
+    events = {"n": 0, "round_trips": 0.0}
+
+    def deliver() -> dict[str, Any]:
+        """The worker's share of the events written since the last call."""
+        found = new_events()
+        if measured:
+            charges_since()  # the feed reads above are the harness's, not a command's
+        sent.clear()
+        publish(found)
+        meter.reset()
+        for task, (stream, seqs) in sent:
+            if task in run:  # webhooks' fan-out: no subscriptions here, nothing to do
+                run[task](stream, seqs)
+        snap = meter.snapshot()
+        if measured:
+            snap["ru_measured"] = charges_since()
+        events["n"] += sum(len(args[1]) for task, args in sent if task == TASK)
+        events["round_trips"] += snap["round_trips"]
+        # The ward's nurse cleans the beds the stay left (her command, not these commands'
+        # cost), so a later stay may take them.
+        for event in found:
+            contents = store.read(event.stream, f"evt-{event.seq:010d}")["docContents"]
+            left = bed_left(event.type, contents["data"])
+            if left is not None:
+                try:
+                    mark_bed_clean(MarkBedClean(left.ward_id, left.bed), UnitOfWork(store),
+                                   actor=SYSTEM_ACTOR)
+                except BedNotBeingCleaned:
+                    pass
+        new_events()  # skip what the cleaning wrote
+        if measured:
+            charges_since()
+        meter.reset()
+        return snap
+
     def hook(name: str) -> None:
         snap = meter.snapshot()
         if measured:
@@ -269,64 +327,21 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
         meter.reset()
         add(name, "sync", snap)
         totals[name]["n"] += 1
-        sync[name] = snap
-        pending.append((name, 0))
+        add(name, "async", deliver())
 
-    events = {"n": 0, "round_trips": 0.0}
-
-    def replay(patient_id: str) -> None:
-        """The worker's share: every event of the stream, as the relay would send it."""
-        pk = keys.patient(patient_id)
-        stream = store.read(pk, "stream")["docContents"]["seq"]
-        seq = last_seq.get(pk, 0)
-        types = {s: store.read(pk, f"evt-{s:010d}")["docContents"]["type"]
-                 for s in range(seq + 1, stream + 1)}
-        per_command = max(1, len(pending))
-        meter.reset()
-        if measured:
-            charges_since()  # the reads above are the harness's, not a command's
-        for s, event_type in types.items():
-            project_event(counting, pk, s)
-            if event_type in BED_EVENTS:
-                follow_up(pk, s)
-        snap = meter.snapshot()
-        if measured:
-            snap["ru_measured"] = charges_since()
-        # The ward's nurse cleans the beds the stay left (her command, not these commands'
-        # cost), so a later stay may take them.
-        for s, event_type in types.items():
-            left = bed_left(event_type, store.read(pk, f"evt-{s:010d}")["docContents"]["data"])
-            if left is not None:
-                try:
-                    mark_bed_clean(MarkBedClean(left.ward_id, left.bed), UnitOfWork(store),
-                                   actor=SYSTEM_ACTOR)
-                except BedNotBeingCleaned:
-                    pass
-        if measured:
-            charges_since()
-        meter.reset()
-        last_seq[pk] = stream
-        events["n"] += len(types)
-        events["round_trips"] += snap["round_trips"]
-        for name, _ in pending:
-            add(name, "async", {k: (v / per_command if isinstance(v, int | float) else v)
-                                for k, v in snap.items()})
-        pending.clear()
-
+    new_events()  # start at the end of the feed
     others = len(beds) >= 3 * iterations
     # A warm-up stay first, not counted: a running process has its caches (reference data,
-    # the MRN block, token lookups) warm; the counts are of the steady state.
-    replay(iteration(client, tokens, 899_999, beds[-1], hook=hook)["id"])  # cleans its bed
+    # the MRN block, token lookups, the live generations) warm; the counts are of the
+    # steady state.
+    iteration(client, tokens, 899_999, beds[-1], hook=hook)
     totals.clear()
     events.update(n=0, round_trips=0.0)
     for i in range(iterations):
-        pending.clear()
-        result = iteration(client, tokens, 900_000 + i, beds[i % len(beds)], hook=hook)
-        replay(result["id"])
+        iteration(client, tokens, 900_000 + i, beds[i % len(beds)], hook=hook)
         if others:
-            result = other_commands(client, tokens, i, beds[iterations + i],
-                                    beds[2 * iterations + i], hook)
-            replay(result["id"])
+            other_commands(client, tokens, i, beds[iterations + i], beds[2 * iterations + i],
+                           hook)
     out = {}
     for name, row in totals.items():
         n = row.pop("n")

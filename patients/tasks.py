@@ -33,7 +33,14 @@ from patients.use_cases.beds import (
     retry_backoff=True,
     max_retries=8,
 )
-def follow_up(stream_pk: str, seq: int) -> str:
+def follow_up(stream_pk: str, seq: int | list[int]) -> str:
+    """``seq``: the stream's bed events of one change-feed page, in order (one number in
+    older messages); each is followed up in turn."""
+    seqs = [int(s) for s in seq] if isinstance(seq, list | tuple) else [int(seq)]
+    return "; ".join(_follow_up(stream_pk, one) for one in seqs)
+
+
+def _follow_up(stream_pk: str, seq: int) -> str:
     store = get_store("relay")
     event = queries.event(store, stream_pk, int(seq))
     if event is None:

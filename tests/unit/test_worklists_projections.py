@@ -133,10 +133,22 @@ def test_it_converges_to_in_order_views_whatever_the_delivery(seed: int, length:
 def test_it_sends_every_patient_event_to_the_projections_by_id_only() -> None:
     sent: list[tuple[str, dict]] = []
     publish = consumer_publisher(lambda name, **options: sent.append((name, options)))
-    publish(EventRef("P_p1", 4, EventType.ALLERGY_ADDED, written_at=None))
-    publish(EventRef("R_Ward", 2, "ReferenceEntryAdded", written_at=None))
+    publish([EventRef("P_p1", 4, EventType.ALLERGY_ADDED, written_at=None)])
+    publish([EventRef("R_Ward", 2, "ReferenceEntryAdded", written_at=None)])
     assert [(name, options) for name, options in sent if name == TASK] == [
-        (TASK, {"args": ["P_p1", 4], "queue": QUEUE, "retry": False})]
+        (TASK, {"args": ["P_p1", [4]], "queue": QUEUE, "retry": False})]
+
+
+def test_a_page_sends_one_message_per_patient_with_its_events_in_order() -> None:
+    sent: list[tuple[str, dict]] = []
+    publish = consumer_publisher(lambda name, **options: sent.append((name, options)))
+    publish([EventRef("P_p1", 4, EventType.ALLERGY_ADDED, written_at=None),
+             EventRef("P_p2", 1, EventType.PATIENT_REGISTERED, written_at=None),
+             EventRef("R_Ward", 2, "ReferenceEntryAdded", written_at=None),
+             EventRef("P_p1", 5, EventType.ALLERGY_REMOVED, written_at=None),
+             EventRef("P_p1", 6, EventType.ALLERGY_ADDED, written_at=None)])
+    assert [options["args"] for name, options in sent if name == TASK] == [
+        ["P_p1", [4, 5, 6]], ["P_p2", [1]]]
 
 
 # ------------------------------------------------------------------ medications due, reviews

@@ -1,27 +1,38 @@
-"""Projects one event, by id, into every live generation of the views.
+"""Projects events, by id, into every live generation of the views.
 
-The task and dead-letter replays call this: the event is re-read from the patient's stream
-(a task carries ids only) and applied by :mod:`worklists.persistence.writer`.
+The task and dead-letter replays call this: the events are re-read from the patient's stream
+(a task carries ids only) and applied by :mod:`worklists.persistence.writer`. The relay
+hands a patient's events of one change-feed page over together: they are read in one round
+trip, folded in order, and each view row they change is written once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import keys
-from worklists.persistence.feed import read_event
+from worklists.persistence.feed import read_events
 from worklists.persistence.generations import live_generations
 from worklists.persistence.writer import apply, rebuild_patient
 
 
-def project_event(store: DocumentStore, stream_pk: str, seq: int) -> dict[int, str]:
-    """Re-read event ``seq`` of ``stream_pk`` and apply it in every live generation."""
-    event = read_event(store, stream_pk, seq)
+def project_events(store: DocumentStore, stream_pk: str, seqs: Iterable[int]
+                   ) -> dict[int, str]:
+    """Re-read events ``seqs`` of ``stream_pk`` and apply them in every live generation."""
+    wanted = sorted(set(seqs))
+    found = read_events(store, stream_pk, wanted)
     patient_id = keys.suffix(stream_pk)
     results = {}
     for gen in live_generations(store):
-        if event is None:
+        if len(found) < len(wanted):
             # Gone (expired): nothing to fold, but the source record is still the truth.
             results[gen] = rebuild_patient(store, gen, patient_id)
         else:
-            results[gen] = apply(store, gen, patient_id, event)
+            results[gen] = apply(store, gen, patient_id, [found[s] for s in wanted])
     return results
+
+
+def project_event(store: DocumentStore, stream_pk: str, seq: int) -> dict[int, str]:
+    """Re-read event ``seq`` of ``stream_pk`` and apply it in every live generation."""
+    return project_events(store, stream_pk, [seq])

@@ -1,8 +1,9 @@
 """The change-feed relay: feed ranges under leases → published events → checkpoints.
 
-``publish`` hands one event, by id, to whoever consumes it (:func:`celery_publisher`: a
-Celery task per consumer registered in ``hisadmin.core.consumers``, the worklist
-projections among them). At-least-once: a page is checkpointed only after every event in it
+``publish`` hands a page's events, by id, to whoever consumes them (:func:`celery_publisher`:
+per consumer registered in ``hisadmin.core.consumers`` — the worklist projections among them
+— one Celery task message per patient stream in the page, carrying that stream's sequence
+numbers in order). At-least-once: a page is checkpointed only after every event in it
 was accepted by the broker, so a crash anywhere re-sends (consumers are idempotent). Several
 relays split the ranges: each takes at most its fair share of ranges, and takes over ranges
 whose lease expired; a range is only read while its lease has a third of its time left, so a
@@ -33,7 +34,7 @@ from worklists.persistence.feed import EventRef, events_in
 
 log = logging.getLogger(__name__)
 
-Publish = Callable[[EventRef], None]  # raises when the broker does not accept the event
+Publish = Callable[[list[EventRef]], None]  # raises when the broker does not accept them
 
 
 @dataclass
@@ -144,9 +145,10 @@ class Relay:
                                     max_items=self.page_size)
         if not page.items:
             return 0
-        for event in events_in(page.items):
-            self.publish(event)
-            self.stats.published += 1
+        events = events_in(page.items)
+        if events:
+            self.publish(events)
+            self.stats.published += len(events)
         position = max(int(doc.get("_lsn", 0)) for doc in page.items)
         try:
             self.held[feed_range] = self.leases.checkpoint(
@@ -212,14 +214,22 @@ FAIL_FAST_TRANSPORT = {"max_retries": 1, "interval_start": 0, "interval_step": 0
 
 
 def consumer_publisher(send_task: Callable[..., object]) -> Publish:
-    """Send each event to every consumer that wants it, as ``send_task(name, args, queue)``.
+    """Send a page's events to every consumer that wants them, as ``send_task(name, args,
+    queue)``: one message per consumer and stream, ``args=[stream, [seq, …]]`` in feed order
+    (a stream's events of one page go to one task, which reads them in one round trip and
+    writes each row they change once; the per-patient order holds within the message).
 
-    Ids only: the task re-reads the event, so no patient data sits in the broker or logs.
+    Ids only: the task re-reads the events, so no patient data sits in the broker or logs.
     """
 
-    def publish(event: EventRef) -> None:
-        for consumer in consumers_of(event.stream, event.type):
-            send_task(consumer.task, args=[event.stream, event.seq], queue=consumer.queue,
+    def publish(events: list[EventRef]) -> None:
+        messages: dict[tuple[str, str, str], list[int]] = {}
+        for event in events:
+            for consumer in consumers_of(event.stream, event.type):
+                messages.setdefault((consumer.task, consumer.queue, event.stream),
+                                    []).append(event.seq)
+        for (task, queue, stream), seqs in messages.items():
+            send_task(task, args=[stream, seqs], queue=queue,
                       retry=False)  # the relay owns retrying: it backs off, keeps checkpoints
 
     return publish

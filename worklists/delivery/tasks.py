@@ -1,8 +1,10 @@
 """Celery tasks: thin wrappers around the projector. Arguments are ids only, never PHI.
 
-The task re-reads the event by id, so a task message carries nothing but a stream key and a
-sequence number. Failures retry with a short backoff; after ``PROJECTION_MAX_RETRIES`` the
-event goes to the dead letters (the relay's checkpoint has moved on: nothing else blocks).
+The task re-reads the events by id, so a task message carries nothing but a stream key and
+sequence numbers (the relay sends a patient's events of one change-feed page as one message;
+a single number, as older messages carry, is one event). Failures retry with a short
+backoff; after ``PROJECTION_MAX_RETRIES`` the events go to the dead letters, one letter each
+(the relay's checkpoint has moved on: nothing else blocks).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import os
 from celery import Task, shared_task
 
 from cosmos_backend import errors
+from cosmos_backend.store import DocumentStore
 from hisadmin.core.store import get_store
 from worklists.delivery.deadletters import record_failure
-from worklists.delivery.projector import project_event as project
+from worklists.delivery.projector import project_events as project
 
 log = logging.getLogger(__name__)
 MAX_RETRIES = int(os.environ.get("PROJECTION_MAX_RETRIES", "5"))
@@ -23,26 +26,47 @@ TASK = "worklists.project_event"
 QUEUE = "projections"
 
 
+def seqs_of(seq: int | list[int]) -> list[int]:
+    """The sequence numbers a message carries: a list, or one number (older messages)."""
+    return [int(s) for s in seq] if isinstance(seq, list | tuple) else [int(seq)]
+
+
 @shared_task(bind=True, name=TASK, queue=QUEUE, acks_late=True,
              reject_on_worker_lost=True, max_retries=MAX_RETRIES, ignore_result=True)
-def project_event(self: Task, stream_pk: str, seq: int) -> str:
+def project_event(self: Task, stream_pk: str, seq: int | list[int]) -> str:
     store = get_store("relay")
+    seqs = seqs_of(seq)
     try:
-        outcomes = project(store, stream_pk, int(seq))
+        outcomes = project(store, stream_pk, seqs)
     except Exception as exc:  # noqa: BLE001 - every failure is retried, then dead-lettered
         attempts = self.request.retries + 1
         if self.request.retries >= self.max_retries:
-            log.error("projection %s#%s failed for good after %s attempts: %s",
-                      stream_pk, seq, attempts, type(exc).__name__)
-            record_failure(store, stream_pk, int(seq), exc, attempts)
-            return "dead-lettered"
+            return _one_by_one(store, stream_pk, seqs, exc, attempts)
         transient = isinstance(exc, (errors.Throttled, errors.Unavailable))
         countdown = 1.0 if transient else 0.1 * (2 ** self.request.retries)
         raise self.retry(exc=exc, countdown=countdown) from None
     return ",".join(f"g{gen}:{outcome}" for gen, outcome in outcomes.items())
 
 
-def enqueue(stream_pk: str, seq: int) -> None:
-    """Queue event ``seq`` of ``stream_pk`` for the projections; raises when the broker does
-    not accept it (the caller owns retrying: ``retry=False``)."""
-    project_event.apply_async(args=[stream_pk, int(seq)], retry=False)
+def _one_by_one(store: DocumentStore, stream_pk: str, seqs: list[int], exc: Exception,
+                attempts: int) -> str:
+    """The last attempt: each event alone, so only the ones that fail are dead-lettered
+    (as when every event had its own message)."""
+    lettered = 0
+    for one in seqs:
+        try:
+            if len(seqs) == 1:
+                raise exc
+            project(store, stream_pk, [one])
+        except Exception as failure:  # noqa: BLE001 - recorded, never dropped
+            log.error("projection %s#%s failed for good after %s attempts: %s",
+                      stream_pk, one, attempts, type(failure).__name__)
+            record_failure(store, stream_pk, one, failure, attempts)
+            lettered += 1
+    return f"dead-lettered {lettered} of {len(seqs)}"
+
+
+def enqueue(stream_pk: str, seqs: int | list[int]) -> None:
+    """Queue events ``seqs`` of ``stream_pk`` for the projections; raises when the broker does
+    not accept them (the caller owns retrying: ``retry=False``)."""
+    project_event.apply_async(args=[stream_pk, seqs_of(seqs)], retry=False)

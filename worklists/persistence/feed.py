@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cosmos_backend.outbox import event_id, is_event
-from cosmos_backend.store import Document, DocumentStore, iter_feed
+from cosmos_backend.store import Cond, Document, DocumentStore, Query, iter_feed
 from hisadmin.core import keys
 
 PATIENT_DOC_TYPE = "Patient"
@@ -39,6 +39,20 @@ def read_event(store: DocumentStore, stream: str, seq: int) -> dict[str, Any] | 
     """Event ``seq`` of ``stream`` (its contents), or None when it is gone (TTL)."""
     doc = store.try_read(stream, event_id(seq))
     return None if doc is None else doc["docContents"]
+
+
+def read_events(store: DocumentStore, stream: str, seqs: Iterable[int]
+                ) -> dict[int, dict[str, Any]]:
+    """Events of ``stream`` by sequence number (their contents), in one round trip: a point
+    read for one, a query of the stream's partition for several. Events gone (TTL) are
+    missing from the answer."""
+    wanted = sorted(set(seqs))
+    if len(wanted) == 1:
+        event = read_event(store, stream, wanted[0])
+        return {} if event is None else {wanted[0]: event}
+    docs = store.query_all(stream, Query(where=(
+        Cond("id", "in", [event_id(seq) for seq in wanted]),)), page_size=len(wanted) or 1)
+    return {int(doc["docContents"]["seq"]): doc["docContents"] for doc in docs}
 
 
 def patient_ids(store: DocumentStore) -> Iterator[str]:

@@ -5,10 +5,18 @@ rebuilds.
 (active and the one being built), so a rebuild never misses an event committed while it
 runs; readers read ``active`` only, so the switch is one etag-guarded write and no worklist
 goes offline.
+
+Writers keep the live generations for ``WRITER_CACHE_SECONDS`` (one point read per second
+per process instead of one per projected delivery). A rebuild waits longer than that after
+each change of the pointer, in whatever process runs it, so every projection that starts
+after the wait sees the change: an event committed after the rebuild read a patient's record
+is projected into the generation being built, and nothing writes a retired generation once
+it is being dropped.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from cosmos_backend import errors
@@ -20,8 +28,11 @@ from hisadmin.core.cache import ExpiringCache
 META_PK = keys.view("Meta")
 GENERATION_ID = "generation"
 FIRST = 1
-READ_CACHE_SECONDS = 0.5  # readers may see a switch this much later; writers never cache
+READ_CACHE_SECONDS = 0.5  # readers may see a switch this much later
+WRITER_CACHE_SECONDS = 1.0
+SETTLE_SECONDS = 1.5 * WRITER_CACHE_SECONDS  # a rebuild's wait after changing the pointer
 _active: ExpiringCache[int] = ExpiringCache(READ_CACHE_SECONDS)
+_live: ExpiringCache[tuple[int, ...]] = ExpiringCache(WRITER_CACHE_SECONDS)
 
 
 def _read(store: DocumentStore) -> tuple[dict[str, Any], str | None]:
@@ -49,11 +60,21 @@ def pointer(store: DocumentStore) -> dict[str, Any]:
 
 
 def live_generations(store: DocumentStore) -> list[int]:
-    current = pointer(store)
-    gens = [int(current["active"])]
-    if current.get("building") is not None:
-        gens.append(int(current["building"]))
-    return gens
+    """The generations projections write: active, and the one being built (cached for
+    ``WRITER_CACHE_SECONDS``; see the module's note on why that is safe)."""
+    def load() -> tuple[int, ...]:
+        current = pointer(store)
+        building = current.get("building")
+        return (int(current["active"]),) + (() if building is None else (int(building),))
+
+    return list(_live.get(id(store), load))
+
+
+def _settle() -> None:
+    """After changing the pointer: forget it here, and outwait every other process's copy."""
+    _live.forget()
+    _active.forget()
+    time.sleep(SETTLE_SECONDS)
 
 
 def active_generation(store: DocumentStore) -> int:
@@ -67,6 +88,7 @@ def start_building(store: DocumentStore) -> int:
         raise RuntimeError(f"generation {current['building']} is already being built")
     new = max(int(current["active"]), int(current.get("highest", 0))) + 1
     _write(store, {**current, "building": new, "highest": new}, etag)
+    _settle()
     return new
 
 
@@ -76,7 +98,7 @@ def switch(store: DocumentStore, new: int) -> int:
     if current.get("building") != new:
         raise RuntimeError(f"generation {new} is not the one being built")
     _write(store, {**current, "active": new, "building": None}, etag)
-    _active.forget()
+    _settle()
     return int(current["active"])
 
 
@@ -84,3 +106,4 @@ def abandon(store: DocumentStore, gen: int) -> None:
     current, etag = _read(store)
     if current.get("building") == gen:
         _write(store, {**current, "building": None}, etag)
+        _live.forget()

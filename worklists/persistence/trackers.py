@@ -1,11 +1,16 @@
 """Trackers: per patient and generation, the folded state, its sequence and the rows it owns.
 
 ``V_Track_<patientId>/tracker-g<n>``: one small partition per patient. The tracker is
-written last under its etag, so it is what makes a projection count as done.
+written last under its etag, so it is what makes a projection count as done. With each row
+it owns it keeps the row's etag as last written, so the next projection replaces or deletes
+the row under that etag without reading it first (a row written by anyone else fails the
+etag check, and the projection goes the careful way). Trackers written before etags were
+kept hold none for their rows: those rows are read first, once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from cosmos_backend import errors
@@ -27,6 +32,7 @@ class Tracker(NamedTuple):
     state: PatientState
     rows: list[RowKey]  # the rows this state owns in the generation
     etag: str | None  # None: no tracker stored yet
+    row_etags: dict[RowKey, str] = {}  # noqa: RUF012 - never mutated; of the rows it knows
 
 
 def read_tracker(store: DocumentStore, patient_id: str, gen: int) -> Tracker:
@@ -35,16 +41,23 @@ def read_tracker(store: DocumentStore, patient_id: str, gen: int) -> Tracker:
     if doc is None:
         return Tracker(PatientState(patient_id), [], None)
     c = doc["docContents"]
-    rows: list[RowKey] = [(view, bucket, row_id) for view, bucket, row_id in c["rows"]]
-    return Tracker(PatientState.from_json(c["state"]), rows, doc["_etag"])
+    rows: list[RowKey] = []
+    row_etags: dict[RowKey, str] = {}
+    for view, bucket, row_id, *etag in c["rows"]:
+        rows.append((view, bucket, row_id))
+        if etag and etag[0]:
+            row_etags[(view, bucket, row_id)] = etag[0]
+    return Tracker(PatientState.from_json(c["state"]), rows, doc["_etag"], row_etags)
 
 
 def save_tracker(store: DocumentStore, gen: int, state: PatientState, rows: list[RowKey],
-                 etag: str | None) -> None:
-    """Create the tracker (``etag`` None) or replace the one read with ``etag``."""
+                 etag: str | None, row_etags: Mapping[RowKey, str | None] | None = None) -> None:
+    """Create the tracker (``etag`` None) or replace the one read with ``etag``;
+    ``row_etags``: the etag of each row as this projection left it, where known."""
+    known = row_etags or {}
     doc = wrap(doc_id=tracker_id(gen), pk=tracker_pk(state.patient_id), doc_type="ViewTracker",
                contents={"generation": gen, "seq": state.seq, "state": state.as_json(),
-                         "rows": [list(k) for k in rows]})
+                         "rows": [[*k, known.get(k)] for k in rows]})
     if etag is None:
         store.create(doc)
     else:

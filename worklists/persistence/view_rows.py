@@ -64,13 +64,43 @@ def read_row(store: DocumentStore, gen: int, key: RowKey) -> StoredRow | None:
 
 
 def write_row(store: DocumentStore, row: Row, gen: int, seq: int,
-              previous: StoredRow | None) -> None:
-    """Create the row (``previous`` None) or replace ``previous`` under its etag."""
+              previous: StoredRow | None) -> str:
+    """Create the row (``previous`` None) or replace ``previous`` under its etag; returns
+    the etag it has now."""
     doc = _document(row, gen, seq)
     if previous is None:
-        store.create(doc)
-    else:
-        store.replace(doc, if_match=previous.etag)
+        return str(store.create(doc)["_etag"])
+    return str(store.replace(doc, if_match=previous.etag)["_etag"])
+
+
+def write_op(row: Row, gen: int, seq: int, etag: str | None) -> tuple[str, BatchOp]:
+    """The partition and operation that create the row (``etag`` None) or replace it as it
+    was at ``etag``, without reading it."""
+    doc = _document(row, gen, seq)
+    op = BatchOp.create(doc) if etag is None else BatchOp.replace(doc, if_match=etag)
+    return doc["partitionKey"], op
+
+
+def delete_op(gen: int, key: RowKey, etag: str) -> tuple[str, BatchOp]:
+    """The partition and operation that delete the row as it was at ``etag``."""
+    view, bucket, row_id = key
+    return view_pk(view, gen, bucket), BatchOp.delete(row_id, if_match=etag)
+
+
+def execute(store: DocumentStore, pk: str, ops: Sequence[BatchOp]) -> list[str | None]:
+    """Run ``ops`` in partition ``pk``: one call, a transactional batch when there are
+    several; returns each operation's new etag (None for a delete). Raises the store's
+    error (``errors.BatchFailed`` for a batch)."""
+    if len(ops) == 1:
+        op = ops[0]
+        if op.doc is None:
+            store.delete(pk, op.doc_id, if_match=op.if_match)
+            return [None]
+        done = (store.create(op.doc) if op.kind == "create"
+                else store.replace(op.doc, if_match=op.if_match))
+        return [str(done["_etag"])]
+    return [None if doc is None else str(doc["_etag"])
+            for doc in store.execute_batch(pk, ops)]
 
 
 def delete_row(store: DocumentStore, gen: int, key: RowKey, *, etag: str | None = None) -> None:
@@ -79,13 +109,15 @@ def delete_row(store: DocumentStore, gen: int, key: RowKey, *, etag: str | None 
     store.delete(view_pk(view, gen, bucket), row_id, if_match=etag)
 
 
-def create_rows(store: DocumentStore, gen: int, rows: Sequence[tuple[Row, int]]) -> None:
-    """Create ``(row, seq)`` rows of ONE view bucket in one transactional batch: all or none.
+def create_rows(store: DocumentStore, gen: int, rows: Sequence[tuple[Row, int]]) -> list[str]:
+    """Create ``(row, seq)`` rows of ONE view bucket in one transactional batch: all or none;
+    returns their etags.
 
     Raises ``errors.BatchFailed`` whose ``index`` is the row that failed (it exists).
     """
     docs = [_document(row, gen, seq) for row, seq in rows]
-    store.execute_batch(docs[0]["partitionKey"], [BatchOp.create(doc) for doc in docs])
+    done = store.execute_batch(docs[0]["partitionKey"], [BatchOp.create(doc) for doc in docs])
+    return [str(doc["_etag"]) for doc in done if doc is not None]
 
 
 def page_rows(store: DocumentStore, gen: int, view: str, bucket: str, query: Query, *,

@@ -11,10 +11,11 @@ touched, so both converge on the newest record.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from cosmos_backend import errors
-from cosmos_backend.store import MAX_BATCH_OPERATIONS, DocumentStore
+from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, DocumentStore
 from worklists.persistence import failpoints, view_rows
 from worklists.persistence.source import read_source
 from worklists.persistence.trackers import read_tracker, save_tracker
@@ -31,14 +32,21 @@ class ProjectionConflict(errors.StoreError):
 
 
 # ------------------------------------------------------------------------------ writes
-def _write_row(store: DocumentStore, row: Row, gen: int, seq: int, rewrite: bool) -> None:
+Etags = dict[RowKey, str | None]  # a row's etag as this projection left it (None: unknown)
+STRENGTH = {"duplicate": 0, "applied": 1, "rebuilt": 2}
+
+
+def _write_row(store: DocumentStore, row: Row, gen: int, seq: int, rewrite: bool) -> str | None:
+    """The careful write: read the row, write it unless a newer state did; its etag now
+    (None when a newer state owns it)."""
     existing = view_rows.read_row(store, gen, row.key)
     try:
         if existing is None:
-            view_rows.write_row(store, row, gen, seq, None)
-        elif existing.seq < seq or (rewrite and existing.seq == seq):
-            view_rows.write_row(store, row, gen, seq, existing)
-        # else: a newer state already wrote this row
+            return view_rows.write_row(store, row, gen, seq, None)
+        if existing.seq < seq or (rewrite and existing.seq == seq):
+            return view_rows.write_row(store, row, gen, seq, existing)
+        # else: this state (a crash before its tracker) or a newer one already wrote it
+        return existing.etag if existing.seq == seq else None
     except (errors.Conflict, errors.PreconditionFailed, errors.NotFound):
         raise ProjectionConflict("row changed concurrently") from None
 
@@ -54,10 +62,17 @@ def _delete_row(store: DocumentStore, key: RowKey, gen: int, seq: int) -> None:
 
 
 def _move(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
-          owned: list[RowKey], touched: set[RowKey], rewrite: bool) -> list[RowKey]:
-    """Write ``new``'s rows, delete the rest of ``owned`` and ``touched``; returns new keys.
+          owned: list[RowKey], etags: Etags, touched: set[RowKey], *, rewrite: bool,
+          careful: bool) -> tuple[list[RowKey], Etags]:
+    """Write ``new``'s rows, delete the rest of ``owned`` and ``touched``; returns the new
+    keys and their etags.
 
     ``rewrite``: write every row even if the old state had it the same (repairs drift).
+    Unless ``careful``, a row the tracker knows the etag of is replaced or deleted under that
+    etag without being read, a row it does not own is created, and a view partition's
+    changes go as one transactional batch; any of these failing means someone else wrote
+    there (or a crash left a row the tracker never owned): the caller goes the careful way,
+    which reads each row first.
     """
     before = {} if rewrite else rows_for(old)
     after = rows_for(new)
@@ -65,43 +80,87 @@ def _move(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
     # Rows the tracker says we own but the old state does not produce (a crash between
     # writing rows and the tracker, or a concurrent writer) are deleted too.
     stray = (set(owned) | touched) - set(after) - set(deletes)
+    left: Etags = {key: etags.get(key) for key in after}
+    fast: dict[str, list[tuple[RowKey, BatchOp]]] = {}
     for row in writes:
         touched.add(row.key)
-        _write_row(store, row, gen, new.seq, rewrite)
+        known = etags.get(row.key)
+        if careful or (row.key in owned and not known):
+            left[row.key] = _write_row(store, row, gen, new.seq, rewrite)
+        else:
+            pk, op = view_rows.write_op(row, gen, new.seq, known)
+            fast.setdefault(pk, []).append((row.key, op))
     for key in [*deletes, *sorted(stray)]:
-        _delete_row(store, key, gen, new.seq)
+        known = etags.get(key)
+        if careful or not known:
+            _delete_row(store, key, gen, new.seq)
+        else:
+            pk, op = view_rows.delete_op(gen, key, known)
+            fast.setdefault(pk, []).append((key, op))
+    for pk, keyed in fast.items():
+        for start in range(0, len(keyed), MAX_BATCH_OPERATIONS):
+            chunk = keyed[start:start + MAX_BATCH_OPERATIONS]
+            try:
+                done = view_rows.execute(store, pk, [op for _, op in chunk])
+            except (errors.Conflict, errors.PreconditionFailed, errors.NotFound,
+                    errors.BatchFailed):
+                raise ProjectionConflict("row changed concurrently") from None
+            for (key, _), etag in zip(chunk, done, strict=True):
+                if key in left:
+                    left[key] = etag
     failpoints.hit("after_rows")
-    return sorted(after)
+    return sorted(after), left
 
 
 # ------------------------------------------------------------------------------ entry points
-def apply(store: DocumentStore, gen: int, patient_id: str, event: dict[str, Any] | None,
-          *, repair: bool = False, touched: set[RowKey] | None = None) -> str:
-    """Apply one event's contents in generation ``gen``: applied, duplicate or rebuilt.
+def _once(load: Callable[[], PatientState]) -> Callable[[], PatientState]:
+    """``load`` called at most once (a batch of events may need the source more than once)."""
+    kept: list[PatientState] = []
 
-    ``event=None`` rebuilds from the source record; ``repair`` also rewrites unchanged rows;
+    def get() -> PatientState:
+        if not kept:
+            kept.append(load())
+        return kept[0]
+
+    return get
+
+
+def apply(store: DocumentStore, gen: int, patient_id: str,
+          events: dict[str, Any] | list[dict[str, Any]] | None, *, repair: bool = False,
+          touched: set[RowKey] | None = None) -> str:
+    """Apply events (one, or several of one patient in sequence order) in generation
+    ``gen``: applied, duplicate or rebuilt (the strongest of them). Several events are
+    folded first and their rows written once.
+
+    ``events=None`` rebuilds from the source record; ``repair`` also rewrites unchanged rows;
     ``touched``: rows that may have been written for this patient outside its tracker (they
     are deleted unless the new state has them).
     """
+    batch = [] if events is None else [events] if isinstance(events, dict) else list(events)
     touched = set(touched or ())
-    from_source_now = event is None
+    from_source_now = events is None
+    careful = repair or bool(touched)
     for _ in range(MAX_ATTEMPTS):
-        state, owned, etag = read_tracker(store, patient_id, gen)
+        state, owned, etag, etags = read_tracker(store, patient_id, gen)
+        source = _once(lambda: read_source(store, patient_id))
         if from_source_now:
-            source = read_source(store, patient_id)
-            new, outcome = (source, "rebuilt") if source.seq >= state.seq else (state, "duplicate")
+            now = source()
+            new, outcome = (now, "rebuilt") if now.seq >= state.seq else (state, "duplicate")
         else:
-            assert event is not None
-            new, outcome = step(state, event, lambda: read_source(store, patient_id))
+            new, outcome = state, "duplicate"
+            for event in batch:
+                new, one = step(new, event, source)
+                outcome = max(outcome, one, key=STRENGTH.__getitem__)
         if outcome == "duplicate" and not touched and not repair:
             return outcome
         try:
             # rows owned by a tracker of an older shape may be of an older format: rewrite
             rewrite = repair or state.shape != new.shape
-            rows = _move(store, gen, state, new, owned, touched, rewrite=rewrite)
-            save_tracker(store, gen, new, rows, etag)
+            rows, row_etags = _move(store, gen, state, new, owned, etags, touched,
+                                    rewrite=rewrite, careful=careful or rewrite)
+            save_tracker(store, gen, new, rows, etag, row_etags)
         except (ProjectionConflict, errors.Conflict, errors.PreconditionFailed):
-            from_source_now = True  # someone else moved this patient: converge on the source
+            from_source_now = careful = True  # someone else moved this patient: the source
             continue
         return outcome
     raise ProjectionConflict(f"rows did not settle after {MAX_ATTEMPTS} attempts")
@@ -136,6 +195,7 @@ def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> li
             by_pk.setdefault(view_pk(row.view, gen, row.bucket), []).append(
                 (pid, row, state.seq))
     careful: set[str] = set()
+    etags_of: dict[str, Etags] = {}
     for items in by_pk.values():
         for start in range(0, len(items), MAX_BATCH_OPERATIONS):
             chunk = items[start:start + MAX_BATCH_OPERATIONS]
@@ -143,7 +203,10 @@ def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> li
                 chunk = [item for item in chunk if item[0] not in careful]
                 try:
                     if chunk:
-                        view_rows.create_rows(store, gen, [(row, seq) for _, row, seq in chunk])
+                        made = view_rows.create_rows(store, gen,
+                                                     [(row, seq) for _, row, seq in chunk])
+                        for (pid, row, _), etag in zip(chunk, made, strict=True):
+                            etags_of.setdefault(pid, {})[row.key] = etag
                     break
                 except errors.BatchFailed as exc:  # that row exists: its patient goes careful
                     careful.add(chunk[exc.index][0])
@@ -151,7 +214,7 @@ def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> li
         if pid in careful:
             continue
         try:
-            save_tracker(store, gen, state, sorted(keys_of[pid]), None)
+            save_tracker(store, gen, state, sorted(keys_of[pid]), None, etags_of.get(pid))
         except errors.Conflict:
             careful.add(pid)
     for pid in careful:
