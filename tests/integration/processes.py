@@ -40,6 +40,17 @@ def start_worker(env: dict[str, str], log: Path, concurrency: int = 1) -> subpro
                   "--without-heartbeat", "--loglevel", "INFO", "--pool", "prefork"], env, log)
 
 
+def start_light_worker(env: dict[str, str], log: Path, *extra: str,
+                       threads: int = 2, webhook_threads: int = 1) -> subprocess.Popen[bytes]:
+    """The launcher's light mode: one worker process, a thread pool for projections and the
+    default queue, the webhooks on a lane of their own, the relay as a thread inside."""
+    return start([str(BIN / "celery"), "-A", "hisadmin", "worker", "-Q", "projections,celery",
+                  "--pool", "threads", "--concurrency", str(threads),
+                  "--webhooks-lane", str(webhook_threads), "--relay", "--without-gossip",
+                  "--without-mingle", "--without-heartbeat", "--loglevel", "INFO", *extra],
+                 env, log)
+
+
 def start_relay(env: dict[str, str], log: Path, *extra: str) -> subprocess.Popen[bytes]:
     return start([sys.executable, str(ROOT / "manage.py"), "run_relay", *extra], env, log)
 

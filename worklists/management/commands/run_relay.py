@@ -9,12 +9,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from hisadmin.core.store import get_lease_store, get_store
-from worklists.delivery.relay import Relay, celery_publisher
+from worklists.delivery.worker_relay import build_relay
 
 
 class Command(BaseCommand):
     help = "Relay events from the store's change feed to the projection workers."
+    # No system checks: they load the whole URL configuration (the API and its schemas,
+    # ~25 MB) into a process that serves none of it; `migrate` runs them at deploy time.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--lease-ttl", type=float, default=10.0,
@@ -32,9 +34,8 @@ class Command(BaseCommand):
         stop = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
-        relay = Relay(get_store("relay"), get_lease_store(), celery_publisher(), owner=owner,
-                      lease_ttl=lease_ttl, busy_poll=busy_poll, idle_max=idle_max,
-                      page_size=page_size)
+        relay = build_relay(owner=owner, lease_ttl=lease_ttl, busy_poll=busy_poll,
+                            idle_max=idle_max, page_size=page_size)
         self.stdout.write(f"relay {relay.owner} running (lease ttl {lease_ttl}s)")
         self.stdout.flush()
         relay.run(stop)

@@ -1,0 +1,87 @@
+"""The launcher's light mode with real processes: ONE Celery worker process (thread pool) runs
+the projections, the default queue, the webhook deliveries on a lane of their own, and the
+change-feed relay as a thread inside it. No ``run_relay`` process runs in these tests: what
+reaches the worklists went through the worker's own relay thread."""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from cosmos_backend.embedded.store import EmbeddedStore
+from cosmos_backend.leases import LEASE_PK, LeaseStore
+from cosmos_backend.store import Cond, Query
+from tests import worklist_data as data
+from tests.integration.processes import start_light_worker, wait_for
+from tests.integration.test_faults_worklists import admit_many, settled
+from tests.integration.test_webhooks_delivery import receiver, subscribe  # noqa: F401 - fixture
+from tests.integration.worklist_stack import WorklistStack, worklist_stack  # noqa: F401 - fixture
+from webhooks.persistence import subscriptions
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+@pytest.fixture
+def stack(worklist_stack: WorklistStack) -> Iterator[WorklistStack]:  # noqa: F811
+    yield worklist_stack
+    worklist_stack.stop_all()
+    store = worklist_stack.store()
+    for sub in subscriptions.all_subscriptions(store):  # later tests must not deliver to it
+        subscriptions.remove(store, sub.id)
+
+
+def light_worker(stack: WorklistStack, name: str, **kwargs: int) -> object:
+    env = {**stack.env, "WEBHOOK_TIMEOUT": "10", "CELERY_SKIP_CHECKS": "1"}
+    proc = start_light_worker(env, stack.base / f"{name}.log", "--relay-lease-ttl", "2",
+                              **kwargs)
+    stack.procs.append(proc)
+    return proc
+
+
+def relay_owner(stack: WorklistStack, name: str) -> str:
+    found = re.search(r"relay (\S+) running inside the worker", stack.log(name))
+    return found.group(1) if found else ""
+
+
+def leases(stack: WorklistStack) -> LeaseStore:
+    from hisadmin.core.store import lease_spec
+
+    return LeaseStore(EmbeddedStore(str(stack.store_path), lease_spec()), group="relay")
+
+
+def test_one_worker_process_projects_through_its_relay_thread_and_stops_cleanly(stack) -> None:
+    store = stack.store()
+    proc = light_worker(stack, "light")
+    owner = wait_for(lambda: relay_owner(stack, "light"), 30, what="the relay thread")
+    ids = admit_many(store, 3, "Light")
+    wait_for(lambda: settled(store, ids), 30, interval=0.05, what="the worklists")
+    lease_store = leases(stack)
+    assert any(lease.owner == owner for lease in lease_store.all())  # it relayed them
+
+    proc.send_signal(signal.SIGTERM)  # warm shutdown, as the launcher stops it
+    assert proc.wait(30) == 0
+    now = time.time()
+    assert [lease.feed_range for lease in lease_store.all() if lease.held_by(owner, now)] == []
+    presence = lease_store.store.query_all(LEASE_PK, Query(where=(Cond("owner", "=", owner),)))
+    assert presence == []  # gone at once: a new relay gets every range without waiting
+    assert "released range=" in stack.log("light")
+
+
+def test_a_slow_webhook_receiver_never_holds_up_the_light_workers_projections(
+        stack, receiver) -> None:  # noqa: F811
+    store = stack.store()
+    subscribe(store, receiver.url("/slow"))  # every answer takes 6 s
+    # One thread for projections and the fan-out, one for deliveries: were deliveries on
+    # the projections' thread, each patient's worklist rows would wait 6 s per delivery.
+    light_worker(stack, "light-slow", threads=1, webhook_threads=1)
+    wait_for(lambda: relay_owner(stack, "light-slow"), 30, what="the relay thread")
+    first = data.register(store, "Unhurried", "Hook")
+    wait_for(lambda: receiver.of("/slow", first), 20, interval=0.05, what="the slow delivery")
+    ids = admit_many(store, 3, "Meanwhile")  # more deliveries queue behind the slow one
+    wait_for(lambda: settled(store, [first, *ids]), 20, interval=0.05, what="the worklists")
+    held = receiver.of("/slow", first)[0]
+    assert time.monotonic() < held.at + 6  # settled while the receiver still holds its answer
