@@ -11,5 +11,14 @@ class WebhooksConfig(AppConfig):
     name = "webhooks"
 
     def ready(self) -> None:
-        # Every event of every patient's stream: the fan-out asks the subscriptions.
-        register_consumer(FAN_OUT, queue=FAN_OUT_QUEUE, stream_prefix=keys.PATIENT)
+        # Every event of every patient's stream while there is a subscription at all: the
+        # fan-out asks the subscriptions which want it. With none, the relay sends nothing.
+        register_consumer(FAN_OUT, queue=FAN_OUT_QUEUE, stream_prefix=keys.PATIENT,
+                          gate=_any_subscription)
+
+
+def _any_subscription() -> bool:
+    from hisadmin.core.store import get_store
+    from webhooks.persistence.subscriptions import any_subscription
+
+    return any_subscription(get_store("relay"))

@@ -1,14 +1,17 @@
 """Who consumes the outbox: each app registers the Celery tasks that want its events.
 
 The relay reads the change feed and, for every event document, sends each consumer whose
-stream prefix and event types match a task message carrying only ``(stream_pk, seq)``; the
-task re-reads the event itself (ids travel, never patient data).
+stream prefix and event types match a task message carrying only the stream key and the
+sequence numbers; the task re-reads the events itself (ids travel, never patient data). A
+consumer may have a ``gate``: asked once per change-feed page that has events for it, after
+the page was read, and when it says no, nothing is sent (an event committed after what the
+gate depends on is in a later read of the feed, so it is never missed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -17,6 +20,7 @@ class Consumer:
     queue: str
     stream_prefix: str  # the partition keys of the streams it follows, e.g. "P_"
     event_types: frozenset[str] | None = None  # None: every event of those streams
+    gate: Callable[[], bool] | None = field(default=None, compare=False)  # None: always
 
     def wants(self, stream_pk: str, event_type: str) -> bool:
         return stream_pk.startswith(self.stream_prefix) and (
@@ -27,10 +31,12 @@ _consumers: list[Consumer] = []
 
 
 def register_consumer(task: str, *, queue: str, stream_prefix: str,
-                      event_types: Iterable[str] | None = None) -> None:
+                      event_types: Iterable[str] | None = None,
+                      gate: Callable[[], bool] | None = None) -> None:
     """Add a consumer (idempotent: an app's ``ready`` may run more than once in tests)."""
     consumer = Consumer(task, queue, stream_prefix,
-                        None if event_types is None else frozenset(map(str, event_types)))
+                        None if event_types is None else frozenset(map(str, event_types)),
+                        gate)
     if consumer not in _consumers:
         _consumers.append(consumer)
 

@@ -247,3 +247,32 @@ def test_a_tracker_of_an_older_shape_is_rebuilt_from_source_not_folded() -> None
     source = replace(truth, seq=truth.seq + 1)
     assert step(old, event, lambda: source) == (source, "rebuilt")
     assert step(truth, event, lambda: source)[1] == "applied"
+
+
+def test_a_gated_consumer_is_asked_once_per_page_and_gets_nothing_while_closed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hisadmin.core import consumers
+
+    asked: list[int] = []
+    gate_open = [False]
+
+    def gate() -> bool:
+        asked.append(1)
+        return gate_open[0]
+
+    monkeypatch.setattr(consumers, "_consumers", [
+        consumers.Consumer("t.always", "q", "P_"), consumers.Consumer("t.gated", "q", "P_",
+                                                                      gate=gate)])
+    sent: list[tuple[str, list]] = []
+    publish = consumer_publisher(lambda name, **options: sent.append((name, options["args"])))
+    page = [EventRef("P_p1", 1, EventType.PATIENT_REGISTERED, written_at=None),
+            EventRef("P_p2", 1, EventType.PATIENT_REGISTERED, written_at=None)]
+    publish(page)
+    assert sent == [("t.always", ["P_p1", [1]]), ("t.always", ["P_p2", [1]])]
+    assert len(asked) == 1
+    sent.clear()
+    gate_open[0] = True
+    publish(page)
+    assert sorted(sent) == [("t.always", ["P_p1", [1]]), ("t.always", ["P_p2", [1]]),
+                            ("t.gated", ["P_p1", [1]]), ("t.gated", ["P_p2", [1]])]
+    assert len(asked) == 2

@@ -11,7 +11,7 @@ from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
-from cosmos_backend.store import Document, DocumentStore, Query
+from cosmos_backend.store import Cond, Document, DocumentStore, Query
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import keys
 from patients.domain.events import EventType
@@ -88,6 +88,11 @@ def find(store: DocumentStore, sub_id: str) -> Subscription | None:
 def secret_of(store: DocumentStore, sub_id: str) -> str:
     doc = store.read(SUBSCRIPTIONS_PK, sub_id)
     return unseal(doc["docContents"]["secretSealed"])
+
+
+def any_subscription(store: DocumentStore) -> bool:
+    """Whether there is a subscription at all (one count query of a small partition)."""
+    return store.count_query(SUBSCRIPTIONS_PK, Query(where=(Cond("docType", "=", DOC_TYPE),))) > 0
 
 
 def all_subscriptions(store: DocumentStore) -> list[Subscription]:

@@ -224,8 +224,14 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
 
     def publish(events: list[EventRef]) -> None:
         messages: dict[tuple[str, str, str], list[int]] = {}
+        open_gates: dict[str, bool] = {}  # asked once per page, after it was read
         for event in events:
             for consumer in consumers_of(event.stream, event.type):
+                if consumer.gate is not None:
+                    if consumer.task not in open_gates:
+                        open_gates[consumer.task] = consumer.gate()
+                    if not open_gates[consumer.task]:
+                        continue
                 messages.setdefault((consumer.task, consumer.queue, event.stream),
                                     []).append(event.seq)
         for (task, queue, stream), seqs in messages.items():
