@@ -48,6 +48,13 @@ from cosmos_backend.store import (
 )
 
 _PURGE_EVERY = 500  # writes between sweeps of expired rows
+# Checkpoints (copying the WAL back into the database file, with an fsync) run in a thread of
+# their own after this many commits of the process, not in the commit that crosses SQLite's
+# threshold: that commit's caller (a web request) would wait 10-15 ms for it. SQLite's own
+# automatic checkpoint stays as a backstop, at a higher threshold (pages of 4 KiB).
+_CHECKPOINT_EVERY = 100
+_AUTOCHECKPOINT_PAGES = 8000
+_CHECKPOINTER_IDLE_S = 30.0  # an idle checkpointer thread ends (a new one starts on demand)
 _USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
 
 
@@ -63,6 +70,70 @@ def _set_wal(conn: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+class _Checkpointer:
+    """One store file's background checkpoints in this process: a thread, started on demand,
+    runs ``PRAGMA wal_checkpoint(PASSIVE)`` on its own connection when told; a passive
+    checkpoint never blocks readers or writers."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._commits = 0
+        self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def committed(self) -> None:
+        self._commits += 1  # unlocked: an occasional lost count only delays a checkpoint
+        if self._commits < _CHECKPOINT_EVERY:
+            return
+        self._commits = 0
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="embedded-store-checkpoint")
+                self._thread.start()
+        self._wake.set()
+
+    def _run(self) -> None:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            while True:
+                if not self._wake.wait(_CHECKPOINTER_IDLE_S):
+                    with self._lock:
+                        if not self._wake.is_set():
+                            self._thread = None
+                            return
+                self._wake.clear()
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                except sqlite3.Error:
+                    pass  # SQLite's automatic checkpoint is the backstop
+        finally:
+            conn.close()
+
+
+_checkpointers: dict[str, _Checkpointer] = {}
+_checkpointers_lock = threading.Lock()
+
+
+def _checkpointer(path: str) -> _Checkpointer:
+    found = _checkpointers.get(path)
+    if found is None:
+        with _checkpointers_lock:
+            found = _checkpointers.setdefault(path, _Checkpointer(path))
+    return found
+
+
+def _forget_checkpointers_in_child() -> None:
+    global _checkpointers_lock
+    _checkpointers.clear()  # the parent's threads did not come along
+    _checkpointers_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_checkpointers_in_child)
 
 
 class EmbeddedStore(DocumentStore):
@@ -82,6 +153,7 @@ class EmbeddedStore(DocumentStore):
         self.clock = clock
         self._local = threading.local()
         self._writes = 0
+        self._background_checkpoints = path != ":memory:" and not path.startswith("file:")
         self._pinned: dict[str, str | None] = {}  # continuation SQL → index to run it on
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -100,6 +172,7 @@ class EmbeddedStore(DocumentStore):
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA cache_size=-65536")
             conn.execute("PRAGMA mmap_size=268435456")
+            conn.execute(f"PRAGMA wal_autocheckpoint={_AUTOCHECKPOINT_PAGES}")
             local.conn, local.pid = conn, os.getpid()
         return local.conn
 
@@ -113,6 +186,8 @@ class EmbeddedStore(DocumentStore):
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        if self._background_checkpoints:
+            _checkpointer(self.path).committed()
         self._writes += 1
         if self._writes % _PURGE_EVERY == 0:
             self.purge_expired()
@@ -190,21 +265,26 @@ class EmbeddedStore(DocumentStore):
         body = orjson.dumps({k: v for k, v in doc.items() if not k.startswith("_")})
         return clean_document(doc, len(body)), body.decode()
 
-    def _next_lsn(self, conn: sqlite3.Connection) -> int:
+    def _take_lsns(self, conn: sqlite3.Connection, count: int) -> int:
+        """Reserve ``count`` consecutive change-feed positions (one statement for a whole
+        batch); returns the first. Inside the write transaction, so a rollback returns them."""
         row = conn.execute(
-            "UPDATE store_meta SET value = CAST(value AS INTEGER) + 1 "
+            "UPDATE store_meta SET value = CAST(value AS INTEGER) + ? "
             "WHERE container=? AND key='lsn' RETURNING value",
-            (self.spec.name,),
+            (count, self.spec.name),
         ).fetchone()
         if row is None:
             conn.execute(
-                "INSERT INTO store_meta (container, key, value) VALUES (?, 'lsn', '1')",
-                (self.spec.name,),
+                "INSERT INTO store_meta (container, key, value) VALUES (?, 'lsn', ?)",
+                (self.spec.name, str(count)),
             )
             return 1
-        return int(row[0])
+        return int(row[0]) - count + 1
 
-    def _apply(self, conn: sqlite3.Connection, op: BatchOp, now: float) -> Document | None:
+    def _apply(self, conn: sqlite3.Connection, op: BatchOp, now: float,
+               lsn: int = 0) -> Document | None:
+        """Apply one operation; a write takes change-feed position ``lsn`` (reserved by the
+        caller with :meth:`_take_lsns`), a delete takes none."""
         t = self.table
         if op.kind == "delete":
             pk_id = (op.doc_pk, op.doc_id)  # type: ignore[attr-defined]
@@ -220,7 +300,6 @@ class EmbeddedStore(DocumentStore):
         assert op.doc is not None
         doc, body = op.encoded  # type: ignore[attr-defined]
         pk, doc_id = doc["partitionKey"], doc["id"]
-        lsn = self._next_lsn(conn)
         etag = f'"{self._epoch:08x}-{lsn:x}"'
         ts = int(now)
         exp = self._expiry(doc, now)
@@ -296,7 +375,8 @@ class EmbeddedStore(DocumentStore):
     def _single(self, op: BatchOp, pk: str | None = None) -> Document | None:
         self._prepare(op, pk)
         with self._write() as conn:
-            return self._apply(conn, op, self.clock())
+            lsn = 0 if op.kind == "delete" else self._take_lsns(conn, 1)
+            return self._apply(conn, op, self.clock(), lsn)
 
     def create(self, doc: Document) -> Document:
         return self._single(BatchOp.create(doc))  # type: ignore[return-value]
@@ -317,12 +397,16 @@ class EmbeddedStore(DocumentStore):
         prepared = [self._prepare(BatchOp(op.kind, op.doc, op.id, op.if_match), pk) for op in ops]
         results: list[Document | None] = []
         now = self.clock()
+        writes = sum(op.kind != "delete" for op in prepared)
         with self._write() as conn:
+            lsn = self._take_lsns(conn, writes) if writes else 0
             for index, op in enumerate(prepared):
                 try:
-                    results.append(self._apply(conn, op, now))
+                    results.append(self._apply(conn, op, now, lsn))
                 except errors.StoreError as exc:
                     raise errors.BatchFailed(index, exc) from exc
+                if op.kind != "delete":
+                    lsn += 1
         return results
 
     # ------------------------------------------------------------------ queries
