@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.messages.storage import default_storage
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.functional import SimpleLazyObject, empty
 
 from cosmos_backend import errors as store_errors
 from hisadmin import errors
@@ -38,3 +41,18 @@ class PageErrorsMiddleware:
         if isinstance(exc, store_errors.NotFound):
             return errors.page_not_found(request, Http404("No such record."))
         return None
+
+
+class LazyMessageMiddleware(MessageMiddleware):
+    """Django's messages, with the storage made on first use: an API call that never shows
+    or adds a message (nearly all of them) skips reading and signing the messages cookie.
+    A request that did not touch its messages has nothing to save: the same as Django's."""
+
+    def process_request(self, request: HttpRequest) -> None:
+        request._messages = SimpleLazyObject(lambda: default_storage(request))  # type: ignore[attr-defined]
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        messages = getattr(request, "_messages", None)
+        if isinstance(messages, SimpleLazyObject) and messages._wrapped is empty:
+            return response
+        return super().process_response(request, response)

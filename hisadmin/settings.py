@@ -50,7 +50,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "hisadmin.access_audit.AccessAuditMiddleware",  # who viewed which patient's record
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "hisadmin.middleware.LazyMessageMiddleware",  # Django's, storage made on first use
     "hisadmin.idle.IdleSessionMiddleware",  # shared ward computers: idle sessions end
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
