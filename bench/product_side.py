@@ -402,6 +402,7 @@ def main() -> None:
 
     from bench import workload
     from bench.driver import Tokens
+    from hisadmin.core import keys
     from hisadmin.core.store import get_store
     from hisadmin.models import ApiToken
     from worklists.ops import maintenance
@@ -419,6 +420,9 @@ def main() -> None:
     ids = sorted(set(maintenance.patient_ids(store)))
     maintenance.rebuild(store, ids)
     rebuild_s = time.perf_counter() - t0
+    # The events the rebuilt views cover (each patient's last sequence number), uncounted.
+    rebuild_events = sum(int(store.read(keys.patient(pid), "stream")["docContents"]["seq"])
+                         for pid in ids)
     tokens = Tokens(admin=ApiToken.issue(User.objects.get(username="admin"), "bench")[1],
                     nurse=ApiToken.issue(User.objects.get(username="nurse"), "bench")[1])
     beds = workload.free_beds(patients)
@@ -433,6 +437,7 @@ def main() -> None:
     store_bytes = Path(store.path).stat().st_size if hasattr(store, "path") else None
     prep = {"tokens": tokens.__dict__, "seed_s": round(seed_s, 1),
             "rebuild_s": round(rebuild_s, 1), "rebuild_patients": len(ids),
+            "rebuild_events": rebuild_events,
             "feed_docs": moved, "costs": costs, "cosmos_measured": measured,
             "store_bytes": store_bytes,
             "documents": store.count() if hasattr(store, "count") else None}
