@@ -85,3 +85,20 @@ def test_a_slow_webhook_receiver_never_holds_up_the_light_workers_projections(
     wait_for(lambda: settled(store, [first, *ids]), 20, interval=0.05, what="the worklists")
     held = receiver.of("/slow", first)[0]
     assert time.monotonic() < held.at + 6  # settled while the receiver still holds its answer
+
+
+def test_the_light_worker_rides_out_a_redis_outage_relay_and_consumer_alike(stack) -> None:
+    """The relay thread backs off and keeps its checkpoints while the worker's consumer
+    reconnects, in one process; after the outage everything committed meanwhile shows."""
+    store = stack.store()
+    proc = light_worker(stack, "light-outage")
+    wait_for(lambda: relay_owner(stack, "light-outage"), 30, what="the relay thread")
+    first = admit_many(store, 1, "Steady")
+    wait_for(lambda: settled(store, first), 20, interval=0.2, what="the stack to run")
+    stack.redis.stop()
+    ids = admit_many(store, 5, "Blackout")
+    wait_for(lambda: stack.log("light-outage").count("broker unavailable") >= 2, 20,
+             what="the relay thread to back off")
+    stack.redis.start()
+    wait_for(lambda: settled(store, ids), 45, interval=0.3, what="catch-up after the outage")
+    assert proc.poll() is None  # the worker, its relay thread included, is still up
