@@ -342,7 +342,8 @@ def _read_cell(run: dict[str, Any], entry: dict[str, Any], size: str, w: str) ->
     if not ours or not best:
         return "not measured"
     speedup = best / ours
-    cell = f"{speedup:.2f}× faster{_vs(name)}"
+    cell = (f"{speedup:.2f}× faster{_vs(name)}" if speedup >= 1
+            else f"{1 / speedup:.2f}× slower{_vs(name)}")
     if w in SEARCHES:
         return f"{cell} · reported"
     if int(size) < 100_000:
