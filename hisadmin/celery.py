@@ -94,6 +94,20 @@ class WebhooksLaneConsumer(bootsteps.ConsumerStep):
         self._handler = c.create_task_handler()
         super().start(c)
 
+    def stop(self, c: Any) -> None:
+        self._close_quietly(c, cancel_consumers=True)
+
+    def shutdown(self, c: Any) -> None:
+        self._close_quietly(c, cancel_consumers=False)
+
+    def _close_quietly(self, c: Any, cancel_consumers: bool) -> None:
+        # When the broker connection was lost, Celery restarts the consumer's steps with
+        # the connection already dropped: its channels went with it, nothing to cancel.
+        if c.connection is None:
+            self.consumers = None
+            return
+        self._close(c, cancel_consumers)
+
     def get_consumers(self, channel: Any) -> list[Consumer]:
         channel.basic_qos(0, 0, False)  # no prefetch limit on this channel (see module doc)
         queue = Queue(WEBHOOKS_QUEUE, Exchange(WEBHOOKS_QUEUE), routing_key=WEBHOOKS_QUEUE)

