@@ -147,3 +147,37 @@ def test_a_bulk_build_hands_patients_already_projected_to_the_careful_path(hospi
     assert _snapshot(his_store, gen) == before
     report = maintenance.check(his_store, hospital)
     assert report.behind == [] and report.drifted == {}
+
+
+def test_a_tracker_of_a_release_before_the_buckets_converges_and_a_rebuild_drops_it(
+        hospital, his_store, drain_worklists) -> None:
+    """Trackers once lived in a partition per patient: such a patient's next event rebuilds
+    it from the record (its rows are replaced, none doubled), and a rebuild deletes what the
+    old tracker owned in the retired generation."""
+    from cosmos_backend.envelope import wrap
+    from worklists.persistence import trackers
+
+    pid = hospital[2]  # admitted, with an order
+    gen = generations.active_generation(his_store)
+    current = his_store.read(trackers.tracker_pk(pid, gen), pid)
+    his_store.delete(trackers.tracker_pk(pid, gen), pid)
+    his_store.create(wrap(doc_id=trackers.legacy_id(gen), pk=trackers.legacy_pk(pid),
+                          doc_type="ViewTracker", contents=current["docContents"]))
+    assert maintenance.check_patient(his_store, gen, pid) == []
+    admitted = [k for k in trackers.read_legacy_tracker(his_store, pid, gen).rows
+                if k[0] == "Admitted"]
+    assert admitted
+    data.discharge(his_store, pid)  # rows deleted and changed
+    drain_worklists()
+    assert maintenance.check_patient(his_store, gen, pid) == []
+    for view, bucket, row_id in admitted:  # the old tracker's rows are the patient's still
+        assert his_store.try_read(view_pk(view, gen, bucket), row_id) is None
+    assert trackers.read_legacy_tracker(his_store, pid, gen) is None
+    assert trackers.read_tracker(his_store, pid, gen).etag is not None
+    owned = trackers.read_tracker(his_store, pid, gen).rows
+    new, old = maintenance.rebuild(his_store, hospital)
+    assert his_store.try_read(trackers.legacy_pk(pid), trackers.legacy_id(old)) is None
+    assert his_store.try_read(trackers.tracker_pk(pid, old), pid) is None
+    for view, bucket, row_id in owned:
+        assert his_store.try_read(view_pk(view, old, bucket), row_id) is None
+    assert maintenance.check_patient(his_store, new, pid) == []

@@ -129,7 +129,7 @@ def test_rows_of_a_tracker_of_an_older_shape_are_written_again(hospital, his_sto
     """A name row written before rows carried the given name gets it with the next event."""
     pid, admission = hospital["Smith"], hospital["Smith admission"]
     gen = generations.active_generation(his_store)
-    state, owned, etag = read_tracker(his_store, pid, gen)
+    state, owned, etag, _ = read_tracker(his_store, pid, gen)
     [key] = [k for k in owned if k[0] == NAMES]
     doc = his_store.read(view_pk(NAMES, gen, key[1]), pid)
     assert doc["QueryGiven"] == "JOHN"

@@ -16,16 +16,25 @@ from cosmos_backend.store import DocumentStore
 from worklists.persistence import generations, view_rows
 from worklists.persistence.feed import patient_ids
 from worklists.persistence.source import read_source
-from worklists.persistence.trackers import delete_tracker, read_tracker
+from worklists.persistence.trackers import (
+    bucket_trackers,
+    buckets,
+    delete_tracker,
+    delete_trackers,
+    read_legacy_tracker,
+    read_tracker,
+)
 from worklists.persistence.writer import build_patients, rebuild_patient
 from worklists.projection.rows import rows_for
+from worklists.projection.state import RowKey
 
 __all__ = ["patient_ids", "rebuild", "drop_generation", "Report", "check", "check_patient"]
 
 Progress = Callable[[int], None]
 # Patients per bulk build step: enough that a view partition's rows fill batches, small
 # enough that progress moves and memory stays flat.
-BUILD_CHUNK = 500
+BUILD_CHUNK = 2000
+DROP_CHUNK = 20_000  # rows of a retired generation deleted together, a batch per partition
 
 
 def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n: None,
@@ -42,19 +51,48 @@ def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n:
         raise
     old = generations.switch(store, gen)
     if not keep_old:
-        for patient_id in ids:
-            drop_generation(store, old, patient_id)
+        drop_whole_generation(store, old, ids)
     return gen, old
 
 
 def drop_generation(store: DocumentStore, gen: int, patient_id: str) -> None:
     """Delete the patient's rows and tracker in ``gen``."""
     tracker = read_tracker(store, patient_id, gen)
+    if tracker.etag is None:
+        tracker = read_legacy_tracker(store, patient_id, gen) or tracker
     for key in tracker.rows:
         with suppress(errors.NotFound):
             view_rows.delete_row(store, gen, key)
-    if tracker.etag is not None:
-        delete_tracker(store, patient_id, gen)
+    delete_tracker(store, patient_id, gen)
+
+
+def drop_whole_generation(store: DocumentStore, gen: int, ids: list[str]) -> None:
+    """Delete every row and tracker of a retired generation: bucket by bucket, the
+    trackers read with one query and their rows deleted a batch per view partition, then
+    the trackers a batch at a time. ``ids``: the patients, for trackers a release before
+    the buckets left (read one by one, only for patients the buckets do not hold)."""
+    found: set[str] = set()
+    rows: list[RowKey] = []
+    held: dict[str, list[str]] = {}  # bucket → patients whose rows are in ``rows``
+
+    def flush() -> None:
+        view_rows.delete_rows(store, gen, rows)  # fuller batches: many buckets' rows at once
+        for bucket, moved in held.items():
+            delete_trackers(store, gen, bucket, moved)
+        rows.clear()
+        held.clear()
+
+    for bucket in buckets():
+        for tracker in bucket_trackers(store, gen, bucket):
+            rows.extend(tracker.rows)
+            held.setdefault(bucket, []).append(tracker.state.patient_id)
+            found.add(tracker.state.patient_id)
+        if len(rows) >= DROP_CHUNK:
+            flush()
+    flush()
+    for patient_id in ids:
+        if patient_id not in found and read_legacy_tracker(store, patient_id, gen):
+            drop_generation(store, gen, patient_id)
 
 
 @dataclass

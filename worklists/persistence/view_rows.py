@@ -8,12 +8,14 @@ only indexed paths.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
-from cosmos_backend.store import BatchOp, Document, DocumentStore, Query
+from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, Document, DocumentStore, Query
 from hisadmin.core import keys
 from worklists.projection.state import Row, RowKey
 
@@ -118,6 +120,23 @@ def create_rows(store: DocumentStore, gen: int, rows: Sequence[tuple[Row, int]])
     docs = [_document(row, gen, seq) for row, seq in rows]
     done = store.execute_batch(docs[0]["partitionKey"], [BatchOp.create(doc) for doc in docs])
     return [str(doc["_etag"]) for doc in done if doc is not None]
+
+
+def delete_rows(store: DocumentStore, gen: int, keys_: Sequence[RowKey]) -> None:
+    """Delete these rows whatever their etag, a batch per view partition (each row alone
+    where a batch fails: one was gone already)."""
+    by_pk: dict[str, list[str]] = {}
+    for view, bucket, row_id in keys_:
+        by_pk.setdefault(view_pk(view, gen, bucket), []).append(row_id)
+    for pk, ids in by_pk.items():
+        for start in range(0, len(ids), MAX_BATCH_OPERATIONS):
+            chunk = ids[start:start + MAX_BATCH_OPERATIONS]
+            try:
+                store.execute_batch(pk, [BatchOp.delete(row_id) for row_id in chunk])
+            except errors.BatchFailed:
+                for row_id in chunk:
+                    with suppress(errors.NotFound):
+                        store.delete(pk, row_id)
 
 
 def page_rows(store: DocumentStore, gen: int, view: str, bucket: str, query: Query, *,

@@ -18,7 +18,14 @@ from cosmos_backend import errors
 from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, DocumentStore
 from worklists.persistence import failpoints, view_rows
 from worklists.persistence.source import read_source
-from worklists.persistence.trackers import read_tracker, save_tracker
+from worklists.persistence.trackers import (
+    bucket_of,
+    create_trackers,
+    delete_legacy_tracker,
+    read_legacy_tracker,
+    read_tracker,
+    save_tracker,
+)
 from worklists.persistence.view_rows import view_pk
 from worklists.projection.rows import rows_for
 from worklists.projection.rules import diff, step
@@ -142,6 +149,12 @@ def apply(store: DocumentStore, gen: int, patient_id: str,
     careful = repair or bool(touched)
     for _ in range(MAX_ATTEMPTS):
         state, owned, etag, etags = read_tracker(store, patient_id, gen)
+        legacy = None
+        if etag is None and not (batch and int(batch[0]["seq"]) == 1):
+            # No tracker, and not a new patient: one a release before the buckets kept?
+            legacy = read_legacy_tracker(store, patient_id, gen)
+            if legacy is not None:
+                state, owned = legacy.state, legacy.rows
         source = _once(lambda: read_source(store, patient_id))
         if from_source_now:
             now = source()
@@ -162,6 +175,8 @@ def apply(store: DocumentStore, gen: int, patient_id: str,
         except (ProjectionConflict, errors.Conflict, errors.PreconditionFailed):
             from_source_now = careful = True  # someone else moved this patient: the source
             continue
+        if legacy is not None:
+            delete_legacy_tracker(store, patient_id, gen)
         return outcome
     raise ProjectionConflict(f"rows did not settle after {MAX_ATTEMPTS} attempts")
 
@@ -179,8 +194,8 @@ def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> li
 
     A view partition's rows of many patients go in batches of up to 100 creates, which
     costs a fraction of one write per row (on SQLite every index is updated once per
-    transaction, not once per row; on Cosmos, one round trip). Each patient's tracker is
-    created last, as in :func:`apply`. Anything already there — a live event projected
+    transaction, not once per row; on Cosmos, one round trip). The trackers are created
+    last, as in :func:`apply`, a batch per tracker bucket. Anything already there — a live event projected
     into the building generation meanwhile — fails its batch or its tracker create, and
     those patients go the careful way, which also deletes rows written here that their
     newest state no longer has.
@@ -210,13 +225,22 @@ def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> li
                     break
                 except errors.BatchFailed as exc:  # that row exists: its patient goes careful
                     careful.add(chunk[exc.index][0])
-    for pid, state in states.items():
-        if pid in careful:
-            continue
-        try:
-            save_tracker(store, gen, state, sorted(keys_of[pid]), None, etags_of.get(pid))
-        except errors.Conflict:
-            careful.add(pid)
+    by_bucket: dict[str, list[str]] = {}
+    for pid in states:
+        by_bucket.setdefault(bucket_of(pid), []).append(pid)
+    for pids in by_bucket.values():
+        for start in range(0, len(pids), MAX_BATCH_OPERATIONS):
+            batch = pids[start:start + MAX_BATCH_OPERATIONS]
+            while batch:
+                batch = [pid for pid in batch if pid not in careful]
+                try:
+                    if batch:
+                        create_trackers(store, gen, [
+                            (states[pid], sorted(keys_of[pid]), etags_of.get(pid, {}))
+                            for pid in batch])
+                    break
+                except errors.BatchFailed as exc:  # a live event made that one: careful
+                    careful.add(batch[exc.index])
     for pid in careful:
         rebuild_patient(store, gen, pid, touched=keys_of[pid])
     return sorted(careful)
