@@ -4,7 +4,7 @@ from django.apps import AppConfig
 
 from hisadmin.core import keys
 from hisadmin.core.consumers import register_consumer
-from webhooks.delivery.tasks import FAN_OUT, FAN_OUT_QUEUE
+from webhooks.delivery.tasks import FAN_OUT, FAN_OUT_QUEUE, any_subscription_now
 
 
 class WebhooksConfig(AppConfig):
@@ -14,11 +14,4 @@ class WebhooksConfig(AppConfig):
         # Every event of every patient's stream while there is a subscription at all: the
         # fan-out asks the subscriptions which want it. With none, the relay sends nothing.
         register_consumer(FAN_OUT, queue=FAN_OUT_QUEUE, stream_prefix=keys.PATIENT,
-                          gate=_any_subscription)
-
-
-def _any_subscription() -> bool:
-    from hisadmin.core.store import get_store
-    from webhooks.persistence.subscriptions import any_subscription
-
-    return any_subscription(get_store("relay"))
+                          gate=any_subscription_now)

@@ -39,6 +39,11 @@ def settings() -> Settings:
     )
 
 
+def any_subscription_now() -> bool:
+    """The relay's gate for the fan-out: is there a subscription at all?"""
+    return subscriptions.any_subscription(get_store("relay"))
+
+
 @shared_task(
     name=FAN_OUT,
     queue=FAN_OUT_QUEUE,
