@@ -20,7 +20,9 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 from celery import current_app
 from kombu.exceptions import OperationalError
@@ -242,8 +244,23 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
 
 
 def celery_publisher() -> Publish:
-    """:func:`consumer_publisher` on the project's Celery app, set to fail fast."""
-    conf = current_app.conf
-    conf.broker_transport_options = {**(conf.broker_transport_options or {}),
-                                     **FAIL_FAST_TRANSPORT}
-    return consumer_publisher(current_app.send_task)
+    """:func:`consumer_publisher` on the project's Celery app, over a broker connection of its
+    own set to fail fast (the process's other connections — a worker's consumer, when the
+    relay runs inside a worker — keep the app's settings). A connection that failed is
+    dropped, and the next page opens a new one."""
+    app = current_app
+    options = {**(app.conf.broker_transport_options or {}), **FAIL_FAST_TRANSPORT}
+    held: list[Any] = []
+
+    def send_task(name: str, **kwargs: Any) -> object:
+        if not held:
+            held.append(app.connection_for_write(transport_options=options))
+        try:
+            return app.send_task(name, connection=held[0], **kwargs)
+        except Exception:
+            broken = held.pop()
+            with suppress(Exception):  # it is broken already; closing it may fail too
+                broken.release()
+            raise
+
+    return consumer_publisher(send_task)
