@@ -155,7 +155,7 @@ def role_of(proc: psutil.Process) -> str:
         return "celery"
     if "run_relay" in cmd:
         return "relay"
-    if "hisadmin.launcher" in cmd:
+    if "hisadmin.launcher" in cmd or "hisadmin/launcher.py" in cmd:
         return "launcher"
     return proc.name()
 

@@ -624,11 +624,12 @@ def render(runs: list[dict[str, Any]], images: list[str], image_dir: str) -> str
     out = [
         "# Benchmarks: the product against the relational alternative", "",
         "Same workload, same machine, same run, over HTTP. The product as deployed on one "
-        "machine (`hisadmin.launcher`: gunicorn 2 workers × 4 threads, Celery worker, change-"
-        "feed relay, embedded Redis, embedded store) against a baseline a Django team would "
-        "build instead (`bench/relational/`: the same domain as ORM models with partial "
-        "indexes, JOIN/filter worklist queries, the same API paths and bodies, served by the "
-        "same gunicorn command) on SQLite and, when it can run, PostgreSQL.", "",
+        "machine, as `make run` starts it (`hisadmin.launcher`, light mode: gunicorn 1 worker "
+        "× 8 threads; one Celery worker process with a thread pool, the change-feed relay as a "
+        "thread inside it; embedded Redis; embedded store) against a baseline a Django team "
+        "would build instead (`bench/relational/`: the same domain as ORM models with partial "
+        "indexes, JOIN/filter worklist queries, the same API paths and bodies, served by "
+        "gunicorn 2 workers × 4 threads) on SQLite and, when it can run, PostgreSQL.", "",
         f"- Run: {run['when']}; sizes: {', '.join(f'{int(s):,}' for s in sizes)} patients"
         f"{' (quick phases)' if run['quick'] else ''}; systems: "
         f"{', '.join(LABEL[s] for s in run['systems'])}.",
