@@ -519,7 +519,8 @@ def run_relational(tmp: Path, n: int, patients: list[Any], phases: Phases,
         tokens = Tokens(**prep.pop("tokens"))
         port = free_port()
         with log.open("ab") as fh:
-            # The launcher's web process, exactly: same server, workers and threads.
+            # Gunicorn as the product's separate (production) mode runs it: 2 workers x 4
+            # threads (make run's light mode runs 1 x 8 beside its worker, for memory).
             proc = subprocess.Popen(
                 [str(BIN / "gunicorn"), "bench.relational.wsgi", "--bind",
                  f"127.0.0.1:{port}", "--workers", "2", "--threads", "4",
