@@ -6,7 +6,7 @@ rebuilds.
 runs; readers read ``active`` only, so the switch is one etag-guarded write and no worklist
 goes offline.
 
-Writers keep the live generations for ``WRITER_CACHE_SECONDS`` (one point read per second
+Writers keep the live generations for ``WRITER_CACHE_SECONDS`` (two point reads a second
 per process instead of one per projected delivery). A rebuild waits longer than that after
 each change of the pointer, in whatever process runs it, so every projection that starts
 after the wait sees the change: an event committed after the rebuild read a patient's record
@@ -29,7 +29,7 @@ META_PK = keys.view("Meta")
 GENERATION_ID = "generation"
 FIRST = 1
 READ_CACHE_SECONDS = 0.5  # readers may see a switch this much later
-WRITER_CACHE_SECONDS = 1.0
+WRITER_CACHE_SECONDS = 0.5
 SETTLE_SECONDS = 1.5 * WRITER_CACHE_SECONDS  # a rebuild's wait after changing the pointer
 _active: ExpiringCache[int] = ExpiringCache(READ_CACHE_SECONDS)
 _live: ExpiringCache[tuple[int, ...]] = ExpiringCache(WRITER_CACHE_SECONDS)
