@@ -12,8 +12,9 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from cachetools import TTLCache
+from cachetools import LRUCache, TTLCache
 
+K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
@@ -47,6 +48,31 @@ class ExpiringCache(Generic[V]):
             self._entries[key] = value
 
     def forget(self, key: Hashable | None = None) -> None:
+        """Drop one entry, or every entry when ``key`` is None."""
+        with self._lock:
+            if key is None:
+                self._entries.clear()
+            else:
+                self._entries.pop(key, None)
+
+
+class LruCache(Generic[K, V]):
+    """The ``maxsize`` entries used last, shared by a process's threads (a lock around
+    ``cachetools.LRUCache``). For values a process keeps because it wrote them itself."""
+
+    def __init__(self, maxsize: int) -> None:
+        self._entries: LRUCache[K, V] = LRUCache(maxsize=maxsize)
+        self._lock = threading.Lock()
+
+    def peek(self, key: K) -> V | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._entries[key] = value
+
+    def forget(self, key: K | None = None) -> None:
         """Drop one entry, or every entry when ``key`` is None."""
         with self._lock:
             if key is None:

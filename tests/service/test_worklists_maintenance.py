@@ -181,3 +181,23 @@ def test_a_tracker_of_a_release_before_the_buckets_converges_and_a_rebuild_drops
     for view, bucket, row_id in owned:
         assert his_store.try_read(view_pk(view, old, bucket), row_id) is None
     assert maintenance.check_patient(his_store, new, pid) == []
+
+
+def test_a_tracker_written_by_another_process_is_not_trusted_from_this_ones_memory(
+        hospital, his_store, drain_worklists) -> None:
+    """This process keeps the trackers it saved; when another process (another worker, a
+    repair) has written one since, the etag check catches it and the rows still end up as the
+    record says."""
+    from worklists.persistence import trackers
+
+    pid = hospital[2]
+    gen = generations.active_generation(his_store)
+    kept = trackers.read_tracker(his_store, pid, gen)
+    # another process saves the same tracker again: same contents, a new etag
+    trackers.save_tracker(his_store, gen, kept.state, kept.rows, kept.etag, kept.row_etags)
+    data.discharge(his_store, pid)
+    drain_worklists()
+    assert maintenance.check_patient(his_store, gen, pid) == []
+    stream = his_store.read(f"P_{pid}", "stream")["docContents"]["seq"]
+    assert trackers.read_tracker(his_store, pid, gen).state.seq == stream
+    assert trackers.read_tracker(his_store, pid, gen).state.admission is None

@@ -84,14 +84,13 @@ def _tracker(doc: Document) -> Tracker:
 
 
 def save_tracker(store: DocumentStore, gen: int, state: PatientState, rows: list[RowKey],
-                 etag: str | None, row_etags: Mapping[RowKey, str | None] | None = None) -> None:
+                 etag: str | None, row_etags: Mapping[RowKey, str | None] | None = None) -> str:
     """Create the tracker (``etag`` None) or replace the one read with ``etag``;
-    ``row_etags``: the etag of each row as this projection left it, where known."""
+    ``row_etags``: the etag of each row as this projection left it, where known. Returns the
+    tracker's new etag."""
     doc = _document(gen, state, rows, row_etags)
-    if etag is None:
-        store.create(doc)
-    else:
-        store.replace(doc, if_match=etag)
+    saved = store.create(doc) if etag is None else store.replace(doc, if_match=etag)
+    return str(saved["_etag"])
 
 
 def _document(gen: int, state: PatientState, rows: Sequence[RowKey],

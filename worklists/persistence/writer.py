@@ -16,9 +16,11 @@ from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, DocumentStore
+from hisadmin.core.cache import LruCache
 from worklists.persistence import failpoints, view_rows
 from worklists.persistence.source import read_source
 from worklists.persistence.trackers import (
+    Tracker,
     bucket_of,
     create_trackers,
     delete_legacy_tracker,
@@ -40,6 +42,12 @@ class ProjectionConflict(errors.StoreError):
 
 # ------------------------------------------------------------------------------ writes
 Etags = dict[RowKey, str | None]  # a row's etag as this projection left it (None: unknown)
+# The trackers this process saved last, so the next delivery of the same patient does not
+# read its tracker again. Only ever a tracker as saved here, with its etag: if anyone else
+# has written it since (another worker process, a rebuild, a repair), the rows' or the
+# tracker's etag check fails and the projection goes the careful way, reading everything.
+RECENT_TRACKERS = 2_000
+_recent: LruCache[tuple[int, int, str], Tracker] = LruCache(RECENT_TRACKERS)
 STRENGTH = {"duplicate": 0, "applied": 1, "rebuilt": 2}
 
 
@@ -147,8 +155,10 @@ def apply(store: DocumentStore, gen: int, patient_id: str,
     touched = set(touched or ())
     from_source_now = events is None
     careful = repair or bool(touched)
-    for _ in range(MAX_ATTEMPTS):
-        state, owned, etag, etags = read_tracker(store, patient_id, gen)
+    key = (id(store), gen, patient_id)
+    for attempt in range(MAX_ATTEMPTS):
+        kept = _recent.peek(key) if attempt == 0 and not careful else None
+        state, owned, etag, etags = kept or read_tracker(store, patient_id, gen)
         legacy = None
         if etag is None and not (batch and int(batch[0]["seq"]) == 1):
             # No tracker, and not a new patient: one a release before the buckets kept?
@@ -171,10 +181,16 @@ def apply(store: DocumentStore, gen: int, patient_id: str,
             rewrite = repair or state.shape != new.shape
             rows, row_etags = _move(store, gen, state, new, owned, etags, touched,
                                     rewrite=rewrite, careful=careful or rewrite)
-            save_tracker(store, gen, new, rows, etag, row_etags)
-        except (ProjectionConflict, errors.Conflict, errors.PreconditionFailed):
+            saved = save_tracker(store, gen, new, rows, etag, row_etags)
+        except (ProjectionConflict, errors.Conflict, errors.PreconditionFailed,
+                errors.NotFound):  # NotFound: the tracker was deleted meanwhile
+            _recent.forget(key)
             from_source_now = careful = True  # someone else moved this patient: the source
             continue
+        except BaseException:
+            _recent.forget(key)
+            raise
+        _recent.put(key, Tracker(new, rows, saved, {k: v for k, v in row_etags.items() if v}))
         if legacy is not None:
             delete_legacy_tracker(store, patient_id, gen)
         return outcome
