@@ -33,7 +33,7 @@ def build_relay(**options: Any) -> Relay:
     lease_ttl, busy_poll, idle_max, page_size)."""
     # Imported here: the worker loads this module before Django is set up.
     from hisadmin.core.store import get_lease_store, get_store
-    from worklists.delivery.relay import Relay, celery_publisher
+    from worklists.delivery.relay import Relay, celery_publisher  # (the same reason)
 
     return Relay(get_store("relay"), get_lease_store(), celery_publisher(), **options)
 
