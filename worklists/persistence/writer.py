@@ -158,6 +158,10 @@ def apply(store: DocumentStore, gen: int, patient_id: str,
     key = (id(store), gen, patient_id)
     for attempt in range(MAX_ATTEMPTS):
         kept = _recent.peek(key) if attempt == 0 and not careful else None
+        if kept is None and attempt == 0 and not careful and batch and batch[0]["seq"] == 1:
+            # A new patient has no tracker yet: not read. (A redelivery finds one when it
+            # creates rows or the tracker, and goes the careful way.)
+            kept = Tracker(PatientState(patient_id), [], None)
         state, owned, etag, etags = kept or read_tracker(store, patient_id, gen)
         legacy = None
         if etag is None and not (batch and int(batch[0]["seq"]) == 1):
