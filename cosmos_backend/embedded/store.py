@@ -2,12 +2,9 @@
 
 Safe for many processes: SQLite serialises writers (``BEGIN IMMEDIATE``), so the change-feed
 position (``lsn``) handed out inside a write transaction grows in commit order and a feed
-reader never sees a later change before an earlier one. Writers queue for their turn on a lock
-(a thread lock, then an ``flock`` on a file beside the store) rather than in SQLite's busy
-handler, which sleeps and retries with growing pauses (1, 2, 5, 10… ms): under load a writer
-there waits long after the lock is free, and the wakeup order is luck. Each container is one
-table; its indexing policy becomes SQLite expression indexes on ``json_extract`` so view
-queries are index range scans (see docs/data-model.md).
+reader never sees a later change before an earlier one. Each container is one table; its
+indexing policy becomes SQLite expression indexes on ``json_extract`` so view queries are
+index range scans (see docs/data-model.md).
 """
 
 from __future__ import annotations
@@ -24,11 +21,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
-
-try:
-    import fcntl
-except ImportError:  # not POSIX: SQLite's busy handler alone queues the processes
-    fcntl = None  # type: ignore[assignment]
 
 from cosmos_backend import errors
 from cosmos_backend.embedded.sqlquery import (
@@ -78,64 +70,6 @@ def _set_wal(conn: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
-
-
-class _WriterTurn:
-    """One store file's writers take turns here, threads and processes: a thread lock, then
-    an exclusive ``flock`` on ``<store>-writer.lock`` (the kernel wakes the next waiter as
-    soon as it is released; the GIL is released while waiting). ``BEGIN IMMEDIATE`` then
-    finds the SQLite write lock free, unless a program not using this lock writes."""
-
-    def __init__(self, path: str) -> None:
-        self.lock_path = None if path == ":memory:" or path.startswith("file:") \
-            else path + "-writer.lock"
-        self._thread_lock = threading.Lock()
-        self._fd: int | None = None
-
-    def __enter__(self) -> None:
-        self._thread_lock.acquire()
-        if self.lock_path is None or fcntl is None:
-            return
-        try:
-            if self._fd is None:
-                self._fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-        except BaseException:
-            self._thread_lock.release()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            if self._fd is not None and fcntl is not None:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-        finally:
-            self._thread_lock.release()
-
-
-_turns: dict[str, _WriterTurn] = {}
-_turns_lock = threading.Lock()
-
-
-def _writer_turn(key: str) -> _WriterTurn:
-    """The process's turn object of a store file (shared by every handle on that file);
-    ``key``: the file's real path."""
-    turn = _turns.get(key)
-    if turn is None:
-        with _turns_lock:
-            turn = _turns.setdefault(key, _WriterTurn(key))
-    return turn
-
-
-def _forget_turns_in_child() -> None:
-    # A forked child must not share its parent's open lock file (an flock belongs to the
-    # open file, so parent and child would hold it together) nor inherit a held thread lock.
-    global _turns_lock
-    _turns.clear()
-    _turns_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_turns_in_child)
 
 
 class _Checkpointer:
@@ -213,8 +147,6 @@ class EmbeddedStore(DocumentStore):
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.path = path
-        self._file = path if path == ":memory:" or path.startswith("file:") \
-            else os.path.realpath(path)  # the writers' turns are per file
         self.spec = spec
         self.table = "c_" + hashlib.sha1(spec.name.encode()).hexdigest()[:12]
         self.synchronous = synchronous
@@ -247,14 +179,13 @@ class EmbeddedStore(DocumentStore):
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn()
-        with _writer_turn(self._file):
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
         if self._background_checkpoints:
             _checkpointer(self.path).committed()
         self._writes += 1
@@ -569,11 +500,11 @@ class EmbeddedStore(DocumentStore):
 
     # ------------------------------------------------------------------ maintenance
     def purge_expired(self) -> int:
-        with _writer_turn(self._file):
-            cur = self._conn().execute(
-                f"DELETE FROM {self.table} WHERE {EXPIRED}", (self.clock(),)
-            )
-            return cur.rowcount
+        conn = self._conn()
+        cur = conn.execute(
+            f"DELETE FROM {self.table} WHERE {EXPIRED}", (self.clock(),)
+        )
+        return cur.rowcount
 
     def count(self, pk: str | None = None) -> int:
         if pk is None:

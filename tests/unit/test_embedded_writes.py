@@ -1,11 +1,8 @@
-"""How the embedded store writes: a batch's change-feed positions, writers taking turns on
-a lock, and checkpoints kept off the committing caller."""
+"""How the embedded store writes: a batch's change-feed positions, and checkpoints kept off
+the committing caller."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import threading
 import time
 from pathlib import Path
 
@@ -72,25 +69,3 @@ def test_the_wal_is_checkpointed_in_the_background(store: EmbeddedStore, tmp_pat
         time.sleep(0.02)  # waiting for the checkpoint thread, not timing it
     assert db.stat().st_size > size
     assert store.read("p", "d4")["body"] == "x" * 20_000
-
-
-def test_a_writer_waits_for_its_turn_on_the_lock_beside_the_store(
-        store: EmbeddedStore, tmp_path: Path) -> None:
-    """Another process holding the writers' lock (here: the same lock taken on a file
-    descriptor of its own, as another process would) holds every writer of this one."""
-    store.create(doc("p", "a"))
-    lock_file = tmp_path / "writes.sqlite3-writer.lock"
-    assert lock_file.exists()
-    done = threading.Event()
-    fd = os.open(lock_file, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        writer = threading.Thread(target=lambda: (store.create(doc("p", "b")), done.set()))
-        writer.start()
-        assert not done.wait(0.3)  # still waiting for its turn
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        writer.join(30)
-    finally:
-        os.close(fd)
-    assert done.is_set()
-    assert store.read("p", "b")["_lsn"] == store.read("p", "a")["_lsn"] + 1
