@@ -7,6 +7,7 @@ Every endpoint needs a bearer token (``Authorization: Bearer his_…``) or a bro
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from functools import wraps
@@ -18,12 +19,14 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import URLPattern, URLResolver
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.openapi.docs import Swagger
 from ninja.security import APIKeyCookie, HttpBearer
 
 from cosmos_backend import errors as store_errors
@@ -168,8 +171,22 @@ def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
                    "endpoints are listed in /api/v1/openapi.json.")
 
 
+class OfflineSwagger(Swagger):
+    """The docs page from the Swagger UI files this app serves. (django-ninja renders those
+    only when ``ninja`` is an installed app, and from a CDN otherwise; installing it loads
+    ninja and pydantic into every process, the Celery worker's too, ~15 MB there. The
+    templates and static files are on the settings' search paths instead.)"""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        return render(request, self.template, {
+            "swagger_settings": json.dumps(self.settings, indent=1), "api": api,
+            "add_csrf": True})
+
+
 api = HisApi(
     title="Hospital back office API",
+    docs=OfflineSwagger(),
     docs_decorator=docs_access,
     version="1",
     urls_namespace="api-v1",

@@ -3,6 +3,7 @@ README); an unreadable boolean or integer stops start-up, naming the variable.""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import dj_database_url
@@ -21,6 +22,9 @@ SECRET_KEY = envstr("SECRET_KEY", "insecure-dev-key-set-SECRET_KEY-in-production
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
+# Where django-ninja's files are, found without importing it.
+NINJA_DIR = Path(importlib.util.find_spec("ninja").submodule_search_locations[0])  # type: ignore[union-attr]
+
 INSTALLED_APPS = [
     "hisadmin.admin_site.HisAdminConfig",
     "django.contrib.auth",
@@ -30,7 +34,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "csp",
-    "ninja",  # its templates and static files: the API docs page works offline
     "axes",  # login throttling and lockout
     "django_otp",  # two-factor authentication for admins (TOTP devices)
     "django_otp.plugins.otp_totp",
@@ -65,7 +68,9 @@ WSGI_APPLICATION = "hisadmin.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # django-ninja's templates by path: as an installed app it would load ninja and
+        # pydantic into every process (hisadmin.api.OfflineSwagger).
+        "DIRS": [BASE_DIR / "templates", NINJA_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -105,6 +110,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATICFILES_DIRS = [NINJA_DIR / "static"]  # the API docs page's Swagger UI, served here
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
