@@ -9,7 +9,7 @@ library) with a lock, since web processes serve requests from several threads.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, MutableMapping
 from typing import Generic, TypeVar
 
 from cachetools import LRUCache, TTLCache
@@ -18,50 +18,12 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
-class ExpiringCache(Generic[V]):
-    """``get(key, load)`` answers from the cache, or calls ``load()`` and keeps the result
-    for ``seconds``. Loads run outside the lock: two threads may load one key at once, and
-    the later result wins (every load here is an idempotent read)."""
+class LockedCache(Generic[K, V]):
+    """A ``cachetools`` cache shared by a process's threads: ``peek``, ``put``, ``forget``
+    under one lock."""
 
-    def __init__(self, seconds: float, maxsize: int = 10_000) -> None:
-        self.seconds = seconds
-        self._entries: TTLCache[Hashable, V] = TTLCache(maxsize=maxsize, ttl=seconds)
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable, load: Callable[[], V]) -> V:
-        with self._lock:
-            try:
-                return self._entries[key]
-            except KeyError:
-                pass
-        value = load()
-        with self._lock:
-            self._entries[key] = value
-        return value
-
-    def peek(self, key: Hashable) -> V | None:
-        with self._lock:
-            return self._entries.get(key)
-
-    def put(self, key: Hashable, value: V) -> None:
-        with self._lock:
-            self._entries[key] = value
-
-    def forget(self, key: Hashable | None = None) -> None:
-        """Drop one entry, or every entry when ``key`` is None."""
-        with self._lock:
-            if key is None:
-                self._entries.clear()
-            else:
-                self._entries.pop(key, None)
-
-
-class LruCache(Generic[K, V]):
-    """The ``maxsize`` entries used last, shared by a process's threads (a lock around
-    ``cachetools.LRUCache``). For values a process keeps because it wrote them itself."""
-
-    def __init__(self, maxsize: int) -> None:
-        self._entries: LRUCache[K, V] = LRUCache(maxsize=maxsize)
+    def __init__(self, entries: MutableMapping[K, V]) -> None:
+        self._entries = entries
         self._lock = threading.Lock()
 
     def peek(self, key: K) -> V | None:
@@ -79,3 +41,32 @@ class LruCache(Generic[K, V]):
                 self._entries.clear()
             else:
                 self._entries.pop(key, None)
+
+
+class ExpiringCache(LockedCache[Hashable, V]):
+    """``get(key, load)`` answers from the cache, or calls ``load()`` and keeps the result
+    for ``seconds``. Loads run outside the lock: two threads may load one key at once, and
+    the later result wins (every load here is an idempotent read)."""
+
+    def __init__(self, seconds: float, maxsize: int = 10_000) -> None:
+        super().__init__(TTLCache(maxsize=maxsize, ttl=seconds))
+        self.seconds = seconds
+
+    def get(self, key: Hashable, load: Callable[[], V]) -> V:
+        with self._lock:
+            try:
+                return self._entries[key]
+            except KeyError:
+                pass
+        value = load()
+        with self._lock:
+            self._entries[key] = value
+        return value
+
+
+class LruCache(LockedCache[K, V]):
+    """The ``maxsize`` entries used last (``cachetools.LRUCache``). For values a process
+    keeps because it wrote them itself."""
+
+    def __init__(self, maxsize: int) -> None:
+        super().__init__(LRUCache(maxsize=maxsize))
