@@ -7,9 +7,11 @@ import random
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hisadmin.core import consumers
 from patients.domain.events import ORDER_PLACED, EventType
 from tests.unit.worklist_events import T0, History, source_record
 from worklists.delivery.relay import consumer_publisher
@@ -251,8 +253,6 @@ def test_a_tracker_of_an_older_shape_is_rebuilt_from_source_not_folded() -> None
 
 def test_a_gated_consumer_is_asked_once_per_page_and_gets_nothing_while_closed(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from hisadmin.core import consumers
-
     asked: list[int] = []
     gate_open = [False]
 
