@@ -170,11 +170,11 @@ class EmbeddedStore(DocumentStore):
             _set_wal(conn)
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA busy_timeout=30000")
-            # A page cache of 8 MB per connection (every thread has one) and no memory map:
-            # the operating system caches the file once for every process, while each
-            # connection's own cache and mapped pages count in its process's memory.
+            # Reads through a memory map of the file: its pages are shared by every process
+            # that maps them (the web and the worker). The page cache, private to each
+            # connection (every thread has one), stays small: 8 MB.
             conn.execute("PRAGMA cache_size=-8192")
-            conn.execute("PRAGMA mmap_size=0")
+            conn.execute("PRAGMA mmap_size=268435456")
             conn.execute(f"PRAGMA wal_autocheckpoint={_AUTOCHECKPOINT_PAGES}")
             local.conn, local.pid = conn, os.getpid()
         return local.conn
