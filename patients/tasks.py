@@ -14,6 +14,7 @@ from celery import shared_task
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
+from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
 from patients.persistence import queries
 from patients.use_cases.beds import (
@@ -36,8 +37,7 @@ from patients.use_cases.beds import (
 def follow_up(stream_pk: str, seq: int | list[int]) -> str:
     """``seq``: the stream's bed events of one change-feed page, in order (one number in
     older messages); each is followed up in turn."""
-    seqs = [int(s) for s in seq] if isinstance(seq, list | tuple) else [int(seq)]
-    return "; ".join(_follow_up(stream_pk, one) for one in seqs)
+    return "; ".join(_follow_up(stream_pk, one) for one in seqs_of(seq))
 
 
 def _follow_up(stream_pk: str, seq: int) -> str:

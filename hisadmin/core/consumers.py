@@ -47,3 +47,9 @@ def consumers() -> tuple[Consumer, ...]:
 
 def consumers_of(stream_pk: str, event_type: str) -> list[Consumer]:
     return [c for c in _consumers if c.wants(stream_pk, event_type)]
+
+
+def seqs_of(seq: int | list[int]) -> list[int]:
+    """The sequence numbers a consumer's message carries: a list, or one number (messages
+    sent before the relay grouped a page's events per stream)."""
+    return [int(s) for s in seq] if isinstance(seq, list | tuple) else [int(seq)]

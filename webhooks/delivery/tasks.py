@@ -16,6 +16,7 @@ import os
 
 from celery import Task, shared_task
 
+from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
 from webhooks.delivery import sender
 from webhooks.delivery.drain import Deliverer, Settings
@@ -62,7 +63,7 @@ def fan_out(stream_pk: str, seq: int | list[int]) -> str:
     if not subs:
         return "0 subscription(s)"
     queued = 0
-    for one in [int(s) for s in seq] if isinstance(seq, list | tuple) else [int(seq)]:
+    for one in seqs_of(seq):
         event = read_event(store, stream_pk, one)
         if event is None:
             continue  # gone (TTL)

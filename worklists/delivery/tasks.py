@@ -16,6 +16,7 @@ from celery import Task, shared_task
 
 from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore
+from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
 from worklists.delivery.deadletters import record_failure
 from worklists.delivery.projector import project_events as project
@@ -24,11 +25,6 @@ log = logging.getLogger(__name__)
 MAX_RETRIES = int(os.environ.get("PROJECTION_MAX_RETRIES", "5"))
 TASK = "worklists.project_event"
 QUEUE = "projections"
-
-
-def seqs_of(seq: int | list[int]) -> list[int]:
-    """The sequence numbers a message carries: a list, or one number (older messages)."""
-    return [int(s) for s in seq] if isinstance(seq, list | tuple) else [int(seq)]
 
 
 @shared_task(bind=True, name=TASK, queue=QUEUE, acks_late=True,
