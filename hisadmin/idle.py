@@ -34,8 +34,9 @@ NO_REDIRECT_PREFIXES = ("/api/", "/fhir/")
 
 
 def idle_context(request: HttpRequest) -> dict[str, Any]:
-    """Template context: what the warning script needs (only for a logged-in session)."""
-    if not getattr(request, "user", None) or not request.user.is_authenticated:
+    """Template context: what the warning script needs (only for a logged-in session; a
+    bearer-token call that renders a page, the API docs, has none)."""
+    if getattr(request, "session", None) is None or not request.user.is_authenticated:
         return {}
     return {
         "idle_remaining": _remaining(request),

@@ -47,7 +47,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "hisadmin.middleware.CachedCSPMiddleware",  # django-csp's, the policy built once
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -60,6 +60,19 @@ MIDDLEWARE = [
     "hisadmin.middleware.PageErrorsMiddleware",  # malformed input on a page: 400/404
     "hisadmin.consistency.ConsistencyTokenMiddleware",  # X-Consistency-Token on commands
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into its page
+]
+# An API call with a bearer token and no session cookie (hisadmin.middleware.TwoChainHandler):
+# the same security headers, access audit and consistency token; no session, hence nothing
+# for CSRF, messages, idle sessions, htmx or the login lockout to do. /api/ serves no static
+# files and maps its own errors (no whitenoise, no page errors).
+API_TOKEN_MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "hisadmin.middleware.CachedCSPMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "hisadmin.middleware.TokenUserMiddleware",  # anonymous until the token authenticates
+    "hisadmin.access_audit.AccessAuditMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "hisadmin.consistency.ConsistencyTokenMiddleware",
 ]
 
 ROOT_URLCONF = "hisadmin.urls"
