@@ -390,7 +390,13 @@ def _round_trip_cell(entry: dict[str, Any], wide: bool) -> str:
 
 def _per_event_cell(entry: dict[str, Any]) -> str:
     v = get(entry, "product", "prep", "costs", PER_EVENT, "async_round_trips")
-    return "not measured" if v is None else f"{v:g} · {_status(v <= 3)}"
+    apart = get(entry, "product", "prep", "costs", PER_EVENT, "async_round_trips_relay_apart")
+    if v is None:
+        return "not measured"
+    if apart is None or apart == v:
+        return f"{v:g} · {_status(v <= 3)}"
+    return (f"{v:g} with the relay in the worker (make run) · {_status(v <= 3)}; "
+            f"{apart:g} with the relay in its own process · {_status(apart <= 3)}")
 
 
 def _rebuild_cell(entry: dict[str, Any]) -> str:

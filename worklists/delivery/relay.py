@@ -31,6 +31,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from cosmos_backend import errors
 from cosmos_backend.leases import LEASE_PK, Lease, LeaseLost, LeaseStore, new_owner_id
 from cosmos_backend.store import Cond, DocumentStore, Query
+from hisadmin.core import recent_events
 from hisadmin.core.consumers import consumers_of
 from worklists.persistence.feed import EventRef, events_in
 
@@ -51,7 +52,7 @@ class Relay:
     def __init__(self, store: DocumentStore, leases: LeaseStore, publish: Publish, *,
                  owner: str | None = None, lease_ttl: float = 10.0, page_size: int = 200,
                  busy_poll: float = 0.05, idle_max: float = 1.0,
-                 hot_window: float = 5.0) -> None:
+                 hot_window: float = 5.0, keep_events: bool = False) -> None:
         self.store = store
         self.leases = leases
         self.publish = publish
@@ -61,6 +62,9 @@ class Relay:
         self.busy_poll = busy_poll
         self.idle_max = idle_max
         self.hot_window = hot_window
+        # A relay inside a worker keeps the events it read for the worker's own tasks
+        # (hisadmin.core.recent_events): they skip re-reading them.
+        self.keep_events = keep_events
         self.broker_backoff_max = 5.0
         self.held: dict[str, Lease] = {}
         self.stats = RelayStats()
@@ -149,6 +153,8 @@ class Relay:
             return 0
         events = events_in(page.items)
         if events:
+            if self.keep_events:
+                recent_events.keep(page.items)  # before the tasks can run
             self.publish(events)
             self.stats.published += len(events)
         position = max(int(doc.get("_lsn", 0)) for doc in page.items)

@@ -30,7 +30,7 @@ def build_relay(**options: Any) -> Relay:
     """A relay on this process's store handles, publishing to the project's Celery app.
 
     ``options`` are :class:`~worklists.delivery.relay.Relay`'s keyword arguments (owner,
-    lease_ttl, busy_poll, idle_max, page_size)."""
+    lease_ttl, busy_poll, idle_max, page_size, keep_events)."""
     # Imported here: the worker loads this module before Django is set up.
     from hisadmin.core.store import get_lease_store, get_store
     from worklists.delivery.relay import Relay, celery_publisher  # (the same reason)
@@ -89,7 +89,11 @@ class RelayStep(bootsteps.StartStopStep):
         super().__init__(parent, **kwargs)
 
     def start(self, parent: Any) -> None:
-        relay = build_relay(lease_ttl=self.lease_ttl)
+        # With threads (or solo) the tasks run in this process: the relay keeps the events it
+        # reads, and the tasks on them need not read them again. A prefork pool's children
+        # would never see them.
+        in_process = getattr(parent.pool_cls, "__module__", "").rsplit(".", 1)[-1] != "prefork"
+        relay = build_relay(lease_ttl=self.lease_ttl, keep_events=in_process)
         log.warning("relay %s running inside the worker (lease ttl %ss)", relay.owner,
                     self.lease_ttl)
         self.running = RelayThread(relay).start()

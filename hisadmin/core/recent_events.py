@@ -1,0 +1,75 @@
+"""Outbox events a relay in this process has just read off the change feed, for the tasks
+this process runs on them.
+
+A task message carries ids only (``[stream, [seq, …]]``), so each consumer re-reads the
+events it was sent: one store round trip per message. When the relay runs as a thread of
+the worker (``--relay``, the light mode of ``make run``), the worker's tasks are handed
+events the same process read a moment earlier. The relay keeps them here, and the readers
+(:func:`worklists.persistence.feed.read_events`, the webhook deliveries' ``read_event``)
+look here first.
+
+A copy is as good as a read: an event never changes once its batch committed (the outbox
+is append-only; its time to live only deletes it, and a consumer that finds an event
+gone rebuilds from the source record, which a copy of the event does not contradict).
+Events are kept serialized, so no consumer can change another's copy. The cache holds
+the ``MAX_EVENTS`` last read: a page's tasks run within milliseconds to seconds of it, and
+an event that dropped out, or a worker with no relay in it, reads the store as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import orjson
+
+from cosmos_backend.outbox import is_event
+from cosmos_backend.store import Document
+from hisadmin.core.cache import LruCache
+
+MAX_EVENTS = 2_000
+
+_kept: LruCache[tuple[str, int], bytes] = LruCache(MAX_EVENTS)
+_hits = [0]
+_hits_lock = threading.Lock()
+
+
+def keep(docs: Iterable[Document]) -> None:
+    """Keep the events among a change-feed page's documents."""
+    for doc in docs:
+        if is_event(doc):
+            contents = doc["docContents"]
+            _kept.put((doc["partitionKey"], int(contents["seq"])), orjson.dumps(contents))
+
+
+def read_through(stream: str, seqs: Iterable[int],
+                 read: Callable[[list[int]], dict[int, dict[str, Any]]]
+                 ) -> dict[int, dict[str, Any]]:
+    """Events ``seqs`` of ``stream`` by sequence number: the kept ones from here, the rest
+    with one call of ``read(missing)`` (a store read), only when some are missing."""
+    found: dict[int, dict[str, Any]] = {}
+    missing = []
+    for seq in sorted(set(seqs)):
+        raw = _kept.peek((stream, seq))
+        if raw is None:
+            missing.append(seq)
+        else:
+            found[seq] = orjson.loads(raw)
+    if missing:
+        found.update(read(missing))
+    elif found:
+        with _hits_lock:
+            _hits[0] += 1
+    return found
+
+
+def reads_saved() -> int:
+    """How many store reads were answered from here since the process started (the bench
+    meters them)."""
+    return _hits[0]
+
+
+def forget() -> None:
+    """Drop every kept event (tests)."""
+    _kept.forget()
