@@ -7,14 +7,16 @@ or checked with single-partition reads.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 
 from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore
+from hisadmin.core import keys
 from worklists.persistence import generations, view_rows
-from worklists.persistence.feed import patient_ids
+from worklists.persistence.feed import patient_ids, stream_head
 from worklists.persistence.source import read_source
 from worklists.persistence.trackers import (
     bucket_trackers,
@@ -39,13 +41,27 @@ DROP_CHUNK = 20_000  # rows of a retired generation deleted together, a batch pe
 
 def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n: None,
             *, keep_old: bool = False) -> tuple[int, int]:
-    """Build a new generation beside the live one, switch to it; returns (new, retired)."""
-    gen = generations.start_building(store)
+    """Build a new generation beside the live one, switch to it; returns (new, retired).
+
+    It builds at once, while writers still learn of the new generation
+    (:func:`~worklists.persistence.generations.begin_building`): a patient built before all
+    of them knew may have had an event projected into the active generation only, so once
+    they all know, each such patient whose stream went on past what was built is built
+    again, the careful way (one point read each; none at all for the patients built after).
+    """
+    gen, settled_at = generations.begin_building(store)
+    early: dict[str, int] = {}  # patient → the sequence built, for those built before
     try:
         for start in range(0, len(ids), BUILD_CHUNK):
             chunk = ids[start:start + BUILD_CHUNK]
-            build_patients(store, gen, chunk)
+            built = build_patients(store, gen, chunk)
+            if time.monotonic() < settled_at:
+                early.update(built.seqs)
             progress(len(chunk))
+        generations.outwait(settled_at)
+        for patient_id, seq in early.items():
+            if stream_head(store, keys.patient(patient_id)) > seq:
+                rebuild_patient(store, gen, patient_id)
     except BaseException:
         generations.abandon(store, gen)
         raise

@@ -6,12 +6,18 @@ rebuilds.
 runs; readers read ``active`` only, so the switch is one etag-guarded write and no worklist
 goes offline.
 
-Writers keep the live generations for ``WRITER_CACHE_SECONDS`` (two point reads a second
-per process instead of one per projected delivery). A rebuild waits longer than that after
-each change of the pointer, in whatever process runs it, so every projection that starts
-after the wait sees the change: an event committed after the rebuild read a patient's record
-is projected into the generation being built, and nothing writes a retired generation once
-it is being dropped.
+Writers keep the live generations for ``WRITER_CACHE_SECONDS``, readers the active one for
+``READ_CACHE_SECONDS`` (a few point reads a second per process instead of one per projected
+delivery or page). A rebuild outwaits both after each change of the pointer, in whatever
+process runs it (``SETTLE_SECONDS``), so every projection that starts after the wait sees
+the change:
+
+- after :func:`start_building`, an event projected by a writer that did not know yet may be
+  missing from the new generation's rows of a patient built before the wait was over; the
+  rebuild builds meanwhile, and then checks those patients again
+  (:func:`worklists.ops.maintenance.rebuild`);
+- after :func:`switch`, it waits in full before dropping the retired generation, so no
+  reader reads it and no writer writes it once it is being dropped.
 """
 
 from __future__ import annotations
@@ -28,9 +34,10 @@ from hisadmin.core.cache import ExpiringCache
 META_PK = keys.view("Meta")
 GENERATION_ID = "generation"
 FIRST = 1
-READ_CACHE_SECONDS = 0.5  # readers may see a switch this much later
-WRITER_CACHE_SECONDS = 0.5
-SETTLE_SECONDS = 1.5 * WRITER_CACHE_SECONDS  # a rebuild's wait after changing the pointer
+READ_CACHE_SECONDS = 0.25  # readers may see a switch this much later
+WRITER_CACHE_SECONDS = 0.25
+# A rebuild's wait after changing the pointer: both caches, and a projection in flight.
+SETTLE_SECONDS = 1.5 * max(READ_CACHE_SECONDS, WRITER_CACHE_SECONDS)
 _active: ExpiringCache[int] = ExpiringCache(READ_CACHE_SECONDS)
 _live: ExpiringCache[tuple[int, ...]] = ExpiringCache(WRITER_CACHE_SECONDS)
 
@@ -70,11 +77,20 @@ def live_generations(store: DocumentStore) -> list[int]:
     return list(_live.get(id(store), load))
 
 
-def _settle() -> None:
-    """After changing the pointer: forget it here, and outwait every other process's copy."""
+def _settle(wait: bool = True) -> float:
+    """After changing the pointer: forget it here, and outwait every other process's copy
+    (or, ``wait=False``, return when that is over, for :func:`outwait`)."""
     _live.forget()
     _active.forget()
-    time.sleep(SETTLE_SECONDS)
+    settled_at = time.monotonic() + SETTLE_SECONDS
+    if wait:
+        outwait(settled_at)
+    return settled_at
+
+
+def outwait(settled_at: float) -> None:
+    """Sleep until ``settled_at`` (``time.monotonic``), if it is still ahead."""
+    time.sleep(max(0.0, settled_at - time.monotonic()))
 
 
 def active_generation(store: DocumentStore) -> int:
@@ -83,13 +99,23 @@ def active_generation(store: DocumentStore) -> int:
 
 
 def start_building(store: DocumentStore) -> int:
+    """Mark a new generation as being built, and wait until every writer writes it too."""
+    gen, settled_at = begin_building(store)
+    outwait(settled_at)
+    return gen
+
+
+def begin_building(store: DocumentStore) -> tuple[int, float]:
+    """Mark a new generation as being built without waiting: returns it, and the moment
+    (``time.monotonic``) from which every writer writes it too. Until then a writer may
+    project an event into the active generation only: whoever builds meanwhile checks the
+    patients it built before that moment again."""
     current, etag = _read(store)
     if current.get("building") is not None:
         raise RuntimeError(f"generation {current['building']} is already being built")
     new = max(int(current["active"]), int(current.get("highest", 0))) + 1
     _write(store, {**current, "building": new, "highest": new}, etag)
-    _settle()
-    return new
+    return new, _settle(wait=False)
 
 
 def switch(store: DocumentStore, new: int) -> int:

@@ -12,6 +12,7 @@ touched, so both converge on the newest record.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from cosmos_backend import errors
@@ -207,10 +208,18 @@ def rebuild_patient(store: DocumentStore, gen: int, patient_id: str, *,
     return apply(store, gen, patient_id, None, repair=repair, touched=touched)
 
 
-def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class Built:
+    """What :func:`build_patients` did: the sequence number each patient was built at (the
+    last event its record held), and the patients that went the careful way."""
+
+    seqs: dict[str, int]
+    careful: list[str]
+
+
+def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> Built:
     """Write the rows of patients that have none yet in ``gen`` (a new generation), many
-    rows per transactional batch; returns the patients that went the careful way
-    (:func:`rebuild_patient`).
+    rows per transactional batch (see :class:`Built` for what it returns).
 
     A view partition's rows of many patients go in batches of up to 100 creates, which
     costs a fraction of one write per row (on SQLite every index is updated once per
@@ -263,4 +272,4 @@ def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> li
                     careful.add(batch[exc.index])
     for pid in careful:
         rebuild_patient(store, gen, pid, touched=keys_of[pid])
-    return sorted(careful)
+    return Built({pid: state.seq for pid, state in states.items()}, sorted(careful))
