@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 
 import psutil
 import pytest
@@ -20,19 +19,18 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from tests import worklist_data as data
 from tests.integration.processes import wait_for
-from tests.integration.worklist_stack import WorklistStack, kill, worklist_stack  # noqa: F401 - fixture
+from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
+    WorklistStack,
+    kill,
+    stack_per_test,
+    worklist_stack,
+)
 from worklists.ops.maintenance import check_patient
 from worklists.persistence import generations
 from worklists.persistence.deadletters import all_letters
 from worklists.persistence.trackers import read_tracker
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.django_db]
-
-
-@pytest.fixture
-def stack(worklist_stack: WorklistStack) -> Iterator[WorklistStack]:  # noqa: F811
-    yield worklist_stack
-    worklist_stack.stop_all()
 
 
 def settled(store, patient_ids: list[str]) -> bool:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import signal
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -19,19 +18,13 @@ from tests import worklist_data as data
 from tests.integration.processes import start_light_worker, wait_for
 from tests.integration.test_faults_worklists import admit_many, settled
 from tests.integration.test_webhooks_delivery import receiver, subscribe  # noqa: F401 - fixture
-from tests.integration.worklist_stack import WorklistStack, worklist_stack  # noqa: F401 - fixture
-from webhooks.persistence import subscriptions
+from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
+    WorklistStack,
+    stack_per_test,
+    worklist_stack,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
-
-
-@pytest.fixture
-def stack(worklist_stack: WorklistStack) -> Iterator[WorklistStack]:  # noqa: F811
-    yield worklist_stack
-    worklist_stack.stop_all()
-    store = worklist_stack.store()
-    for sub in subscriptions.all_subscriptions(store):  # later tests must not deliver to it
-        subscriptions.remove(store, sub.id)
 
 
 def light_worker(stack: WorklistStack, name: str, **kwargs: int) -> object:

@@ -21,10 +21,14 @@ from hisadmin.core.actor import Actor
 from tests import worklist_data as data
 from tests.integration.processes import BIN, start, wait_for
 from tests.integration.test_faults_worklists import settled
-from tests.integration.worklist_stack import WorklistStack, worklist_stack  # noqa: F401 - fixture
+from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
+    WorklistStack,
+    stack_per_test,
+    worklist_stack,
+)
 from webhooks import use_cases
 from webhooks.domain import signing
-from webhooks.persistence import deadletters, subscriptions, trackers
+from webhooks.persistence import deadletters, trackers
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.django_db]
 ADMIN = Actor(id="1", username="admin", roles=("admin",))
@@ -111,15 +115,6 @@ def receiver() -> Iterator[Receiver]:
     yield recv
     recv.server.shutdown()
     recv.server.server_close()
-
-
-@pytest.fixture
-def stack(worklist_stack: WorklistStack) -> Iterator[WorklistStack]:  # noqa: F811
-    yield worklist_stack
-    worklist_stack.stop_all()
-    store = worklist_stack.store()
-    for sub in subscriptions.all_subscriptions(store):  # later tests must not deliver to it
-        subscriptions.remove(store, sub.id)
 
 
 def webhook_worker(

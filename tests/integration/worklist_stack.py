@@ -117,6 +117,21 @@ def worklist_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worklis
     redis.stop()
 
 
+@pytest.fixture(name="stack")
+def stack_per_test(worklist_stack: WorklistStack) -> Iterator[WorklistStack]:
+    """``stack``: the session's stack for one test; every process the test started is
+    stopped after it, and no webhook subscription is left for a later test to deliver to.
+    A module that imports it (with ``worklist_stack``) uses it instead of the conftest's
+    module-scoped ``stack``."""
+    from webhooks.persistence import subscriptions
+
+    yield worklist_stack
+    worklist_stack.stop_all()
+    store = worklist_stack.store()
+    for sub in subscriptions.all_subscriptions(store):
+        subscriptions.remove(store, sub.id)
+
+
 def started(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
     time.sleep(0.05)
     assert proc.poll() is None, "process exited at start"
