@@ -233,3 +233,38 @@ def test_an_event_a_writer_projected_into_the_old_generation_only_is_in_the_new_
         his_store, queries.admitted("MED")).rows)
     report = maintenance.check(his_store, hospital)
     assert report.behind == [] and report.drifted == {}
+
+
+def test_a_patient_registered_after_the_listing_and_projected_into_the_old_generation_only_is_in_the_new_one(
+        hospital, his_store, monkeypatch) -> None:
+    """The list of patients was made before the rebuild began; a patient registered after
+    it, whose events a writer that did not know of the new generation projected into the
+    old one only, is found by the tracker saved there and built too."""
+    import time
+
+    from hisadmin.core import keys
+    from worklists.persistence.feed import read_events, stream_head
+    from worklists.persistence.writer import apply
+
+    monkeypatch.setattr(generations, "SETTLE_SECONDS", 3.0)  # as in the test above
+    listed_at = time.time()
+    ids = list(hospital)
+    late = []
+
+    def stale_writer(_: int) -> None:
+        if late:
+            return
+        pid = data.register(his_store, "Latecomer", "Lena")
+        data.admit(his_store, pid, "MED", "MED-1")
+        stream = keys.patient(pid)
+        head = stream_head(his_store, stream)
+        events = read_events(his_store, stream, range(1, head + 1))
+        apply(his_store, 1, pid, [events[s] for s in sorted(events)])  # old generation only
+        late.append(pid)
+
+    gen, _ = maintenance.rebuild(his_store, ids, stale_writer, listed_at=listed_at)
+    assert late and gen == 2
+    assert late[0] in {row["patientId"] for row in queries.run(
+        his_store, queries.admitted("MED")).rows}
+    report = maintenance.check(his_store, [*hospital, *late])
+    assert report.behind == [] and report.drifted == {}

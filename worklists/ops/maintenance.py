@@ -25,6 +25,7 @@ from worklists.persistence.trackers import (
     delete_trackers,
     read_legacy_tracker,
     read_tracker,
+    saved_since,
 )
 from worklists.persistence.writer import build_patients, rebuild_patient
 from worklists.projection.rows import rows_for
@@ -36,19 +37,30 @@ Progress = Callable[[int], None]
 # Patients per bulk build step: enough that a view partition's rows fill batches, small
 # enough that progress moves and memory stays flat.
 BUILD_CHUNK = 2000
+# The store stamps _ts with its own clock (the Cosmos service's): trackers saved up to this
+# long before the listing began are looked at too (a patient listed is skipped anyway).
+CLOCK_SLACK_S = 300
 DROP_CHUNK = 20_000  # rows of a retired generation deleted together, a batch per partition
 
 
 def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n: None,
-            *, keep_old: bool = False) -> tuple[int, int]:
+            *, keep_old: bool = False, listed_at: float | None = None) -> tuple[int, int]:
     """Build a new generation beside the live one, switch to it; returns (new, retired).
+    ``ids``: every patient, as :func:`patient_ids` listed them from ``listed_at``
+    (``time.time()``; default: now).
 
     It builds at once, while writers still learn of the new generation
-    (:func:`~worklists.persistence.generations.begin_building`): a patient built before all
-    of them knew may have had an event projected into the active generation only, so once
-    they all know, each such patient whose stream went on past what was built is built
-    again, the careful way (one point read each; none at all for the patients built after).
+    (:func:`~worklists.persistence.generations.begin_building`). A writer that did not
+    know yet projects into the active generation only, so once every writer knows:
+
+    - each patient built before then whose stream went on past what was built is built
+      again, the careful way (one point read each; none for the patients built after);
+    - each patient the list missed (registered after it) whose tracker in the active
+      generation was saved since the listing began is built too (one query per tracker
+      bucket). Later events of theirs reach the new generation by themselves.
     """
+    since = int(time.time() if listed_at is None else listed_at) - CLOCK_SLACK_S
+    active = int(generations.pointer(store)["active"])
     gen, settled_at = generations.begin_building(store)
     early: dict[str, int] = {}  # patient → the sequence built, for those built before
     try:
@@ -61,6 +73,10 @@ def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n:
         generations.outwait(settled_at)
         for patient_id, seq in early.items():
             if stream_head(store, keys.patient(patient_id)) > seq:
+                rebuild_patient(store, gen, patient_id)
+        listed = set(ids)
+        for patient_id in saved_since(store, active, since):
+            if patient_id not in listed:
                 rebuild_patient(store, gen, patient_id)
     except BaseException:
         generations.abandon(store, gen)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
-from cosmos_backend.store import BatchOp, Document, DocumentStore, Query, iter_query
+from cosmos_backend.store import BatchOp, Cond, Document, DocumentStore, Query, iter_query
 from hisadmin.core import keys
 from worklists.projection.state import PatientState, RowKey
 
@@ -115,6 +115,15 @@ def bucket_trackers(store: DocumentStore, gen: int, bucket: str) -> Iterator[Tra
     """Every tracker of one bucket of generation ``gen``."""
     for doc in iter_query(store, bucket_pk(gen, bucket), Query(), page_size=500):
         yield _tracker(doc)
+
+
+def saved_since(store: DocumentStore, gen: int, since: int) -> Iterator[str]:
+    """The patients whose tracker in generation ``gen`` was saved at or after ``since`` (the
+    store's ``_ts``, seconds since the epoch): one query per bucket."""
+    for bucket in buckets():
+        for doc in iter_query(store, bucket_pk(gen, bucket),
+                              Query(where=(Cond("_ts", ">=", since),)), page_size=500):
+            yield doc["id"]
 
 
 def delete_trackers(store: DocumentStore, gen: int, bucket: str, patient_ids: Sequence[str]

@@ -22,12 +22,13 @@ class Command(BaseCommand):
     def handle(self, *args: Any, keep_old: bool, **options: Any) -> None:
         store = get_store("relay")
         started = time.perf_counter()
+        listed_at = time.time()
         ids = sorted(set(maintenance.patient_ids(store)))
         with Progress("[progress.description]{task.description}", BarColumn(),
                       MofNCompleteColumn(), TimeRemainingColumn(), transient=False) as bar:
             task = bar.add_task("rebuilding", total=len(ids))
             gen, old = maintenance.rebuild(store, ids, lambda n: bar.advance(task, n),
-                                           keep_old=keep_old)
+                                           keep_old=keep_old, listed_at=listed_at)
         took = time.perf_counter() - started
         rate = len(ids) / took if took else 0.0
         self.stdout.write(f"generation {gen} is live (was {old}): {len(ids)} patients in "
