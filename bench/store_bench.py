@@ -2,12 +2,15 @@
 
     python -m bench.store_bench            # full: 100k-item partition
     python -m bench.store_bench --quick    # small sizes, seconds (the smoke test uses this)
+    python -m bench.store_bench --writes   # only the write costs under the product's policy
 
 Measures point reads (small store and the large one), a typical command commit (aggregate +
 stream + event through the unit of work, on a new and on an existing stream), a bare
 2-document batch, 50-item filtered and sorted pages from one large partition (every page of
 the filter, reached by continuation, ascending and descending) and change-feed read
-throughput. Prints a table and writes JSON to ``bench/results/store-<timestamp>.json``.
+throughput; and the cost per document of inserting, replacing and deleting view rows and
+domain documents in batches of 50 under the product's indexing policy (index upkeep).
+Prints a table and writes JSON to ``bench/results/store-<timestamp>.json``.
 """
 
 from __future__ import annotations
@@ -109,11 +112,84 @@ def feed_throughput(store: EmbeddedStore) -> dict[str, Any]:
             "docs_per_s": round(total / seconds), "target": ">= 20,000 docs/s"}
 
 
-def run(quick: bool) -> dict[str, Any]:
+def product_policy() -> dict[str, Any]:
+    """The product container's indexing policy, as the apps register it at start."""
+    from hisadmin.core.store import indexing_policy, register_indexes
+    from patients.persistence.documents import COMPOSITE_INDEXES as RECORD_INDEXES
+    from worklists.projection.schema import COMPOSITE_INDEXES as VIEW_INDEXES
+
+    register_indexes(RECORD_INDEXES)
+    register_indexes(VIEW_INDEXES)
+    return indexing_policy()
+
+
+def view_row(i: int, n: int) -> dict[str, Any]:
+    """A row of the census, orders or name-search view, in the shape the projection writes."""
+    person = {"QueryName": f"DOE{(i * 7919) % n:06d} JANE", "QueryMrn": f"M{i:07d}",
+              "QueryBirth": "1970-01-02", "QuerySex": "female"}
+    contents = {"patientId": f"p{i}", "mrn": f"M{i:07d}", "name": "DOE, Jane",
+                "birthDate": "1970-01-02", "sex": "female", "wardId": f"W{i % 9}",
+                "bed": str(i % 30), "departmentId": "CARD"}
+    kind = i % 3
+    if kind == 0:
+        query = {**person, "QueryWard": f"W{i % 9}", "QueryBed": f"W{i % 9} {i % 30}",
+                 "QueryAdmittedAt": f"2026-01-01T{i:07d}", "QueryAttending": "HOUSE GREGORY"}
+        return wrap(doc_id=f"p{i}", pk="V_Admitted_g1_CARD", doc_type="ViewRow",
+                    sub_type="Admitted", contents={**contents, "admittedAt": "2026-01-01"},
+                    query_fields=query)
+    if kind == 1:
+        query = {**person, "QueryWard": f"W{i % 9}", "QueryBed": f"W{i % 9} {i % 30}",
+                 "QueryKind": "lab", "QueryStatus": "placed", "QueryUrgency": "routine",
+                 "QueryPlacedAt": f"2026-01-01T{i:07d}", "QueryAssignee": "",
+                 "QueryAssigneeName": "", "QueryDepartment": "CARD"}
+        return wrap(doc_id=f"o{i}", pk="V_Orders_g1_CARD", doc_type="ViewRow", sub_type="Orders",
+                    contents={**contents, "kind": "lab", "status": "placed",
+                              "description": "Full blood count"}, query_fields=query)
+    return wrap(doc_id=f"p{i}", pk=f"V_Names_g1_D{i % 20:02d}", doc_type="ViewRow",
+                sub_type="Names", contents=contents, query_fields={**person, "QueryGiven": "JANE"})
+
+
+def domain_doc(i: int) -> dict[str, Any]:
+    """An event of a patient's stream (most domain documents are events)."""
+    return wrap(doc_id=f"e{i:07d}", pk=f"P_{i // 10}", doc_type="Event", sub_type="OrderPlaced",
+                contents={"seq": i % 10, "at": "2026-01-01T10:00:00Z",
+                          "data": {"orderId": f"o{i}", "kind": "lab", "urgency": "routine"}})
+
+
+def write_costs(tmp: str, n: int) -> list[dict[str, Any]]:
+    """Microseconds per document to insert, replace and delete ``n`` of each kind, 50 a batch."""
+    store = EmbeddedStore(str(Path(tmp) / "writes.sqlite3"),
+                          ContainerSpec(name="writes", default_ttl=-1,
+                                        indexing_policy=product_policy()))
+    out = []
+    for label, make in (("view row", lambda i: view_row(i, n)), ("domain document", domain_doc)):
+        docs = [make(i) for i in range(n)]
+        batches: dict[str, list[dict[str, Any]]] = {}
+        for doc in docs:
+            batches.setdefault(doc["partitionKey"], []).append(doc)
+        groups = [(pk, group[k:k + 50]) for pk, group in batches.items()
+                  for k in range(0, len(group), 50)]
+        for kind, op in (("insert", BatchOp.create), ("replace", BatchOp.replace),
+                         ("delete", lambda d: BatchOp.delete(d["id"]))):
+            start = time.perf_counter()
+            for pk, group in groups:
+                store.execute_batch(pk, [op(d) for d in group])
+            per_doc = (time.perf_counter() - start) / n * 1e6
+            out.append({"name": f"{label}: {kind}, 50 per batch", "n": n,
+                        "us_per_doc": round(per_doc, 1), "target": "-"})
+    store.close()
+    return out
+
+
+def run(quick: bool, writes_only: bool = False) -> dict[str, Any]:
     size = 5_000 if quick else 100_000
     reps = 200 if quick else 5_000
-    results = []
+    results: list[dict[str, Any]] = []
+    fill_s = 0.0
     with tempfile.TemporaryDirectory() as tmp:
+        results += write_costs(tmp, 3_000 if quick else 30_000)
+        if writes_only:
+            return report(quick, results, fill_s)
         store = EmbeddedStore(str(Path(tmp) / "bench.sqlite3"), SPEC)
         for i in range(1000):
             store.create(wrap(doc_id="patient", pk=f"P_{i}", doc_type="Patient",
@@ -176,6 +252,10 @@ def run(quick: bool) -> dict[str, Any]:
             Query(where=(ward,), order_by=(("QueryAdmittedAt", "DESC"),)), reps))
         results.append(feed_throughput(store))
         store.close()
+    return report(quick, results, fill_s)
+
+
+def report(quick: bool, results: list[dict[str, Any]], fill_s: float) -> dict[str, Any]:
     return {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "quick": quick,
             "machine": f"{platform.machine()}, Python {platform.python_version()}, "
                        f"SQLite {sqlite3.sqlite_version}, {os.cpu_count()} cores",
@@ -186,10 +266,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--writes", action="store_true", help="only the write costs")
     args = parser.parse_args()
-    report = run(args.quick)
+    report = run(args.quick, args.writes)
     for r in report["results"]:
-        if "p50_ms" in r:
+        if "us_per_doc" in r:
+            print(f"{r['name']:<72} {r['us_per_doc']:>8.1f} us/doc  (n={r['n']:,})")
+        elif "p50_ms" in r:
             last = (f"  last page p99 {r['last_page_p99_ms']:.3f} ms"
                     if "last_page_p99_ms" in r else "")
             print(f"{r['name']:<72} p50 {r['p50_ms']:>7.3f} ms  p99 {r['p99_ms']:>7.3f} ms"

@@ -9,29 +9,74 @@ matches ``true``, ``c.x = null`` never matches a missing property).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.store import Cond, Query, validate_path, validate_query, value_kind
 
 HASH_SPACE = 1 << 16  # feed ranges split the crc32 of the partition key modulo this
-# Top-level ``Query*`` fields exist only for indexing (see envelope.wrap). Indexes made only
-# of such paths are partial (``WHERE q = 1``): documents without them — events, aggregates,
-# trackers — skip that index maintenance entirely, which is most of the cost of a write.
+# Top-level ``Query*`` fields exist only for indexing (see envelope.wrap); column q marks the
+# documents that carry them.
 QUERY_FIELD_PREFIX = "Query"
 # The TTL rule in SQL, one parameter (now): a row past its expiry time is absent for every
 # read, write, query and feed read until purge_expired deletes it.
 LIVE = "(exp IS NULL OR exp > ?)"
 EXPIRED = "(exp IS NOT NULL AND exp <= ?)"
+# Column pm (presence mask): bit n is clear when the document lacks the indexed path the
+# store assigned bit n to; set bits are "present or not known". Each index holds only the
+# rows that have its leading path, so a document updates only the indexes of paths it has.
+PRESENCE_BITS = 62
+ALL_PRESENT = -1  # pm of a row written without a mask: in every index, as before masks
 
 
 def has_query_fields(doc: Mapping[str, Any]) -> int:
     return int(any(key.startswith(QUERY_FIELD_PREFIX) for key in doc))
 
 
-def _is_query_path(path: str) -> bool:
-    return path.startswith(QUERY_FIELD_PREFIX)
+def has_path(bit: int) -> str:
+    """The SQL term (and partial-index predicate) "the row may have the path of ``bit``"."""
+    return f"(pm & {bit}) != 0"
+
+
+def presence_mask(doc: Mapping[str, Any], checks: Sequence[tuple[tuple[str, ...], int]]) -> int:
+    """pm of ``doc``: every bit set but those of the ``(keys, bit)`` paths it lacks.
+
+    Present means what ``json_type(doc, '$.path') IS NOT NULL`` means: a JSON null counts,
+    a path through a non-object does not.
+    """
+    clear = 0
+    for keys, bit in checks:
+        node: Any = doc
+        for key in keys:
+            if not isinstance(node, dict) or key not in node:
+                clear |= bit
+                break
+            node = node[key]
+    return ~clear
+
+
+def presence_terms(query: Query, bits: Mapping[str, int],
+                   masks: Sequence[int] | None) -> list[str]:
+    """The :func:`has_path` terms every row ``query`` can return satisfies, so SQLite may
+    read it from the partial indexes.
+
+    A condition on a path never matches a document without it (Cosmos DB compares undefined
+    with nothing), so filtered paths always qualify. A sort path qualifies only when every
+    row that can match has it (a missing one sorts first): ``masks`` are the distinct pm
+    values of the partition (None: unknown, the sort paths do not qualify).
+    """
+    filtered = sorted({c.path for c in query.where if c.path in bits})
+    need = 0
+    for path in filtered:
+        need |= bits[path]
+    terms = [has_path(bits[path]) for path in filtered]
+    for path, _ in query.ordering():
+        if path in bits and path not in filtered and masks is not None:
+            bit = bits[path]
+            if all(m & bit for m in masks if m & need == need):
+                terms.append(has_path(bit))
+    return terms
 
 
 _COLUMNS = {"id": "id", "partitionKey": "pk", "_ts": "ts", "_lsn": "lsn"}
@@ -209,8 +254,8 @@ def _after(keys: list[tuple[str, str]], values: list[Any], *,
 Segment = tuple[str, list[Any]]
 
 
-def compile_segments(table: str, query: Query,
-                     after: list[Any] | None) -> tuple[list[Segment], int]:
+def compile_segments(table: str, query: Query, after: list[Any] | None,
+                     terms: Sequence[str] = ()) -> tuple[list[Segment], int]:
     """Statements whose results, concatenated in order, are the page; and the key count.
 
     Each selects doc, etag, ts, lsn and the sort keys; params: pk, now, *args, limit. A
@@ -218,6 +263,7 @@ def compile_segments(table: str, query: Query,
     descending, and ``x <= ? OR x IS NULL`` is no index range, so the NULL group is read by a
     statement of its own. Run continuations on the index the first page uses (SQLite 3.40
     drops an expression index from its plans when ``IS NULL`` tests that expression).
+    ``terms`` are :func:`presence_terms` of the query: literal, so the partial indexes apply.
     """
     validate_query(query)
     keys = [(column_expr(path), direction.upper()) for path, direction in query.ordering()]
@@ -227,9 +273,7 @@ def compile_segments(table: str, query: Query,
         sql, cond_args = _cond(cond)
         where.append(sql)
         args.extend(cond_args)
-    paths = [c.path for c in query.where] + [path for path, _ in query.ordering()]
-    if any(_is_query_path(p) for p in paths):
-        where.append("q = 1")  # literal, so SQLite may use the partial Query* indexes
+    where.extend(terms)
     select_keys = ", ".join(expr for expr, _ in keys)
 
     def statement(extra: list[str], extra_args: list[Any], skip: int = 0) -> Segment:
@@ -265,9 +309,14 @@ def compile_segments(table: str, query: Query,
     return [statement([sql], after_args)], len(keys)
 
 
-def compile_query(table: str, query: Query, after: list[Any] | None) -> tuple[str, list[Any], int]:
-    """The first (index-seeking) statement of :func:`compile_segments`, for plan checks."""
-    segments, n_keys = compile_segments(table, query, after)
+def compile_query(table: str, query: Query, after: list[Any] | None,
+                  bits: Mapping[str, int] | None = None) -> tuple[str, list[Any], int]:
+    """The first (index-seeking) statement of :func:`compile_segments`, for plan checks: as
+    if every document of the partition had every indexed path. ``bits``: the table's
+    presence bits (default: those its store provisioned in this process)."""
+    bits = _provisioned_bits.get(table, {}) if bits is None else bits
+    terms = presence_terms(query, bits, [ALL_PRESENT])
+    segments, n_keys = compile_segments(table, query, after, terms)
     sql, args = segments[0]
     return sql, args, n_keys
 
@@ -282,9 +331,9 @@ def _path_of(cosmos_path: str) -> str | None:
     return path.replace("/", ".")
 
 
-def index_statements(table: str, policy: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """CREATE INDEX statements equivalent to the policy's composite and included paths."""
-    column_sets: list[tuple[list[str], bool]] = []
+def _index_columns(policy: Mapping[str, Any]) -> list[tuple[list[str], str | None]]:
+    """Columns of each index the policy needs, with its leading document path (if any)."""
+    column_sets: list[tuple[list[str], str | None]] = []
     for composite in policy.get("compositeIndexes", []):
         cols = []
         paths = []
@@ -296,30 +345,55 @@ def index_statements(table: str, policy: Mapping[str, Any]) -> Iterator[tuple[st
             cols.append(column_expr(path) + (" DESC" if desc else ""))
             paths.append(path)
         else:
-            fields = [p for p in paths if p not in _COLUMNS]
-            column_sets.append((cols, bool(fields) and all(_is_query_path(p) for p in fields)))
+            if paths:
+                column_sets.append((cols, None if paths[0] in _COLUMNS else paths[0]))
     for included in policy.get("includedPaths", []):
         path = _path_of(included["path"])
         if path is not None and path not in _COLUMNS:
-            column_sets.append(([column_expr(path)], _is_query_path(path)))
-    # An index whose columns begin another index's (same partial predicate) adds nothing
-    # here: every query is within one partition and always ends its ordering with ``id``,
-    # so SQLite can seek and sort on the longer one. Skipping it saves a B-tree update on
-    # every write (Cosmos keeps its own per-path range indexes; this is SQLite's view).
+            column_sets.append(([column_expr(path)], path))
+    # An index whose columns begin another index's (same leading path, so the same partial
+    # predicate) adds nothing here: every query is within one partition and always ends
+    # its ordering with ``id``, so SQLite can seek and sort on the longer one. Skipping it
+    # saves a B-tree update on every write (Cosmos keeps its own per-path range indexes;
+    # this is SQLite's view).
     def bare(cols: list[str]) -> tuple[str, ...]:
         return tuple(c.removesuffix(" DESC") for c in cols)
 
-    kept: list[tuple[list[str], bool]] = []
-    for cols, partial in column_sets:
+    kept: list[tuple[list[str], str | None]] = []
+    for cols, lead in column_sets:
         key = bare(cols)
-        if any(len(other) > len(key) and bare(other)[:len(key)] == key and other_partial == partial
-               for other, other_partial in column_sets):
+        if any(len(other) > len(key) and bare(other)[:len(key)] == key
+               for other, _ in column_sets):
             continue
-        if any(bare(c) == key and p == partial for c, p in kept):
+        if any(bare(c) == key for c, _ in kept):
             continue
-        kept.append((cols, partial))
-    for cols, partial in kept:
+        kept.append((cols, lead))
+    return kept
+
+
+def leading_paths(policy: Mapping[str, Any]) -> list[str]:
+    """The document paths that lead an index of the policy: the ones pm tracks."""
+    return list(dict.fromkeys(lead for _, lead in _index_columns(policy) if lead is not None))
+
+
+_provisioned_bits: dict[str, Mapping[str, int]] = {}
+
+
+def remember_bits(table: str, bits: Mapping[str, int]) -> None:
+    """Record a provisioned table's presence bits (for :func:`compile_query`)."""
+    _provisioned_bits[table] = dict(bits)
+
+
+def index_statements(table: str, policy: Mapping[str, Any],
+                     bits: Mapping[str, int] | None = None) -> Iterator[tuple[str, str]]:
+    """CREATE INDEX statements equivalent to the policy's composite and included paths.
+
+    An index led by a path that has a presence bit is partial on it: documents without
+    that path (most documents, for most paths) skip its upkeep on every write.
+    """
+    for cols, lead in _index_columns(policy):
         cols = ["pk", *cols]
-        where = " WHERE q = 1" if partial else ""
+        bit = (bits or {}).get(lead) if lead is not None else None
+        where = f" WHERE {has_path(bit)}" if bit else ""
         name = f"{table}_ix_" + hashlib.sha1(("|".join(cols) + where).encode()).hexdigest()[:10]
         yield name, f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({', '.join(cols)}){where}"

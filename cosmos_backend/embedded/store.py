@@ -27,9 +27,14 @@ from cosmos_backend.embedded.sqlquery import (
     EXPIRED,
     HASH_SPACE,
     LIVE,
+    PRESENCE_BITS,
     compile_segments,
     has_query_fields,
     index_statements,
+    leading_paths,
+    presence_mask,
+    presence_terms,
+    remember_bits,
 )
 from cosmos_backend.paging import decode_token, encode_token
 from cosmos_backend.store import (
@@ -56,6 +61,9 @@ _CHECKPOINT_EVERY = 100
 _AUTOCHECKPOINT_PAGES = 8000
 _CHECKPOINTER_IDLE_S = 30.0  # an idle checkpointer thread ends (a new one starts on demand)
 _USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
+# A sort on a path no filter implies needs the distinct presence masks of the partition;
+# past this many the partition is treated as mixed (no partial index for that sort).
+_MAX_MASKS = 32
 
 
 def _set_wal(conn: sqlite3.Connection) -> None:
@@ -155,6 +163,8 @@ class EmbeddedStore(DocumentStore):
         self._writes = 0
         self._background_checkpoints = path != ":memory:" and not path.startswith("file:")
         self._pinned: dict[str, str | None] = {}  # continuation SQL → index to run it on
+        self._bits: dict[str, int] = {}  # indexed path → its presence bit in column pm
+        self._checks: list[tuple[tuple[str, ...], int]] = []
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
         self.provisioned = self.provision()  # what opening did: cosmos_init reports it
@@ -214,7 +224,7 @@ class EmbeddedStore(DocumentStore):
             CREATE TABLE IF NOT EXISTS {self.table} (
                 pk TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, etag TEXT NOT NULL,
                 ts INTEGER NOT NULL, lsn INTEGER NOT NULL, rng INTEGER NOT NULL, exp REAL,
-                q INTEGER NOT NULL DEFAULT 0,
+                q INTEGER NOT NULL DEFAULT 0, pm INTEGER NOT NULL DEFAULT -1,
                 PRIMARY KEY (pk, id)) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS {self.table}_feed ON {self.table} (lsn);
             CREATE INDEX IF NOT EXISTS {self.table}_exp ON {self.table} (exp) WHERE exp IS NOT NULL;
@@ -230,7 +240,12 @@ class EmbeddedStore(DocumentStore):
             conn.execute(f"UPDATE {self.table} SET q = 1 WHERE EXISTS (SELECT 1 FROM "
                          "json_each(doc) WHERE key LIKE 'Query%')")
             done.append("column q added and filled")
-        wanted = dict(index_statements(self.table, self.spec.indexing_policy))
+        if "pm" not in columns:  # a store made before presence masks: every row in every index
+            conn.execute(f"ALTER TABLE {self.table} ADD COLUMN pm INTEGER NOT NULL DEFAULT -1")
+            done.append("column pm added")
+        done += self._assign_presence_bits(conn)
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {self.table}_pm ON {self.table} (pk, pm)")
+        wanted = dict(index_statements(self.table, self.spec.indexing_policy, self._bits))
         present = {row[0] for row in conn.execute(
             "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name=?", (self.table,))}
         for name, sql in wanted.items():
@@ -241,6 +256,43 @@ class EmbeddedStore(DocumentStore):
             if "_ix_" in name and name not in wanted:
                 conn.execute(f"DROP INDEX {name}")  # no longer in the indexing policy
                 done.append(f"index {name} dropped")
+        return done
+
+    def _assign_presence_bits(self, conn: sqlite3.Connection) -> list[str]:
+        """Give each path that leads an index a bit of column pm (kept in store_meta, shared by
+        every process and never reused) and clear it in the rows that lack the path.
+
+        A writer sets pm from the bits it knows and leaves the others set, so a process
+        still on an older policy, or older code (the column's default), only puts rows into
+        more indexes than needed, never fewer.
+        """
+        done: list[str] = []
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            bits = {row[0].removeprefix("pm:"): 1 << int(row[1]) for row in conn.execute(
+                "SELECT key, value FROM store_meta WHERE container=? AND key LIKE 'pm:%'",
+                (self.spec.name,))}
+            free = sorted(set(range(PRESENCE_BITS)) - {b.bit_length() - 1 for b in bits.values()})
+            new = {}
+            for path in leading_paths(self.spec.indexing_policy):
+                if path not in bits and free:
+                    new[path] = bits[path] = 1 << free.pop(0)
+                    conn.execute("INSERT INTO store_meta (container, key, value) VALUES (?, ?, ?)",
+                                 (self.spec.name, f"pm:{path}", str(new[path].bit_length() - 1)))
+            if new:
+                lacking = " | ".join(
+                    f"(CASE WHEN json_type(doc, '$.{path}') IS NULL THEN {bit} ELSE 0 END)"
+                    for path, bit in new.items())
+                conn.execute(f"UPDATE {self.table} SET pm = pm & ~({lacking})")
+                done.append(f"presence bits for {', '.join(new)}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        wanted = set(leading_paths(self.spec.indexing_policy))
+        self._bits = {path: bit for path, bit in bits.items() if path in wanted}
+        self._checks = [(tuple(path.split(".")), bit) for path, bit in self._bits.items()]
+        remember_bits(self.table, self._bits)
         return done
 
     def _meta(self, key: str, default: int) -> int:
@@ -308,10 +360,12 @@ class EmbeddedStore(DocumentStore):
         exp = self._expiry(doc, now)
         rng = zlib.crc32(pk.encode()) % HASH_SPACE
         q = has_query_fields(doc)
-        values = (pk, doc_id, body, etag, ts, lsn, rng, exp, q)
-        cols = "(pk, id, doc, etag, ts, lsn, rng, exp, q) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        pm = presence_mask(doc, self._checks)
+        values = (pk, doc_id, body, etag, ts, lsn, rng, exp, q, pm)
+        cols = ("(pk, id, doc, etag, ts, lsn, rng, exp, q, pm) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         sets = ("doc=excluded.doc, etag=excluded.etag, ts=excluded.ts, lsn=excluded.lsn, "
-                "exp=excluded.exp, q=excluded.q")
+                "exp=excluded.exp, q=excluded.q, pm=excluded.pm")
         if op.kind == "create":
             cur = conn.execute(
                 f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET {sets} "
@@ -323,9 +377,9 @@ class EmbeddedStore(DocumentStore):
         elif op.kind == "upsert" and op.if_match is None:
             conn.execute(f"INSERT INTO {t} {cols} ON CONFLICT(pk, id) DO UPDATE SET {sets}", values)
         else:  # replace, or upsert guarded by an etag
-            sql = (f"UPDATE {t} SET doc=?, etag=?, ts=?, lsn=?, exp=?, q=? "
+            sql = (f"UPDATE {t} SET doc=?, etag=?, ts=?, lsn=?, exp=?, q=?, pm=? "
                    f"WHERE pk=? AND id=? AND {LIVE}")
-            args = (body, etag, ts, lsn, exp, q, pk, doc_id, now)
+            args = (body, etag, ts, lsn, exp, q, pm, pk, doc_id, now)
             if op.if_match is not None:
                 sql += " AND etag=?"
                 args += (op.if_match,)
@@ -419,21 +473,25 @@ class EmbeddedStore(DocumentStore):
         if page_size < 1:
             raise errors.InvalidRequest("page_size must be at least 1")
         after = decode_token(continuation) if continuation else None
-        segments, n_keys = compile_segments(self.table, query, after)
-        conn, now = self._conn(), self.clock()
-        rows: list[Any] = []
-        for sql, args in segments:
-            params = [pk, now, *args, page_size + 1 - len(rows)]
-            pinned = sql if after is None else self._on_first_page_index(conn, query, pk, now, sql)
-            try:
-                rows += conn.execute(pinned, params).fetchall()
-            except sqlite3.OperationalError as exc:
-                if pinned == sql or "index" not in str(exc):
-                    raise
-                self._pinned.clear()  # the policy changed under us: the index is gone
-                rows += conn.execute(sql, params).fetchall()
-            if len(rows) > page_size:
-                break
+        conn = self._conn()
+        with self._snapshot(conn, query):
+            now = self.clock()
+            terms = self._terms(conn, pk, query)
+            segments, n_keys = compile_segments(self.table, query, after, terms)
+            rows: list[Any] = []
+            for sql, args in segments:
+                params = [pk, now, *args, page_size + 1 - len(rows)]
+                pinned = (sql if after is None
+                          else self._on_first_page_index(conn, query, pk, now, sql, terms))
+                try:
+                    rows += conn.execute(pinned, params).fetchall()
+                except sqlite3.OperationalError as exc:
+                    if pinned == sql or "index" not in str(exc):
+                        raise
+                    self._pinned.clear()  # the policy changed under us: the index is gone
+                    rows += conn.execute(sql, params).fetchall()
+                if len(rows) > page_size:
+                    break
         more = len(rows) > page_size
         rows = rows[:page_size]
         items = [self._row_doc(row) for row in rows]
@@ -442,13 +500,48 @@ class EmbeddedStore(DocumentStore):
 
     def count_query(self, pk: str, query: Query) -> int:
         validate_partition_key(pk)
-        [(sql, args)], _ = compile_segments(self.table, Query(where=query.where), None)
+        where_only = Query(where=query.where)
+        terms = presence_terms(where_only, self._bits, None)
+        [(sql, args)], _ = compile_segments(self.table, where_only, None, terms)
         row = self._conn().execute(f"SELECT COUNT(*) FROM ({sql})",
                                    [pk, self.clock(), *args, -1]).fetchone()  # LIMIT -1: all
         return int(row[0])
 
+    def _needs_masks(self, query: Query) -> bool:
+        filtered = {c.path for c in query.where}
+        return any(p in self._bits and p not in filtered for p, _ in query.ordering())
+
+    @contextmanager
+    def _snapshot(self, conn: sqlite3.Connection, query: Query) -> Iterator[None]:
+        """One read transaction around a query whose terms depend on the partition's masks,
+        so a row written meanwhile cannot fall between the masks and the rows read."""
+        if conn.in_transaction or not self._needs_masks(query):
+            yield
+            return
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            conn.execute("COMMIT")
+
+    def _terms(self, conn: sqlite3.Connection, pk: str, query: Query) -> list[str]:
+        """The presence terms of ``query`` in partition ``pk`` (see presence_terms)."""
+        masks: list[int] | None = None
+        if self._needs_masks(query):
+            # The distinct pm values of the partition: one seek per value in the (pk, pm)
+            # index, however many rows share it.
+            t = self.table
+            masks = [row[0] for row in conn.execute(
+                f"WITH RECURSIVE m(v) AS (SELECT (SELECT min(pm) FROM {t} WHERE pk = ?1) "
+                f"UNION ALL SELECT (SELECT min(pm) FROM {t} WHERE pk = ?1 AND pm > m.v) "
+                f"FROM m WHERE m.v IS NOT NULL LIMIT ?2) SELECT v FROM m WHERE v IS NOT NULL",
+                (pk, _MAX_MASKS + 1))]
+            if len(masks) > _MAX_MASKS:
+                masks = None
+        return presence_terms(query, self._bits, masks)
+
     def _on_first_page_index(self, conn: sqlite3.Connection, query: Query, pk: str,
-                             now: float, sql: str) -> str:
+                             now: float, sql: str, terms: list[str]) -> str:
         """``sql`` (a continuation) pinned to the index the query's first page is read from.
 
         A continuation only narrows the first page's index range, so that index is right for
@@ -457,7 +550,7 @@ class EmbeddedStore(DocumentStore):
         """
         cache = self._pinned
         if sql not in cache:
-            [(first, args)], _ = compile_segments(self.table, query, None)
+            [(first, args)], _ = compile_segments(self.table, query, None, terms)
             plan = conn.execute(f"EXPLAIN QUERY PLAN {first}", [pk, now, *args, 1]).fetchall()
             found = _USING_INDEX.search(" ".join(str(row[-1]) for row in plan))
             cache[sql] = None if found is None else found.group(1)
@@ -470,11 +563,12 @@ class EmbeddedStore(DocumentStore):
                       continuation: str | None = None) -> list[str]:
         """The SQLite plan of each statement a page of ``query`` runs (tests, diagnosis)."""
         after = decode_token(continuation) if continuation else None
-        segments, _ = compile_segments(self.table, query, after)
         conn, now, out = self._conn(), self.clock(), []
+        terms = self._terms(conn, pk, query)
+        segments, _ = compile_segments(self.table, query, after, terms)
         for sql, args in segments:
             if after is not None:
-                sql = self._on_first_page_index(conn, query, pk, now, sql)
+                sql = self._on_first_page_index(conn, query, pk, now, sql, terms)
             plan = conn.execute(f"EXPLAIN QUERY PLAN {sql}", [pk, now, *args, 51]).fetchall()
             out.append(" | ".join(str(row[-1]) for row in plan))
         return out

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from cosmos_backend.embedded.sqlquery import has_path, presence_terms
 from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.paging import decode_token, encode_token
 from cosmos_backend.store import Cond, ContainerSpec, Query
@@ -74,14 +75,108 @@ def test_it_reads_null_groups_from_the_index_too(store: EmbeddedStore, query: Qu
         assert "TEMP B-TREE" not in plan, plan
 
 
-def test_it_uses_the_partial_index_only_for_documents_with_query_fields(
+def test_it_keeps_documents_without_the_leading_path_out_of_an_index(
         store: EmbeddedStore) -> None:
     [index_sql] = [row[0] for row in store._conn().execute(
         "SELECT sql FROM sqlite_master WHERE type='index' AND sql LIKE '%QueryName%'")]
-    assert index_sql.endswith("WHERE q = 1")  # events and aggregates skip its upkeep
-    [plain] = [row[0] for row in store._conn().execute(
-        "SELECT sql FROM sqlite_master WHERE type='index' AND sql LIKE '%$.grp%'")]
-    assert "WHERE" not in plain
+    bit = store._bits["QueryWard"]
+    assert index_sql.endswith(f"WHERE (pm & {bit}) != 0")  # led by QueryWard
+    store.create({"id": "e1", "partitionKey": "V_1", "docType": "Event", "grp": "A"})
+    store.create({"id": "e2", "partitionKey": "V_1", "QueryWard": None})
+    pm = dict(store._conn().execute(f"SELECT id, pm FROM {store.table} WHERE id LIKE 'e%'"))
+    assert pm["e1"] & bit == 0  # skips the upkeep of every QueryWard index
+    assert pm["e2"] & bit  # a JSON null is a value: the row is in the index
+
+
+def _rows(store: EmbeddedStore, query: Query) -> list[str]:
+    return [d["id"] for d in store.query_all("V_1", query, page_size=7)]
+
+
+def test_a_sort_alone_uses_the_partial_index_while_every_row_has_the_path(
+        store: EmbeddedStore) -> None:
+    by_type = Query(order_by=(("docType", "ASC"),))
+    [plan] = plans(store, by_type)
+    assert "USING INDEX" in plan and "_ix_" in plan and "TEMP B-TREE" not in plan, plan
+    # A row without docType sorts first; the partial index cannot hold it, so the query
+    # reads the partition instead, with the same results as a full sort.
+    store.create({"id": "zz", "partitionKey": "V_1", "grp": "A"})
+    [plan] = plans(store, by_type)
+    assert "TEMP B-TREE" in plan, plan
+    assert _rows(store, by_type) == ["zz"] + [f"r{i:03d}" for i in range(300)]
+    # A filter on the leading path leaves that row out anyway: the index serves again.
+    for plan in plans(store, WARD):
+        assert "_ix_" in plan and "TEMP B-TREE" not in plan, plan
+    assert "zz" not in _rows(store, WARD)
+
+
+def test_a_sort_path_qualifies_only_where_every_row_the_filters_allow_has_it() -> None:
+    bits = {"docType": 1, "QueryWard": 2, "grp": 4}
+    rows_and_events = [~0, ~2]  # rows have every path; events lack QueryWard
+    by_ward = Query(order_by=(("QueryWard", "ASC"),))
+    assert presence_terms(by_ward, bits, rows_and_events) == []
+    assert presence_terms(by_ward, bits, [~4]) == [has_path(2)]  # grp is not sorted on
+    assert presence_terms(by_ward, bits, None) == []  # unknown partition: no promise
+    typed = Query(where=(Cond("docType", "=", "Row"),), order_by=(("QueryWard", "ASC"),))
+    assert presence_terms(typed, bits, rows_and_events) == [has_path(1)]
+    grouped = Query(where=(Cond("grp", ">", "A"),), order_by=(("QueryWard", "ASC"),))
+    assert presence_terms(grouped, bits, [~0, ~(2 | 4)]) == [has_path(4), has_path(2)]
+
+
+def test_sorted_results_include_rows_without_the_path_in_a_mixed_partition(
+        store: EmbeddedStore) -> None:
+    store.create({"id": "ev", "partitionKey": "V_1", "docType": "Event", "grp": "A"})
+    events = Query(where=(Cond("grp", "=", "A"),), order_by=(("QueryWard", "ASC"),))
+    found = _rows(store, events)
+    assert found[0] == "ev" and len(found) == 151  # missing sorts first, as before
+    latest = Query(where=(Cond("grp", "=", "A"),), order_by=(("QueryWard", "DESC"),))
+    assert _rows(store, latest)[-1] == "ev"
+
+
+def test_a_row_written_without_a_mask_is_in_every_index(store: EmbeddedStore) -> None:
+    """Older code, which knows no pm, leaves the column's default: all bits set."""
+    doc = '{"id": "old", "partitionKey": "V_1", "QueryWard": "W1", "QueryName": "A"}'
+    store._conn().execute(f"INSERT INTO {store.table} (pk, id, doc, etag, ts, lsn, rng, exp) "
+                          "VALUES ('V_1', 'old', ?, 'x', 0, 0, 0, NULL)", (doc,))
+    assert _rows(store, WARD)[0] == "old"
+    assert "old" in _rows(store, Query(order_by=(("QueryWard", "ASC"),)))
+
+
+def test_a_path_added_to_the_policy_later_is_found_in_rows_written_before(
+        tmp_path: Path) -> None:
+    path = str(tmp_path / "grow.sqlite3")
+    before = EmbeddedStore(path, ContainerSpec(name="g", indexing_policy=POLICY))
+    before.create({"id": "a", "partitionKey": "V_1", "colour": "red"})
+    before.create({"id": "b", "partitionKey": "V_1", "shape": "round"})
+    wider = {**POLICY, "includedPaths": [{"path": "/docType/?"}, {"path": "/colour/?"}]}
+    after = EmbeddedStore(path, ContainerSpec(name="g", indexing_policy=wider))
+    assert any("presence bits for colour" in line for line in after.provisioned)
+    before.create({"id": "c", "partitionKey": "V_1", "colour": "blue"})  # knows no colour bit
+    by_colour = Query(order_by=(("colour", "ASC"),))
+    assert [d["id"] for d in after.query_all("V_1", by_colour)] == ["b", "c", "a"]
+    red = Query(where=(Cond("colour", "=", "red"),))
+    assert [d["id"] for d in after.query_all("V_1", red)] == ["a"]
+
+
+def test_a_store_made_before_presence_masks_is_upgraded_in_place(tmp_path: Path) -> None:
+    path = str(tmp_path / "old.sqlite3")
+    store = EmbeddedStore(path, ContainerSpec(name="o", indexing_policy=POLICY))
+    for i in range(20):
+        store.create({"id": f"r{i:02d}", "partitionKey": "V_1", "QueryWard": f"W{i % 2}",
+                      "QueryName": f"N{19 - i:02d}"})
+    store.create({"id": "ev", "partitionKey": "V_1", "docType": "Event"})
+    expected = _rows(store, WARD)
+    conn = store._conn()  # back to the earlier layout: no pm, Query* indexes on q = 1
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='index' "
+                                "AND (name LIKE '%_ix_%' OR name LIKE '%_pm')").fetchall():
+        conn.execute(f"DROP INDEX {name}")
+    conn.execute(f"ALTER TABLE {store.table} DROP COLUMN pm")
+    conn.execute("DELETE FROM store_meta WHERE key LIKE 'pm:%'")
+    store.close()
+    again = EmbeddedStore(path, ContainerSpec(name="o", indexing_policy=POLICY))
+    assert "column pm added" in again.provisioned
+    assert _rows(again, WARD) == expected
+    pm = dict(again._conn().execute(f"SELECT id, pm FROM {again.table}"))
+    assert pm["ev"] & again._bits["QueryWard"] == 0 and pm["r00"] & again._bits["QueryWard"]
 
 
 def test_it_uses_the_trailing_primary_key_as_the_id_tie_breaker(store: EmbeddedStore) -> None:
