@@ -355,13 +355,17 @@ def snake_key(key: str) -> str:
     return _CAMEL.sub("_", key).lower()
 
 
+_NESTED = (dict, list)
+
+
 def snake_keys(value: Any) -> Any:
     """``value`` with every dict key, at any depth, snake_case: a stored document or event
     as the API shows it."""
-    if isinstance(value, dict):
-        return {snake_key(k): snake_keys(v) for k, v in value.items()}
+    if isinstance(value, dict):  # scalars inline (hot on worklist reads; JSON: exact types)
+        return {snake_key(k): snake_keys(v) if type(v) in _NESTED else v
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [snake_keys(v) for v in value]
+        return [snake_keys(v) if type(v) in _NESTED else v for v in value]
     return value
 
 
