@@ -135,6 +135,34 @@ class MemorySampler:
                 "processes": {r: sorted(v, reverse=True) for r, v in sorted(by_role.items())}}
 
 
+class CpuMeter:
+    """CPU seconds (user + system) so far of each role's processes, and of this process (the
+    bench's clients, and its memory sampler): measured around a phase, they say where the
+    machine's two cores went per command. A process that exits during a phase loses its
+    share (none does in the timed phases)."""
+
+    def __init__(self, find: Callable[[], list[psutil.Process]]) -> None:
+        self.find = find
+
+    def __call__(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for proc in [*self.find(), psutil.Process()]:
+            try:
+                times = proc.cpu_times()
+                role = "bench" if proc.pid == os.getpid() else role_of(proc)
+            except psutil.Error:
+                continue
+            out[role] = out.get(role, 0.0) + times.user + times.system
+        return out
+
+
+def cpu_per_command(before: dict[str, float], after: dict[str, float], commands: int
+                    ) -> dict[str, float]:
+    """Milliseconds of CPU per command, by role, between two :class:`CpuMeter` readings."""
+    return {role: round((after[role] - before.get(role, 0.0)) * 1000 / max(1, commands), 2)
+            for role in sorted(after)}
+
+
 SHELLS = ("sh", "bash", "dash")
 
 
@@ -253,7 +281,7 @@ class HttpClient:
 
 # ------------------------------------------------------------------ the measured phases
 def measure(base: str, tokens: Tokens, patients: list[workload.PatientPlan],
-            phases: Phases) -> dict[str, Any]:
+            phases: Phases, cpu: CpuMeter | None = None) -> dict[str, Any]:
     beds = workload.free_beds(patients)
     out: dict[str, Any] = {}
     client = HttpClient(base)
@@ -275,9 +303,9 @@ def measure(base: str, tokens: Tokens, patients: list[workload.PatientPlan],
     out["commands"]["drain_s"] = settle(client, tokens)
     # "throughput" keeps its name (four clients) so earlier results still compare.
     out["throughput"] = under_load(base, tokens, beds, phases.threads,
-                                   phases.thread_iterations, 820_000)
+                                   phases.thread_iterations, 820_000, cpu)
     out["throughput_wide"] = under_load(base, tokens, beds, phases.wide_threads,
-                                        phases.thread_iterations, 840_000)
+                                        phases.thread_iterations, 840_000, cpu)
     out["freshness"] = freshness(base, tokens, phases)
     settle(client, tokens)
     out["reads"] = reads(base, tokens, patients, phases)
@@ -313,7 +341,8 @@ def settle(client: HttpClient, tokens: Tokens, timeout: float = 120) -> float:
 
 
 def under_load(base: str, tokens: Tokens, beds: list[tuple[str, str, str]], clients: int,
-               iterations: int, first_id: int) -> dict[str, Any]:
+               iterations: int, first_id: int, cpu: CpuMeter | None = None
+               ) -> dict[str, Any]:
     """``clients`` threads, each its own session, each running up to ``iterations`` stays
     back to back, every stay in a bed of its own: a client has as many stays as it has free
     beds (90 beds for 8 clients at 10k patients and more: 11 stays each). The beds are
@@ -342,6 +371,7 @@ def under_load(base: str, tokens: Tokens, beds: list[tuple[str, str, str]], clie
             for k, v in mine.by_command.items():
                 loaded.by_command.setdefault(k, []).extend(v)
 
+    cpu_before = cpu() if cpu else {}
     started = time.perf_counter()
     threads = [threading.Thread(target=worker, args=(t,)) for t in range(clients)]
     for th in threads:
@@ -350,11 +380,14 @@ def under_load(base: str, tokens: Tokens, beds: list[tuple[str, str, str]], clie
         th.join()
     took = time.perf_counter() - started
     done = sum(len(v) for v in loaded.by_command.values())
-    return {"clients": clients, "stays_per_client": stays, "commands": done,
-            "seconds": round(took, 2), "commands_per_s": round(done / took, 1),
-            "under_load": stats([ms for v in loaded.by_command.values() for ms in v]),
-            "by_command": {k: stats(v) for k, v in loaded.by_command.items()},
-            "errors": errors[:3], "drain_s": settle(prep, tokens)}
+    out = {"clients": clients, "stays_per_client": stays, "commands": done,
+           "seconds": round(took, 2), "commands_per_s": round(done / took, 1),
+           "under_load": stats([ms for v in loaded.by_command.values() for ms in v]),
+           "by_command": {k: stats(v) for k, v in loaded.by_command.items()},
+           "errors": errors[:3], "drain_s": settle(prep, tokens)}
+    if cpu:  # after the drain: the projections of these commands included
+        out["cpu_ms_per_command"] = cpu_per_command(cpu_before, cpu(), done)
+    return out
 
 
 def freshness(base: str, tokens: Tokens, phases: Phases) -> dict[str, Any]:
@@ -482,7 +515,7 @@ def run_product(tmp: Path, n: int, patients: list[Any], phases: Phases,
         wait_ready(base, tokens.admin)
         redis = new_processes("redis-server", redis_before, var)
         with MemorySampler(tree(proc.pid, redis)) as mem:
-            result = measure(base, tokens, patients, phases)
+            result = measure(base, tokens, patients, phases, CpuMeter(tree(proc.pid, redis)))
         result["memory"] = mem.report()
     finally:
         stop_group(proc)
@@ -529,7 +562,7 @@ def run_relational(tmp: Path, n: int, patients: list[Any], phases: Phases,
         base = f"http://127.0.0.1:{port}"
         wait_ready(base, tokens.admin)
         with MemorySampler(tree(proc.pid, extra)) as mem:
-            result = measure(base, tokens, patients, phases)
+            result = measure(base, tokens, patients, phases, CpuMeter(tree(proc.pid, extra)))
         result["memory"] = mem.report()
         if engine == "sqlite":
             prep["db_bytes"] = sum(f.stat().st_size for f in var.glob("relational.sqlite3*"))

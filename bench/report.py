@@ -287,6 +287,23 @@ def memory_table(run: dict[str, Any], size: str) -> list[str]:
     return lines
 
 
+def cpu_table(run: dict[str, Any], size: str) -> list[str]:
+    """CPU per command under load by process role (the drain included): where the cores
+    went."""
+    entry = run["sizes"][size]
+    lines = ["| system | clients | ms CPU per command, by process | total |", "|---|---|---|---|"]
+    for s in run["systems"]:
+        for key in ("throughput", "throughput_wide"):
+            cpu = get(entry, s, key, "cpu_ms_per_command")
+            if not cpu:
+                continue
+            parts = "; ".join(f"{role}: {_f(v, 2)}" for role, v in
+                              sorted(cpu.items(), key=lambda kv: -kv[1]))
+            lines.append(f"| {LABEL[s]} | {get(entry, s, key, 'clients')} | {parts} | "
+                         f"{_f(sum(cpu.values()), 2)} |")
+    return lines if len(lines) > 2 else []
+
+
 # ------------------------------------------------------------------ targets and verdicts
 SHORT = {"product": "product", "sqlite": "SQLite", "postgresql": "PostgreSQL"}
 # Commands that hold a bed or the MRN (identity) partition besides the patient's own.
@@ -680,7 +697,13 @@ def render(runs: list[dict[str, Any]], images: list[str], image_dir: str) -> str
     for size in sizes:
         out += [f"{int(size):,} patients:", "", *command_table(run, size), ""]
     out += [f"By command at {int(big):,} patients (ms, one client):", "",
-            *by_command_table(run, big), "",
+            *by_command_table(run, big), ""]
+    for size in sizes:
+        if cpu := cpu_table(run, size):
+            out += [f"CPU per command under load at {int(size):,} patients (every process "
+                    "of the system, and the bench process with its clients; the worklists' "
+                    "catching up after the clients stopped included):", "", *cpu, ""]
+    out += [
             "## Freshness (admission committed → visible through the worklist API)", "",
             *freshness_table(run), "",
             "## Store round trips, bytes and estimated Cosmos RU per command", "",

@@ -34,6 +34,9 @@ def test_it_measures_both_systems_and_writes_the_report(tmp_path: Path) -> None:
             assert phase["commands"] == phase["under_load"]["n"] == 8 * clients
             assert phase["commands_per_s"] > 0
             assert phase["drain_s"] >= 0
+            # Where the cores went: the system's processes and the bench's own.
+            cpu = phase["cpu_ms_per_command"]
+            assert cpu["bench"] > 0 and sum(cpu.values()) > cpu["bench"], cpu
     assert entry["product"]["prep"]["costs"]["register"]["sync_round_trips"] > 0
     report = (tmp_path / "docs" / "BENCHMARKS.md").read_text()
     assert "Where we win and where we lose" in report
@@ -53,6 +56,7 @@ def test_it_measures_both_systems_and_writes_the_report(tmp_path: Path) -> None:
         assert any(word in row for word in ("· met", "· **missed**", "not measured",
                                             "(not at 50/s)", "(target at 100k)")), row
     assert "| commands/s, 8 clients |" in report
+    assert "CPU per command under load at" in report
     if importlib.util.find_spec("matplotlib") is not None:  # plots are optional
         assert (tmp_path / "docs" / "benchmarks" / "worklist-reads.png").exists()
         assert (tmp_path / "docs" / "benchmarks" / "throughput.png").exists()
