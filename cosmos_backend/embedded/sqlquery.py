@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from cosmos_backend import errors
@@ -39,14 +40,39 @@ def has_path(bit: int) -> str:
     return f"(pm & {bit}) != 0"
 
 
-def presence_mask(doc: Mapping[str, Any], checks: Sequence[tuple[tuple[str, ...], int]]) -> int:
-    """pm of ``doc``: every bit set but those of the ``(keys, bit)`` paths it lacks.
+@dataclass(frozen=True)
+class PresenceChecks:
+    """How to compute pm for a set of ``path → bit``: top-level keys by one pass over the
+    document's keys (most indexed paths are top-level), nested paths one by one."""
+
+    top: dict[str, int]
+    top_bits: int
+    nested: tuple[tuple[tuple[str, ...], int], ...]
+
+    @classmethod
+    def of(cls, bits: Mapping[str, int]) -> PresenceChecks:
+        top = {path: bit for path, bit in bits.items() if "." not in path}
+        nested = tuple((tuple(path.split(".")), bit) for path, bit in bits.items() if "." in path)
+        all_top = 0
+        for bit in top.values():
+            all_top |= bit
+        return cls(top, all_top, nested)
+
+
+def presence_mask(doc: Mapping[str, Any], checks: PresenceChecks) -> int:
+    """pm of ``doc``: every bit set but those of the checked paths it lacks.
 
     Present means what ``json_type(doc, '$.path') IS NOT NULL`` means: a JSON null counts,
     a path through a non-object does not.
     """
-    clear = 0
-    for keys, bit in checks:
+    present = 0
+    top = checks.top
+    for key in doc:
+        bit = top.get(key)
+        if bit is not None:
+            present |= bit
+    clear = checks.top_bits & ~present
+    for keys, bit in checks.nested:
         node: Any = doc
         for key in keys:
             if not isinstance(node, dict) or key not in node:

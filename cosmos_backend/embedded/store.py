@@ -28,6 +28,7 @@ from cosmos_backend.embedded.sqlquery import (
     HASH_SPACE,
     LIVE,
     PRESENCE_BITS,
+    PresenceChecks,
     compile_segments,
     has_query_fields,
     index_statements,
@@ -164,7 +165,7 @@ class EmbeddedStore(DocumentStore):
         self._background_checkpoints = path != ":memory:" and not path.startswith("file:")
         self._pinned: dict[str, str | None] = {}  # continuation SQL → index to run it on
         self._bits: dict[str, int] = {}  # indexed path → its presence bit in column pm
-        self._checks: list[tuple[tuple[str, ...], int]] = []
+        self._checks = PresenceChecks.of({})
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
         self.provisioned = self.provision()  # what opening did: cosmos_init reports it
@@ -291,7 +292,7 @@ class EmbeddedStore(DocumentStore):
             raise
         wanted = set(leading_paths(self.spec.indexing_policy))
         self._bits = {path: bit for path, bit in bits.items() if path in wanted}
-        self._checks = [(tuple(path.split(".")), bit) for path, bit in self._bits.items()]
+        self._checks = PresenceChecks.of(self._bits)
         remember_bits(self.table, self._bits)
         return done
 

@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from cosmos_backend.embedded.sqlquery import has_path, presence_terms
+from cosmos_backend.embedded.sqlquery import (
+    PresenceChecks,
+    has_path,
+    presence_mask,
+    presence_terms,
+)
 from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.paging import decode_token, encode_token
 from cosmos_backend.store import Cond, ContainerSpec, Query
@@ -107,6 +112,17 @@ def test_a_sort_alone_uses_the_partial_index_while_every_row_has_the_path(
     for plan in plans(store, WARD):
         assert "_ix_" in plan and "TEMP B-TREE" not in plan, plan
     assert "zz" not in _rows(store, WARD)
+
+
+def test_the_mask_clears_exactly_the_bits_of_the_paths_a_document_lacks() -> None:
+    checks = PresenceChecks.of({"open": 1, "QueryWard": 2, "docContents.status": 4,
+                                "docContents.startedAt": 8})
+    assert presence_mask({"open": True, "QueryWard": "W1",
+                          "docContents": {"status": "x", "startedAt": None}}, checks) == ~0
+    assert presence_mask({"QueryWard": None, "docContents": {"status": 1}}, checks) == ~(1 | 8)
+    # A path through a non-object is missing, as json_type says.
+    assert presence_mask({"docContents": ["status"]}, checks) == ~(1 | 2 | 4 | 8)
+    assert presence_mask({"other": 1}, PresenceChecks.of({})) == -1  # nothing known: all set
 
 
 def test_a_sort_path_qualifies_only_where_every_row_the_filters_allow_has_it() -> None:
