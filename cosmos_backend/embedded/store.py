@@ -60,6 +60,11 @@ _PURGE_EVERY = 500  # writes between sweeps of expired rows
 # automatic checkpoint stays as a backstop, at a higher threshold (pages of 4 KiB).
 _CHECKPOINT_EVERY = 100
 _AUTOCHECKPOINT_PAGES = 8000
+# SQLite's page cache per connection (every thread has one; the web server has 8 threads):
+# reads go through the memory map, so the cache mostly holds pages beyond its 256 MB and
+# pages being written. 4 MB, not 8: at 100,000 patients the web process peaked 18 MB
+# higher with 8 (docs/performance.md).
+_CACHE_KB = int(os.environ.get("EMBEDDED_STORE_CACHE_KB", "4096"))
 _CHECKPOINTER_IDLE_S = 30.0  # an idle checkpointer thread ends (a new one starts on demand)
 _USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
 # A sort on a path no filter implies needs the distinct presence masks of the partition;
@@ -183,8 +188,8 @@ class EmbeddedStore(DocumentStore):
             conn.execute("PRAGMA busy_timeout=30000")
             # Reads through a memory map of the file: its pages are shared by every process
             # that maps them (the web and the worker). The page cache, private to each
-            # connection (every thread has one), stays small: 8 MB.
-            conn.execute("PRAGMA cache_size=-8192")
+            # connection (every thread has one), stays small (_CACHE_KB).
+            conn.execute(f"PRAGMA cache_size=-{_CACHE_KB}")
             conn.execute("PRAGMA mmap_size=268435456")
             conn.execute(f"PRAGMA wal_autocheckpoint={_AUTOCHECKPOINT_PAGES}")
             local.conn, local.pid = conn, os.getpid()
