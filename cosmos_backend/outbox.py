@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cosmos_backend.envelope import wrap
-from cosmos_backend.store import Document
+from cosmos_backend.store import Cond, Document, DocumentStore, Query
 from cosmos_backend.uow import UnitOfWork
 
 STREAM_ID = "stream"
@@ -33,6 +33,24 @@ def is_event(doc: Document) -> bool:
 def stream_seq(uow: UnitOfWork, pk: str) -> int:
     doc = uow.try_get(pk, STREAM_ID)
     return 0 if doc is None else int(doc["docContents"]["seq"])
+
+
+def stream_head(store: DocumentStore, pk: str) -> int:
+    """The stream's last sequence number (0 when it has none), in one point read."""
+    doc = store.try_read(pk, STREAM_ID)
+    return 0 if doc is None else int(doc["docContents"]["seq"])
+
+
+def read_events(store: DocumentStore, pk: str, seqs: list[int]) -> dict[int, dict[str, Any]]:
+    """Events ``seqs`` of stream ``pk`` by sequence number (their contents), in one round
+    trip: a point read for one, a query of the partition for several. Events gone (their
+    time to live) are missing from the answer."""
+    if len(seqs) == 1:
+        doc = store.try_read(pk, event_id(seqs[0]))
+        return {} if doc is None else {seqs[0]: doc["docContents"]}
+    docs = store.query_all(pk, Query(where=(Cond("id", "in", [event_id(s) for s in seqs]),)),
+                           page_size=len(seqs) or 1)
+    return {int(doc["docContents"]["seq"]): doc["docContents"] for doc in docs}
 
 
 def start_stream(uow: UnitOfWork, pk: str, *, fields: Mapping[str, Any] | None = None) -> None:

@@ -1,12 +1,12 @@
 """Outbox events a relay in this process has just read off the change feed, for the tasks
-this process runs on them.
+this process runs on them; and the one way the apps read events by sequence number.
 
 A task message carries ids only (``[stream, [seq, …]]``), so each consumer re-reads the
 events it was sent: one store round trip per message. When the relay runs as a thread of
 the worker (``--relay``, the light mode of ``make run``), the worker's tasks are handed
-events the same process read a moment earlier. The relay keeps them here, and the readers
-(:func:`worklists.persistence.feed.read_events`, the webhook deliveries' ``read_event``)
-look here first.
+events the same process read a moment earlier. The relay keeps them here, and
+:func:`read_events` (the projections, the webhook deliveries, the dead-letter replays)
+looks here first and reads the rest from the store.
 
 A copy is as good as a read: an event never changes once its batch committed (the outbox
 is append-only; its time to live only deletes it, and a consumer that finds an event
@@ -19,13 +19,13 @@ an event that dropped out, or a worker with no relay in it, reads the store as b
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
 
-from cosmos_backend.outbox import is_event
-from cosmos_backend.store import Document
+from cosmos_backend import outbox
+from cosmos_backend.store import Document, DocumentStore
 from hisadmin.core.cache import LruCache
 
 MAX_EVENTS = 2_000
@@ -38,16 +38,17 @@ _hits_lock = threading.Lock()
 def keep(docs: Iterable[Document]) -> None:
     """Keep the events among a change-feed page's documents."""
     for doc in docs:
-        if is_event(doc):
+        if outbox.is_event(doc):
             contents = doc["docContents"]
             _kept.put((doc["partitionKey"], int(contents["seq"])), orjson.dumps(contents))
 
 
-def read_through(stream: str, seqs: Iterable[int],
-                 read: Callable[[list[int]], dict[int, dict[str, Any]]]
-                 ) -> dict[int, dict[str, Any]]:
-    """Events ``seqs`` of ``stream`` by sequence number: the kept ones from here, the rest
-    with one call of ``read(missing)`` (a store read), only when some are missing."""
+def read_events(store: DocumentStore, stream: str, seqs: Iterable[int]
+                ) -> dict[int, dict[str, Any]]:
+    """Events ``seqs`` of ``stream`` by sequence number (their contents), in at most one
+    round trip: none for the events kept here, one read
+    (:func:`cosmos_backend.outbox.read_events`) for the rest. Events gone (TTL) are missing
+    from the answer."""
     found: dict[int, dict[str, Any]] = {}
     missing = []
     for seq in sorted(set(seqs)):
@@ -57,11 +58,16 @@ def read_through(stream: str, seqs: Iterable[int],
         else:
             found[seq] = orjson.loads(raw)
     if missing:
-        found.update(read(missing))
+        found.update(outbox.read_events(store, stream, missing))
     elif found:
         with _hits_lock:
             _hits[0] += 1
     return found
+
+
+def read_event(store: DocumentStore, stream: str, seq: int) -> dict[str, Any] | None:
+    """Event ``seq`` of ``stream`` (its contents), or None when it is gone (TTL)."""
+    return read_events(store, stream, [seq]).get(seq)
 
 
 def reads_saved() -> int:

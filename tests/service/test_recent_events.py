@@ -21,7 +21,6 @@ from worklists.delivery.projector import project_events
 from worklists.delivery.relay import Relay, consumer_publisher
 from worklists.delivery.tasks import TASK
 from worklists.persistence import generations
-from worklists.persistence.feed import read_events
 from worklists.read.queries import admitted, run
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
@@ -90,13 +89,13 @@ def test_kept_events_are_the_stored_ones_and_each_reader_gets_its_own_copy(
     meter = Meter()
     counting = CountingStore(his_store, meter)
     saved = recent_events.reads_saved()
-    kept = read_events(counting, stream, seqs)
+    kept = recent_events.read_events(counting, stream, seqs)
     assert meter.snapshot()["round_trips"] == 0 and recent_events.reads_saved() == saved + 1
     recent_events.forget()
-    assert kept == read_events(his_store, stream, seqs)  # as stored
+    assert kept == recent_events.read_events(his_store, stream, seqs)  # as stored
 
     _relay_once(his_store, keep_events=True)  # nothing new on the feed: nothing kept
-    assert read_events(counting, stream, seqs) == kept and meter.snapshot()["round_trips"] == 1
+    assert recent_events.read_events(counting, stream, seqs) == kept and meter.snapshot()["round_trips"] == 1
 
 
 def test_a_partly_kept_delivery_reads_only_what_is_missing(
@@ -104,11 +103,11 @@ def test_a_partly_kept_delivery_reads_only_what_is_missing(
     pid = _admitted_patient(his_store, "Part")
     ((stream, seqs),) = [(s, q) for s, q in _relay_once(his_store, keep_events=True).items()
                          if s.endswith(pid)]
-    first = read_events(his_store, stream, seqs)
+    first = recent_events.read_events(his_store, stream, seqs)
     first[seqs[0]]["type"] = "changed by one reader"  # a reader's copy is its own
     meter = Meter()
     counting = CountingStore(his_store, meter)
-    again = read_events(counting, stream, [*seqs, seqs[-1] + 1])  # one more: not written
+    again = recent_events.read_events(counting, stream, [*seqs, seqs[-1] + 1])  # one more: not written
     assert again[seqs[0]]["type"] != "changed by one reader"
     assert sorted(again) == seqs and meter.snapshot()["round_trips"] == 1
 
@@ -119,5 +118,5 @@ def test_a_relay_of_its_own_keeps_nothing(his_store: DocumentStore,
     ((stream, seqs),) = [(s, q) for s, q in _relay_once(his_store, keep_events=False).items()
                          if s.endswith(pid)]
     saved = recent_events.reads_saved()
-    read_events(his_store, stream, seqs)
+    recent_events.read_events(his_store, stream, seqs)
     assert recent_events.reads_saved() == saved

@@ -127,7 +127,8 @@ def test_it_serves_every_worklist_query_from_an_index(his_store, worklist) -> No
 
 
 def test_it_switches_generations_without_readers_seeing_an_empty_view(hospital, his_store) -> None:
-    gen = generations.start_building(his_store)
+    gen, settled_at, _ = generations.begin_building(his_store)
+    generations.outwait(settled_at)
     assert queries.run(his_store, queries.admitted("CARD")).rows  # still the old generation
     generations.abandon(his_store, gen)
     assert generations.pointer(his_store)["building"] is None
@@ -138,7 +139,8 @@ def test_a_bulk_build_hands_patients_already_projected_to_the_careful_path(hospi
     there): the bulk batch that collides is rolled back and its patients are rebuilt one by
     one, so the new generation still equals the incrementally maintained one."""
     before = _snapshot(his_store, 1)
-    gen = generations.start_building(his_store)
+    gen, settled_at, _ = generations.begin_building(his_store)
+    generations.outwait(settled_at)
     early = hospital[2]  # admitted, with an order: rows in several views
     rebuild_patient(his_store, gen, early)  # what a live event would have done
     careful = build_patients(his_store, gen, hospital).careful
@@ -209,8 +211,9 @@ def test_an_event_a_writer_projected_into_the_old_generation_only_is_in_the_new_
     not know yet projects a patient's event into the active generation only, after that
     patient was built. Once every writer knows, the rebuild builds such patients again, so
     the new generation still equals the incrementally maintained one."""
+    from cosmos_backend.outbox import stream_head
     from hisadmin.core import keys
-    from worklists.persistence.feed import read_events, stream_head
+    from hisadmin.core.recent_events import read_events
     from worklists.persistence.writer import apply
 
     pid = hospital[0]  # registered only: built in the first chunk
@@ -242,8 +245,9 @@ def test_a_patient_registered_after_the_listing_and_projected_into_the_old_gener
     old one only, is found by the tracker saved there and built too."""
     import time
 
+    from cosmos_backend.outbox import stream_head
     from hisadmin.core import keys
-    from worklists.persistence.feed import read_events, stream_head
+    from hisadmin.core.recent_events import read_events
     from worklists.persistence.writer import apply
 
     monkeypatch.setattr(generations, "SETTLE_SECONDS", 3.0)  # as in the test above

@@ -20,11 +20,11 @@ from typing import Any
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import keys
+from hisadmin.core.recent_events import read_event
 from webhooks.delivery.sender import DeliveryFailed, Post
 from webhooks.domain import signing
 from webhooks.domain.subscriptions import Subscription
 from webhooks.persistence import deadletters, subscriptions, trackers
-from webhooks.persistence.events import read_event
 from webhooks.persistence.secrets import SecretUnreadable
 from webhooks.persistence.trackers import Tracker, TrackerChanged
 

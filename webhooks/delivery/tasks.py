@@ -17,11 +17,11 @@ import os
 from celery import Task, shared_task
 
 from hisadmin.core.consumers import seqs_of
+from hisadmin.core.recent_events import read_event
 from hisadmin.core.store import get_store
 from webhooks.delivery import sender
 from webhooks.delivery.drain import Deliverer, Settings
 from webhooks.persistence import deadletters, subscriptions
-from webhooks.persistence.events import read_event
 
 log = logging.getLogger(__name__)
 QUEUE = "webhooks"

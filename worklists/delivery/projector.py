@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import keys
-from worklists.persistence.feed import read_events
+from hisadmin.core.recent_events import read_events
 from worklists.persistence.generations import live_generations
 from worklists.persistence.writer import apply, rebuild_patient
 

@@ -13,10 +13,11 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 
 from cosmos_backend import errors
+from cosmos_backend.outbox import stream_head
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import keys
 from worklists.persistence import generations, view_rows
-from worklists.persistence.feed import patient_ids, stream_head
+from worklists.persistence.feed import patient_ids
 from worklists.persistence.source import read_source
 from worklists.persistence.trackers import (
     bucket_trackers,
@@ -60,8 +61,7 @@ def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n:
       bucket). Later events of theirs reach the new generation by themselves.
     """
     since = int(time.time() if listed_at is None else listed_at) - CLOCK_SLACK_S
-    active = int(generations.pointer(store)["active"])
-    gen, settled_at = generations.begin_building(store)
+    gen, settled_at, active = generations.begin_building(store)
     early: dict[str, int] = {}  # patient → the sequence built, for those built before
     try:
         for start in range(0, len(ids), BUILD_CHUNK):

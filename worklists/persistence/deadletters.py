@@ -14,7 +14,7 @@ from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Document, DocumentStore, Query
 from hisadmin.core import keys
-from worklists.persistence.feed import read_event
+from hisadmin.core.recent_events import read_event
 
 DEAD_LETTERS_PK = keys.view("DeadLetters")
 RETENTION = 90 * 24 * 3600  # seconds; a dead letter nobody replays expires after 90 days

@@ -12,7 +12,7 @@ delivery or page). A rebuild outwaits both after each change of the pointer, in 
 process runs it (``SETTLE_SECONDS``), so every projection that starts after the wait sees
 the change:
 
-- after :func:`start_building`, an event projected by a writer that did not know yet may be
+- after :func:`begin_building`, an event projected by a writer that did not know yet may be
   missing from the new generation's rows of a patient built before the wait was over; the
   rebuild builds meanwhile, and then checks those patients again
   (:func:`worklists.ops.maintenance.rebuild`);
@@ -98,24 +98,18 @@ def active_generation(store: DocumentStore) -> int:
     return _active.get(id(store), lambda: int(pointer(store)["active"]))
 
 
-def start_building(store: DocumentStore) -> int:
-    """Mark a new generation as being built, and wait until every writer writes it too."""
-    gen, settled_at = begin_building(store)
-    outwait(settled_at)
-    return gen
-
-
-def begin_building(store: DocumentStore) -> tuple[int, float]:
-    """Mark a new generation as being built without waiting: returns it, and the moment
-    (``time.monotonic``) from which every writer writes it too. Until then a writer may
-    project an event into the active generation only: whoever builds meanwhile checks the
-    patients it built before that moment again."""
+def begin_building(store: DocumentStore) -> tuple[int, float, int]:
+    """Mark a new generation as being built, without waiting: returns it, the moment
+    (``time.monotonic``, see :func:`outwait`) from which every writer writes it too, and
+    the active generation. Until then a writer may project an event into the active
+    generation only: whoever builds meanwhile checks the patients it built before that
+    moment again."""
     current, etag = _read(store)
     if current.get("building") is not None:
         raise RuntimeError(f"generation {current['building']} is already being built")
     new = max(int(current["active"]), int(current.get("highest", 0))) + 1
     _write(store, {**current, "building": new, "highest": new}, etag)
-    return new, _settle(wait=False)
+    return new, _settle(wait=False), int(current["active"])
 
 
 def switch(store: DocumentStore, new: int) -> int:
