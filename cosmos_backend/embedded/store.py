@@ -61,10 +61,12 @@ _PURGE_EVERY = 500  # writes between sweeps of expired rows
 _CHECKPOINT_EVERY = 100
 _AUTOCHECKPOINT_PAGES = 8000
 # SQLite's page cache per connection (every thread has one; the web server has 8 threads):
-# reads go through the memory map, so the cache mostly holds pages beyond its 256 MB and
-# pages being written. 4 MB, not 8: at 100,000 patients the web process peaked 18 MB
-# higher with 8 (docs/performance.md).
+# reads go through the memory map, so the cache mostly holds pages beyond its 256 MB, pages
+# of the WAL and pages being written. At most 4 MB each, and all of a process's connections
+# together at most _PROCESS_KB of SQLite memory: with 4 MB each and no common bound, the web
+# process grew by 23 MB over a bench run at 10,000 patients (docs/performance.md).
 _CACHE_KB = int(os.environ.get("EMBEDDED_STORE_CACHE_KB", "4096"))
+_PROCESS_KB = int(os.environ.get("EMBEDDED_STORE_MEMORY_KB", "12288"))
 _CHECKPOINTER_IDLE_S = 30.0  # an idle checkpointer thread ends (a new one starts on demand)
 _USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
 # A sort on a path no filter implies needs the distinct presence masks of the partition;
@@ -192,6 +194,9 @@ class EmbeddedStore(DocumentStore):
             conn.execute(f"PRAGMA cache_size=-{_CACHE_KB}")
             conn.execute("PRAGMA mmap_size=268435456")
             conn.execute(f"PRAGMA wal_autocheckpoint={_AUTOCHECKPOINT_PAGES}")
+            # One budget for all of the process's connections (SQLite's soft heap limit:
+            # past it, a cache takes back its least recently used pages instead of growing).
+            conn.execute(f"PRAGMA soft_heap_limit={_PROCESS_KB * 1024}")
             local.conn, local.pid = conn, os.getpid()
         return local.conn
 
