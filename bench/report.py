@@ -661,6 +661,11 @@ def render(runs: list[dict[str, Any]], images: list[str], image_dir: str) -> str
         "machine is shared: absolute numbers move between runs, ratios within a run are "
         "the point).",
         f"- Command: `{run['command']}`{made_by}. Re-render: `python -m bench.report`.",
+        "- Client: " + ("one kept-alive `http.client` connection per simulated user, bodies "
+                        "by orjson: every time is the system's, with one loopback round trip"
+                        if run.get("client") == "http.client" else
+                        "`requests` sessions (about 0.55 ms of the client's own per call, on "
+                        "every system: later runs use `http.client`)") + ".",
         f"- Phases per system: {ph['seq_iterations']} stays by one client (8 commands each: "
         "register, admit, two orders, assign, ready, administer, discharge), "
         f"{ph['threads']} clients{then_wide}, up to {ph['thread_iterations']} stays each "
