@@ -17,7 +17,7 @@ from hisadmin.core import policy
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, problem
 from hisadmin.core.store import get_store
-from patients.api.schemas import ERRORS_SCHEMA, Problem
+from patients.api.schemas import ERRORS_SCHEMA, Problem, StrictIn
 from webhooks import use_cases
 from webhooks.delivery.tasks import send_replay
 from webhooks.domain.subscriptions import PATIENT_EVENT_TYPES, Subscription
@@ -28,13 +28,13 @@ ACTION = "manage_webhooks"
 ERRORS = {**ERRORS_SCHEMA, 428: Problem}
 
 
-class SubscriptionIn(Schema):
+class SubscriptionIn(StrictIn):
     url: str = Field(description="an absolute http:// or https:// URL")
     events: list[str] = Field(description="event type names, e.g. AdmissionStarted")
     secret: str = Field(description="16 to 200 characters; signs every delivery")
 
 
-class ActiveIn(Schema):
+class ActiveIn(StrictIn):
     active: bool
 
 
@@ -64,7 +64,7 @@ class DeadLetterOut(Schema):
     failed_at: str
 
 
-class ReplayIn(Schema):
+class ReplayIn(StrictIn):
     ids: list[str] | None = Field(None, description="the letters to replay; omitted: all")
 
 

@@ -181,3 +181,16 @@ def test_dead_letters_are_listed_and_replayed(admin_api, his_store, monkeypatch)
     assert r.status_code == 202 and r.json() == {"queued": 0}
     r = admin_api.post("/api/v1/webhooks/dead-letters/replay", {}, content_type=J)
     assert r.json() == {"queued": 1} and sent == [letter.id]
+
+
+def test_unknown_properties_are_refused_not_dropped(admin_api, his_store) -> None:
+    """A property the API does not know (``verify_tls``) is a 422 naming it, never a
+    subscription made without what the integrator meant."""
+    r = admin_api.post("/api/v1/subscriptions", {**NEW, "verify_tls": False}, content_type=J)
+    assert r.status_code == 422 and r["Content-Type"] == PROBLEM
+    assert [e["field"] for e in r.json()["errors"]] == ["verify_tls"]
+    assert admin_api.get("/api/v1/subscriptions").json() == []
+    made = create(admin_api)
+    r = admin_api.patch(f"/api/v1/subscriptions/{made['id']}", {"active": False, "url": "x"},
+                        content_type=J, HTTP_IF_MATCH=made["_etag"])
+    assert r.status_code == 422 and [e["field"] for e in r.json()["errors"]] == ["url"]
