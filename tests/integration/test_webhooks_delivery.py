@@ -125,6 +125,7 @@ def webhook_worker(
         "WEBHOOK_MAX_ATTEMPTS": "3",
         "WEBHOOK_BACKOFF_BASE": "0.2",
         "WEBHOOK_TIMEOUT": "10",
+        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",  # the test's receiver, on this host
     }
     proc = start(
         [
