@@ -17,7 +17,11 @@ from cosmos_backend.store import Cond, Query
 from tests import worklist_data as data
 from tests.integration.processes import start_light_worker, wait_for
 from tests.integration.test_faults_worklists import admit_many, settled
-from tests.integration.test_webhooks_delivery import receiver, subscribe  # noqa: F401 - fixture
+from tests.integration.test_webhooks_delivery import (  # noqa: F401 - fixture
+    RECEIVER_REACHABLE,
+    receiver,
+    subscribe,
+)
 from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
     WorklistStack,
     stack_per_test,
@@ -28,7 +32,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
 def light_worker(stack: WorklistStack, name: str, **kwargs: int) -> object:
-    env = {**stack.env, "WEBHOOK_TIMEOUT": "10", "CELERY_SKIP_CHECKS": "1"}
+    env = {**stack.env, "WEBHOOK_TIMEOUT": "10", "CELERY_SKIP_CHECKS": "1",
+           **RECEIVER_REACHABLE}
     proc = start_light_worker(env, stack.base / f"{name}.log", "--relay-lease-ttl", "2",
                               **kwargs)
     stack.procs.append(proc)

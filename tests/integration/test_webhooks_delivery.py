@@ -86,6 +86,10 @@ class Receiver:
             ]
 
 
+# The test's receiver listens on this host, which deliveries may reach only when named.
+RECEIVER_REACHABLE = {"WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8"}
+
+
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     recv = Receiver()
@@ -125,7 +129,7 @@ def webhook_worker(
         "WEBHOOK_MAX_ATTEMPTS": "3",
         "WEBHOOK_BACKOFF_BASE": "0.2",
         "WEBHOOK_TIMEOUT": "10",
-        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",  # the test's receiver, on this host
+        **RECEIVER_REACHABLE,
     }
     proc = start(
         [
