@@ -23,16 +23,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
-from cosmos_backend.store import Document, DocumentStore
+from cosmos_backend.store import Document, DocumentStore, iter_feed
 from hisadmin.core import keys
 from patients.domain.errors import PossibleDuplicate
 from patients.domain.records import Patient, identity_key
-from patients.persistence.documents import PATIENT_ID
+from patients.persistence.documents import PATIENT, PATIENT_ID, patient_from_doc
 
 logger = logging.getLogger(__name__)
 DOC_ID = "people"
@@ -67,6 +68,12 @@ def _entry(patient: Patient) -> dict[str, Any]:
         "birthDate": patient.birth_date.isoformat(),
         "at": time.time(),
     }
+
+
+def _first(key: str, patient: Patient) -> Document:
+    """The key's document, naming ``patient`` alone (created: the create is the check)."""
+    return wrap(doc_id=DOC_ID, pk=partition(key), doc_type=DOC_TYPE,
+                contents={"key": key, "people": [_entry(patient)]})
 
 
 def _body(doc: Document, people: list[dict[str, Any]]) -> Document:
@@ -113,9 +120,7 @@ def hold(store: DocumentStore, patient: Patient, *, confirmed: bool) -> Hold:
     patients already there unless ``confirmed`` (the clerk said: not the same person)."""
     key = key_of(patient)
     pk = partition(key)
-    new = wrap(
-        doc_id=DOC_ID, pk=pk, doc_type=DOC_TYPE, contents={"key": key, "people": [_entry(patient)]}
-    )
+    new = _first(key, patient)
     for _ in range(ATTEMPTS):
         try:
             store.create(new)
@@ -169,3 +174,52 @@ def move(store: DocumentStore, before: str, patient: Patient) -> None:
     except errors.StoreError:
         # The correction is committed; failing it now would only mislead the user.
         logger.warning("identity index not moved after a correction; it may warn less")
+
+
+def ensure(store: DocumentStore, patient: Patient) -> bool:
+    """Enter ``patient`` under its identity key unless it is there already (never refused:
+    the record exists). True when this wrote the entry."""
+    key = key_of(patient)
+    pk = partition(key)
+    for _ in range(ATTEMPTS):
+        current = store.try_read(pk, DOC_ID)
+        if current is None:
+            try:
+                store.create(_first(key, patient))
+                return True
+            except errors.Conflict:
+                continue  # a registration under this key came first: look again
+        people = current["docContents"].get("people", [])
+        if any(e["patientId"] == patient.patient_id for e in people):
+            return False
+        try:
+            store.replace(_body(current, [*people, _entry(patient)]), if_match=current["_etag"])
+            return True
+        except (errors.PreconditionFailed, errors.NotFound):
+            continue
+    raise errors.Unavailable("could not enter a patient in the identity index; retry")
+
+
+@dataclass(frozen=True)
+class Backfilled:
+    patients: int  # registered patients found
+    entered: int  # of them, entries this wrote (the rest were in the index already)
+
+
+def backfill(store: DocumentStore, progress: Callable[[int], None] = lambda n: None
+             ) -> Backfilled:
+    """Enter every registered patient in the index: for records made before it existed (an
+    upgraded or restored store) or left out by a correction whose move failed. Every
+    patient is found in the change feed (the one way to list every partition on Cosmos
+    without a cross-partition query); safe to run again, and while clerks register."""
+    seen = entered = 0
+    for feed_range in store.feed_ranges():
+        for page in iter_feed(store, feed_range, max_items=1000):
+            for doc in page.items:
+                if doc.get("docType") != PATIENT or doc.get("id") != PATIENT_ID \
+                        or not str(doc.get("partitionKey", "")).startswith(keys.PATIENT):
+                    continue
+                seen += 1
+                entered += ensure(store, patient_from_doc(doc))
+                progress(1)
+    return Backfilled(seen, entered)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from cosmos_backend.store import DocumentStore, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
@@ -229,3 +231,24 @@ def test_the_mrn_held_for_a_refused_duplicate_is_free_again(store) -> None:
         register(store, mrn="WANTED1")
     assert mrn.lookup(store, "WANTED1") is None
     assert store.query_all(mrn.reservation_pk("WANTED1"), Query()) == []
+
+
+def test_patients_the_index_never_saw_are_entered_by_the_backfill(store) -> None:
+    """A store from before the index (its entries gone here): registering the same person
+    again is not flagged until ``index_identities`` runs; it enters each patient once."""
+    first = register(store)
+    other = register(store, given="Ann", family="Other")
+    for given, family in (("John", "Smith"), ("Ann", "Other")):
+        store.delete(identities.partition(identity_key(family, given, date(1970, 1, 1))),
+                     identities.DOC_ID)
+    out = StringIO()
+    call_command("index_identities", stdout=out)
+    assert "2 patients checked, 2 entered" in out.getvalue()
+    assert people(store, "John", "Smith", date(1970, 1, 1)) == [first]
+    assert people(store, "Ann", "Other", date(1970, 1, 1)) == [other]
+    with pytest.raises(PossibleDuplicate) as refused:
+        register(store)
+    assert [c["id"] for c in refused.value.candidates] == [first]
+    again = identities.backfill(store)
+    assert (again.patients, again.entered) == (2, 0)
+    assert people(store, "John", "Smith", date(1970, 1, 1)) == [first]
