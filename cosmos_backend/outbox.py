@@ -30,15 +30,17 @@ def is_event(doc: Document) -> bool:
     return doc.get("docType") == EVENT_DOC_TYPE
 
 
-def stream_seq(uow: UnitOfWork, pk: str) -> int:
-    doc = uow.try_get(pk, STREAM_ID)
+def _head(doc: Document | None) -> int:
     return 0 if doc is None else int(doc["docContents"]["seq"])
+
+
+def stream_seq(uow: UnitOfWork, pk: str) -> int:
+    return _head(uow.try_get(pk, STREAM_ID))
 
 
 def stream_head(store: DocumentStore, pk: str) -> int:
     """The stream's last sequence number (0 when it has none), in one point read."""
-    doc = store.try_read(pk, STREAM_ID)
-    return 0 if doc is None else int(doc["docContents"]["seq"])
+    return _head(store.try_read(pk, STREAM_ID))
 
 
 def read_events(store: DocumentStore, pk: str, seqs: list[int]) -> dict[int, dict[str, Any]]:

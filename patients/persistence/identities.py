@@ -29,11 +29,12 @@ from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
-from cosmos_backend.store import Document, DocumentStore, iter_feed
+from cosmos_backend.store import Document, DocumentStore
 from hisadmin.core import keys
 from patients.domain.errors import PossibleDuplicate
 from patients.domain.records import Patient, identity_key
-from patients.persistence.documents import PATIENT, PATIENT_ID, patient_from_doc
+from patients.persistence.documents import PATIENT_ID, patient_from_doc
+from patients.persistence.queries import patient_documents
 
 logger = logging.getLogger(__name__)
 DOC_ID = "people"
@@ -209,17 +210,11 @@ class Backfilled:
 def backfill(store: DocumentStore, progress: Callable[[int], None] = lambda n: None
              ) -> Backfilled:
     """Enter every registered patient in the index: for records made before it existed (an
-    upgraded or restored store) or left out by a correction whose move failed. Every
-    patient is found in the change feed (the one way to list every partition on Cosmos
-    without a cross-partition query); safe to run again, and while clerks register."""
+    upgraded or restored store) or left out by a correction whose move failed; safe to run
+    again, and while clerks register."""
     seen = entered = 0
-    for feed_range in store.feed_ranges():
-        for page in iter_feed(store, feed_range, max_items=1000):
-            for doc in page.items:
-                if doc.get("docType") != PATIENT or doc.get("id") != PATIENT_ID \
-                        or not str(doc.get("partitionKey", "")).startswith(keys.PATIENT):
-                    continue
-                seen += 1
-                entered += ensure(store, patient_from_doc(doc))
-                progress(1)
+    for doc in patient_documents(store):
+        seen += 1
+        entered += ensure(store, patient_from_doc(doc))
+        progress(1)
     return Backfilled(seen, entered)

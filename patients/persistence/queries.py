@@ -4,11 +4,12 @@ send back with a change). Envelopes stay here."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.outbox import event_id
-from cosmos_backend.store import Cond, Document, DocumentStore, Query
+from cosmos_backend.store import Cond, Document, DocumentStore, Query, iter_feed
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
 from patients.domain.errors import UnknownOrder, UnknownPatient
@@ -18,6 +19,7 @@ from patients.persistence import mrn
 from patients.persistence.documents import (
     ADMISSION,
     ORDER,
+    PATIENT,
     PATIENT_ID,
     admission_doc_id,
     order_doc_id,
@@ -25,6 +27,18 @@ from patients.persistence.documents import (
 
 View = dict[str, Any]
 
+
+
+def patient_documents(store: DocumentStore) -> Iterator[Document]:
+    """Every registered patient's record document, by scanning the change feed from the
+    beginning (the one way to list every partition on Cosmos without a cross-partition
+    query)."""
+    for feed_range in store.feed_ranges():
+        for page in iter_feed(store, feed_range, max_items=1000):
+            for doc in page.items:
+                if (doc.get("docType") == PATIENT and doc.get("id") == PATIENT_ID
+                        and str(doc.get("partitionKey", "")).startswith(keys.PATIENT)):
+                    yield doc
 
 def _view(doc: Document) -> View:
     return {**doc["docContents"], "etag": doc["_etag"]}

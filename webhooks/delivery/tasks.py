@@ -17,7 +17,7 @@ import os
 from celery import Task, shared_task
 
 from hisadmin.core.consumers import seqs_of
-from hisadmin.core.recent_events import read_event
+from hisadmin.core.recent_events import read_events
 from hisadmin.core.store import get_store
 from webhooks.delivery import sender
 from webhooks.delivery.drain import Deliverer, Settings
@@ -63,8 +63,10 @@ def fan_out(stream_pk: str, seq: int | list[int]) -> str:
     if not subs:
         return "0 subscription(s)"
     queued = 0
-    for one in seqs_of(seq):
-        event = read_event(store, stream_pk, one)
+    seqs = seqs_of(seq)
+    events = read_events(store, stream_pk, seqs)  # one read for the page's events
+    for one in seqs:
+        event = events.get(one)
         if event is None:
             continue  # gone (TTL)
         for sub in subs:

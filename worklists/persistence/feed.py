@@ -11,10 +11,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from cosmos_backend.outbox import is_event
-from cosmos_backend.store import Document, DocumentStore, iter_feed
+from cosmos_backend.store import Document, DocumentStore
 from hisadmin.core import keys
-
-PATIENT_DOC_TYPE = "Patient"
+from patients.persistence.queries import patient_documents
 
 
 @dataclass(frozen=True)
@@ -36,11 +35,6 @@ def events_in(docs: Iterable[Document]) -> list[EventRef]:
 
 
 def patient_ids(store: DocumentStore) -> Iterator[str]:
-    """Every registered patient, by scanning the change feed from the beginning (the one way
-    to list every partition on Cosmos without a cross-partition query)."""
-    for feed_range in store.feed_ranges():
-        for page in iter_feed(store, feed_range, max_items=1000):
-            for doc in page.items:
-                if (doc.get("docType") == PATIENT_DOC_TYPE
-                        and doc["partitionKey"].startswith(keys.PATIENT)):
-                    yield keys.suffix(doc["partitionKey"])
+    """Every registered patient (:func:`patients.persistence.queries.patient_documents`)."""
+    for doc in patient_documents(store):
+        yield keys.suffix(doc["partitionKey"])
