@@ -127,7 +127,8 @@ def commands(mode: str, port: str, env: dict[str, str]) -> dict[str, list[str]]:
 def niceness(mode: str, env: dict[str, str]) -> dict[str, int]:
     """Name → how much lower than the web a process runs (``os.nice``); light mode only.
 
-    Measured with ``bench.compare --sizes 1000 --systems product`` (full phases, paired):
+    Measured with ``bench.compare --sizes 1000 --systems product`` (full phases), with
+    ``HIS_WORKER_NICE=0`` and without:
     eight clients 360 → 432 commands/s and p50 7.4 → 6.4 ms with the worker at 10; the
     freshness at 50 admissions/s unchanged (p99 67 / 73 ms), the worker's CPU still taken
     whenever the web leaves a core free."""
