@@ -24,7 +24,7 @@ from fhir_facade.mapping.common import (
     text_or_none,
     when,
 )
-from patients.domain.mar import GIVEN, NOT_GIVEN_REASONS
+from patients.domain.mar import GIVEN, NOT_GIVEN_REASONS, data_errors
 from patients.domain.orders import ACTIVE, OrderStatus
 
 # Order status → MedicationRequest.status: a placed order is in force until it ends.
@@ -92,6 +92,10 @@ def medication_request(order: dict[str, Any], names: Names) -> MedicationRequest
                 "encounter": encounter_ref(pid, order.get("admissionId")),
                 "authoredOn": when(order.get("placedAt")),
                 "requester": staff(order.get("placedBy")),
+                # A stored time no reader can interpret is left out of the timing (when()
+                # gives None) and named here, so a reader knows it is missing, not absent.
+                "note": [{"text": f"{e['field']}: {e['message']}"} for e in data_errors(order)]
+                or None,
                 "dosageInstruction": [
                     {
                         "text": order.get("description"),

@@ -14,7 +14,7 @@ from pydantic import Field
 from hisadmin.core import policy
 from hisadmin.core.store import get_store
 from patients import use_cases
-from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus
+from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus, DataErrorOut
 from patients.domain.errors import InvalidInput
 from patients.domain.mar import SLOT_STATUSES
 
@@ -67,6 +67,8 @@ class MarOrderOut(Schema):
     slots: list[SlotOut] = Field(description="the day's dose times (none for PRN orders)")
     administrations: list[MarAdministrationOut] = Field(
         description="every administration recorded that day, oldest first")
+    data_errors: list[DataErrorOut] = Field(
+        [], description="stored fields that could not be read (a start time: no slots)")
 
 
 class MarOut(Schema):
@@ -101,6 +103,7 @@ def mar_out(record: dict[str, Any]) -> dict[str, Any]:
                            "administration": administration_out(s["administration"])
                            if s["administration"] else None} for s in o["slots"]],
                 "administrations": [administration_out(e) for e in o["administrations"]],
+                "data_errors": o.get("dataErrors") or [],
             } for o in record["orders"]]}
 
 

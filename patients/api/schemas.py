@@ -17,6 +17,7 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from patients.domain.mar import data_errors
 from patients.domain.orders import KINDS, TRANSITIONS, OrderStatus, Urgency
 from patients.domain.records import (
     CRITICALITIES,
@@ -255,6 +256,15 @@ class AdministrationOut(Schema):
     note: str = ""
 
 
+class DataErrorOut(Schema):
+    """A stored field that could not be read (older data, a restore, another writer): the
+    rest of the answer stands; the field is shown as stored, and means nothing."""
+
+    field: str = Field(description="the stored field's name, e.g. startAt")
+    message: str = Field(description="what could not be done with it, e.g. \"start time "
+                         "could not be read\"")
+
+
 class OrderOut(Schema):
     """An order as stored (see docs/data-model.md); kind-specific fields are null otherwise."""
 
@@ -286,6 +296,8 @@ class OrderOut(Schema):
     as_needed: bool | None = None
     modality: str | None = None
     body_part: str | None = None
+    data_errors: list[DataErrorOut] = Field(
+        [], description="stored fields that could not be read; empty when all could")
     test_code: str | None = None
     test_name: str | None = None
     note: str | None = None
@@ -394,7 +406,8 @@ _ORDER_FIELDS = frozenset(OrderOut.model_fields)
 def order_out(c: dict[str, Any]) -> dict[str, Any]:
     """An order as stored, snake_case, its documented fields only (overrides always)."""
     order = snake_keys({"overrides": [], **c})
-    return {k: v for k, v in order.items() if k in _ORDER_FIELDS}
+    return {**{k: v for k, v in order.items() if k in _ORDER_FIELDS},
+            "data_errors": data_errors(c)}
 
 
 def event_out(c: dict[str, Any]) -> dict[str, Any]:

@@ -72,6 +72,32 @@ def order_end(order: Mapping[str, Any], tz: tzinfo = UTC) -> datetime | None:
     return parse_instant(order["endAt"], tz) if order.get("endAt") else None
 
 
+# The stored times a course is computed from, and what a reader is told when one cannot be
+# read (older data, a restore, another writer: a value the API would refuse today).
+COURSE_FIELDS = {"startAt": "start time could not be read",
+                 "endAt": "end time could not be read"}
+
+
+def data_errors(order: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The order's stored course fields that cannot be read as instants, as
+    ``[{field, message}]`` (empty when all can): readers answer the rest and name these."""
+    errors = []
+    for name, message in COURSE_FIELDS.items():
+        value = order.get(name)
+        if value in (None, ""):
+            continue
+        try:
+            parse_instant(value)
+        except (TypeError, ValueError, OverflowError):
+            errors.append({"field": name, "message": message})
+    return errors
+
+
+def readable_course(order: Mapping[str, Any]) -> bool:
+    """True when the order's start and end (when given) can be read."""
+    return not data_errors(order)
+
+
 def slot_step(hours: float | Decimal | None) -> timedelta | None:
     """The time between dose times of a frequency of ``hours`` (None: once only)."""
     if not hours or hours <= 0:
@@ -80,8 +106,11 @@ def slot_step(hours: float | Decimal | None) -> timedelta | None:
 
 
 def slot_times(order: Mapping[str, Any], hours: float | Decimal, day: Day) -> list[datetime]:
-    """The order's dose times within ``day`` (none for PRN orders)."""
+    """The order's dose times within ``day`` (none for PRN orders, nor for an order whose
+    course cannot be read: :func:`data_errors` names it; no guessed times)."""
     if is_prn(order) or order.get("kind", "medication") != "medication":
+        return []
+    if not readable_course(order):
         return []
     start, end = order_start(order, day.tz), order_end(order, day.tz)
     until = min(day.end, end) if end is not None else day.end
@@ -132,8 +161,9 @@ def slot_status(slot: datetime, entry: Mapping[str, Any] | None, now: datetime,
 
 def day_record(order: Mapping[str, Any], hours: float | Decimal, day: Day, now: datetime
                ) -> dict[str, Any]:
-    """The order's MAR row for ``day``: ``slots`` ({scheduledFor, status, administration})
-    and ``administrations`` (every one recorded that day, newest last)."""
+    """The order's MAR row for ``day``: ``slots`` ({scheduledFor, status, administration}),
+    ``administrations`` (every one recorded that day, newest last) and ``dataErrors`` (the
+    stored fields that could not be read, :func:`data_errors`; no slots then)."""
     entries = list(order.get("administrations") or [])
     by_slot: dict[datetime, Mapping[str, Any]] = {}
     for entry in entries:
@@ -147,13 +177,17 @@ def day_record(order: Mapping[str, Any], hours: float | Decimal, day: Day, now: 
               if day.start <= administered_at(e) < day.end
               or (slot_of(e) is not None and day.start <= slot_of(e) < day.end)]  # type: ignore[operator]
     todays.sort(key=administered_at)
-    return {"slots": slots, "administrations": todays}
+    return {"slots": slots, "administrations": todays, "dataErrors": data_errors(order)}
 
 
 def active_on(order: Mapping[str, Any], day: Day, tz: tzinfo = UTC) -> bool:
-    """A medication order whose course overlaps ``day`` (from its start to its end)."""
+    """A medication order whose course overlaps ``day`` (from its start to its end). One
+    whose course cannot be read counts while it is active: the MAR shows it with its
+    :func:`data_errors` rather than leave a prescription out."""
     if order.get("kind") != "medication":
         return False
+    if not readable_course(order):
+        return order.get("status") not in ("completed", "cancelled")
     start, end = order_start(order, tz), order_end(order, tz)
     if start >= day.end or (end is not None and end < day.start):
         return False

@@ -15,6 +15,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 
 from cosmos_backend.store import DocumentStore
+from patients.domain import mar
 from patients.domain.checks import CHECK_LABELS
 from patients.domain.mar import NOT_GIVEN_REASONS, entry_status
 from patients.domain.mar import STATUS_LABELS as DOSE_STATUS_LABELS
@@ -132,6 +133,8 @@ def label_order(order: dict[str, Any], n: Names) -> dict[str, Any]:
         if order.get(key):
             order[f"{key}_name"] = n.of(type_name, order[key])
     order["overrides_shown"] = [label_override(o, n) for o in order.get("overrides") or []]
+    # Stored fields no reader can interpret (older data, restores): named, never a 500.
+    order["dataErrors"] = mar.data_errors(order)
     order["administrations_shown"] = [
         label_administration(a, n) for a in order.get("administrations") or []
     ]
