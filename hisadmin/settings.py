@@ -11,6 +11,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from hisadmin.core.env import envbool, envint, envlist, envstr
+from hisadmin.core.inputs import check_zone_name
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("HIS_VAR_DIR", str(BASE_DIR / "var")))
@@ -120,6 +121,9 @@ LANGUAGE_CODE = "en-gb"
 TIME_ZONE = envstr("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
+# Where a time sent without an offset (an order's start, a dose time) was meant: an IANA
+# name, checked at start-up; unset, the server's TIME_ZONE.
+HOSPITAL_TIME_ZONE = check_zone_name(envstr("HOSPITAL_TIME_ZONE", "") or TIME_ZONE)
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"

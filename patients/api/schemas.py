@@ -4,23 +4,26 @@ Every key the API reads or writes is snake_case; the stored documents and events
 camelCase, translated at this edge (``snake_keys``). Request bodies are strict: an unknown
 property is a 422 naming it (``additionalProperties: false`` in the OpenAPI document), so a
 client still sending an old or misspelt key learns it at once instead of losing the value.
+Every string has a maximum length and refuses control and text-direction characters; dates
+and times are ISO 8601 text, never numbers (:mod:`hisadmin.core.inputs`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from datetime import date, datetime
-from decimal import Decimal
+from datetime import date
 from typing import Any, Literal
 
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from hisadmin.core.inputs import Amount, Instant, MultilineText, PastDate, Text
 from patients.domain.mar import data_errors
 from patients.domain.orders import KINDS, TRANSITIONS, OrderStatus, Urgency
 from patients.domain.records import (
     CRITICALITIES,
+    DISCHARGE_NOTE_MAX,
     DISPOSITIONS,
     REMOVAL_REASONS,
     SEVERITIES,
@@ -49,12 +52,21 @@ class StrictIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
+Name = Text(100, min_length=1)
+Code = Text(40)  # a reference-data code, an id
+ShortCode = Text(20)  # a unit, a route, a bed, an MRN
+CheckType = Text(40)
+# Check type → the reason it is overridden (a few checks, each with a short reason).
+Overrides = dict[CheckType, MultilineText(500)]
+OVERRIDES_MAX = 10
+
+
 class PatientIn(StrictIn):
-    given_name: str = Field(min_length=1, max_length=100)
-    family_name: str = Field(min_length=1, max_length=100)
-    birth_date: date
+    given_name: Name
+    family_name: Name
+    birth_date: PastDate = Field(description="YYYY-MM-DD, not in the future, from 1900")
     sex: Sex = "unknown"
-    mrn: str = Field("", max_length=20, description="Leave empty to generate one.")
+    mrn: ShortCode = Field("", description="Leave empty to generate one.")
     confirm_not_duplicate: bool = Field(
         False, description="A patient with the same names (case and accents aside) and birth "
         "date gets 409 possible-duplicate listing the candidates; true registers anyway.")
@@ -77,9 +89,9 @@ class PatientOut(Schema):
 
 
 class DemographicsIn(StrictIn):
-    given_name: str = Field(min_length=1, max_length=100)
-    family_name: str = Field(min_length=1, max_length=100)
-    birth_date: date
+    given_name: Name
+    family_name: Name
+    birth_date: PastDate = Field(description="YYYY-MM-DD, not in the future, from 1900")
     sex: Sex
 
 
@@ -87,59 +99,63 @@ class AllergyIn(StrictIn):
     """An allergen from ``GET /api/v1/reference/allergens`` (``allergen_code``) or, when none
     fits, free text (``substance``, then not checkable by the order checks): one of the two."""
 
-    allergen_code: str | None = Field(None, max_length=40)
-    substance: str = Field("", max_length=100)
-    reaction: str = Field("", max_length=200)
+    allergen_code: Code | None = None
+    substance: Text(100) = ""
+    reaction: Text(200) = ""
     severity: Severity
     criticality: Criticality = "unable-to-assess"
 
 
 class TransferIn(StrictIn):
-    ward_id: str = Field(min_length=1, max_length=40)
-    bed: str = Field("", max_length=20)
+    ward_id: Text(40, min_length=1)
+    bed: ShortCode = ""
 
 
 class OrderIn(StrictIn):
     kind: Kind
     urgency: UrgencyCode = Urgency.ROUTINE.value
-    medication_code: str = ""
-    dose: Decimal | None = Field(None, gt=0, max_digits=10, decimal_places=3)
-    unit: str = ""
-    route: str = ""
-    frequency: str = ""
-    start_at: str = ""
-    end_at: str = ""
+    medication_code: Code = ""
+    dose: Amount(gt=0, max_digits=10, decimal_places=3) | None = None
+    unit: ShortCode = ""
+    route: ShortCode = ""
+    frequency: ShortCode = ""
+    start_at: Instant | None = Field(None, description="ISO 8601 date and time; without an "
+                                     "offset, the hospital's time (HOSPITAL_TIME_ZONE); "
+                                     "default: when the order is placed")
+    end_at: Instant | None = Field(None, description="ISO 8601 date and time, not before "
+                                   "start_at; default: no end")
     as_needed: bool = False
-    modality: str = ""
-    body_part: str = ""
-    test_code: str = ""
-    note: str = Field("", max_length=500)
-    overrides: dict[str, str] = Field(
-        default_factory=dict,
+    modality: ShortCode = ""
+    body_part: Code = ""
+    test_code: Code = ""
+    note: MultilineText(500) = ""
+    overrides: Overrides = Field(
+        default_factory=dict, max_length=OVERRIDES_MAX,
         description="Order checks overridden, each with its reason: check type "
         "(allergy-conflict, dose-limit, duplicate-order, prn-interval) → reason. Every check "
         "that fails needs its own non-empty reason, or the order is refused (409).")
 
 
 class ResultValueIn(StrictIn):
-    analyte_code: str = Field(min_length=1, max_length=40)
-    value: Decimal = Field(allow_inf_nan=False, max_digits=16, decimal_places=6)
-    unit: str | None = Field(None, max_length=20, description="a Unit code; default: the "
-                             "analyte's unit. Another unit of the same dimension is converted")
+    analyte_code: Text(40, min_length=1)
+    value: Amount(allow_inf_nan=False, max_digits=16, decimal_places=6)
+    unit: ShortCode | None = Field(None, description="a Unit code; default: the "
+                                   "analyte's unit. Another unit of the same dimension is "
+                                   "converted")
 
 
 class ActionIn(StrictIn):
-    reason: str = Field("", max_length=300)
+    reason: MultilineText(300) = ""
     results: list[ResultValueIn] = Field(
         default_factory=list, max_length=100,
         description="complete a lab order: one value per analyte of its test")
-    report: str = Field("", max_length=20_000, description="complete an imaging order: the "
+    report: MultilineText(20_000) = Field("", description="complete an imaging order: the "
                         "report text (required, at most 10,000 characters); optional comment "
                         "on a lab order")
 
 
 class AssignIn(StrictIn):
-    assignee: str | None = Field(None, description="username; null to unassign")
+    assignee: Text(150) | None = Field(None, description="username; null to unassign")
 
 
 AdministrationStatus = Literal["given", "not_given"]
@@ -150,31 +166,32 @@ class AdministrationIn(StrictIn):
     (``reason``; ``reason_detail`` for other). ``scheduled_for``: the dose time it answers."""
 
     status: AdministrationStatus = "given"
-    dose: Decimal | None = Field(None, gt=0, max_digits=10, decimal_places=3,
-                                 description="given: at most the ordered dose")
-    unit: str = Field("", max_length=20, description="given: a Unit code convertible to the "
-                      "ordered unit")
-    administered_at: datetime | None = Field(None, description="when it happened, not in "
-                                             "the future; default now")
-    reason: str | None = Field(None, max_length=40, description="not given: why — refused | "
-                               "held | unavailable | patient-absent | other")
-    reason_detail: str = Field("", max_length=300, description="the text for reason other")
-    scheduled_for: datetime | None = Field(None, description="the order's dose time answered")
-    note: str = Field("", max_length=300)
-    overrides: dict[str, str] = Field(
-        default_factory=dict, description="prn-interval → reason, to give an as-needed dose "
-        "sooner than its least interval")
+    dose: Amount(gt=0, max_digits=10, decimal_places=3) | None = Field(
+        None, description="given: at most the ordered dose")
+    unit: ShortCode = Field("", description="given: a Unit code convertible to the "
+                            "ordered unit")
+    administered_at: Instant | None = Field(None, description="when it happened, not in "
+                                            "the future; default now (ISO 8601; without an "
+                                            "offset, the hospital's time)")
+    reason: Text(40) | None = Field(None, description="not given: why — refused | "
+                                    "held | unavailable | patient-absent | other")
+    reason_detail: MultilineText(300) = Field("", description="the text for reason other")
+    scheduled_for: Instant | None = Field(None, description="the order's dose time answered")
+    note: MultilineText(300) = ""
+    overrides: Overrides = Field(
+        default_factory=dict, max_length=OVERRIDES_MAX, description="prn-interval → reason, "
+        "to give an as-needed dose sooner than its least interval")
 
 
 class AdmitIn(StrictIn):
-    department_id: str = Field(min_length=1, max_length=40)
-    ward_id: str = Field(min_length=1, max_length=40)
-    bed: str = Field("", max_length=20)
-    reason: str = Field(min_length=1, max_length=500)
-    attending: str = Field("", max_length=150,
-                           description="username of the attending clinician (optional)")
-    attending_name: str = Field("", max_length=100,
-                                description="free-text attending, when not a user here")
+    department_id: Text(40, min_length=1)
+    ward_id: Text(40, min_length=1)
+    bed: ShortCode = ""
+    reason: MultilineText(500, min_length=1)
+    attending: Text(150) = Field("", description="username of the attending clinician "
+                                 "(optional)")
+    attending_name: Text(100) = Field("", description="free-text attending, when not a "
+                                      "user here")
 
 
 class AdmissionOut(Schema):
@@ -195,8 +212,8 @@ class AdmissionOut(Schema):
 
 class DischargeIn(StrictIn):
     disposition: Disposition
-    note: str = Field("", max_length=2000, description="The discharge note.")
-    cancel_orders: list[str] | None = Field(
+    note: MultilineText(DISCHARGE_NOTE_MAX) = Field("", description="The discharge note.")
+    cancel_orders: list[Text(60)] | None = Field(
         None, max_length=200, description="The ids of the active orders you expect discharge "
         "to cancel; when given and the stay's active orders differ, 409 orders-changed and "
         "nothing is written. Left out: every active order is cancelled (each named in the "

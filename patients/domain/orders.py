@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
 from typing import Any
 
@@ -49,6 +50,44 @@ ADMINISTRABLE = (OrderStatus.READY, OrderStatus.IN_PROGRESS)
 def actions_from(status: str) -> list[str]:
     """The progress actions an order in ``status`` allows (ready, start, complete, cancel)."""
     return [action for action, (allowed, _, _) in TRANSITIONS.items() if status in allowed]
+
+
+# An order's course is bounded by plausible years; anything else is a typo or garbage that
+# would break the dose schedule of every reader of the order.
+EARLIEST_YEAR, LATEST_YEAR = 1900, 2100
+MAX_TIME_TEXT = 40
+
+
+def course_time(value: datetime | str | None, tz: tzinfo, *, field: str) -> datetime | None:
+    """An order's start or end as an aware instant, None when not given. Text must be ISO
+    8601 (read in ``tz`` without an offset), the year 1900–2100; else InvalidInput on
+    ``field``. The edge checks the same; this keeps every caller of the use case honest."""
+    if value is None or value == "":
+        return None
+    moment: datetime | None = value if isinstance(value, datetime) else None
+    if isinstance(value, str) and len(value) <= MAX_TIME_TEXT:
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+    if moment is None:
+        raise InvalidInput("Give the time as an ISO 8601 date and time, such as "
+                           "2026-03-01T08:00:00+01:00.", field=field)
+    if not EARLIEST_YEAR <= moment.year <= LATEST_YEAR:
+        raise InvalidInput(f"Give a year from {EARLIEST_YEAR} to {LATEST_YEAR}.", field=field)
+    return moment if moment.tzinfo else moment.replace(tzinfo=tz)
+
+
+def course(start: datetime | str | None, end: datetime | str | None, tz: tzinfo
+           ) -> dict[str, str | None]:
+    """``startAt`` / ``endAt`` as kept (ISO 8601 in UTC, like ``placedAt``; None when not
+    given). An end before the start is refused (InvalidInput on ``end_at``)."""
+    start_at = course_time(start, tz, field="start_at")
+    end_at = course_time(end, tz, field="end_at")
+    if start_at is not None and end_at is not None and end_at < start_at:
+        raise InvalidInput("The end must be after the start.", field="end_at")
+    return {"startAt": start_at and start_at.astimezone(UTC).isoformat(),
+            "endAt": end_at and end_at.astimezone(UTC).isoformat()}
 
 
 # The fields every order has; the rest of its record are its kind's ``details``.

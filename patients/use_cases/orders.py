@@ -13,6 +13,7 @@ from typing import Any
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
+from hisadmin.core.inputs import hospital_time_zone
 from patients.domain import checks
 from patients.domain.errors import InvalidInput, NotAdmitted, OrderConflicts
 from patients.domain.events import (
@@ -21,7 +22,7 @@ from patients.domain.events import (
     OrderPlaced,
     OrderProgressed,
 )
-from patients.domain.orders import Order, Urgency
+from patients.domain.orders import Order, Urgency, course
 from patients.domain.results import GivenValue
 from patients.persistence import reference
 from patients.persistence.repository import PatientRecord, PatientRecords
@@ -38,8 +39,9 @@ class PlaceOrder:
     unit: str = ""
     route: str = ""
     frequency: str = ""
-    start_at: str = ""
-    end_at: str = ""
+    # ISO 8601 text or an aware datetime; without an offset, the hospital's time
+    start_at: datetime | str | None = None
+    end_at: datetime | str | None = None
     as_needed: bool = False
     modality: str = ""
     body_part: str = ""
@@ -73,14 +75,13 @@ def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str
         frequency = reference.get(store, "Frequency", cmd.frequency, field="frequency")
         if cmd.dose is None or cmd.dose <= 0:
             raise InvalidInput("Give a positive dose.", field="dose")
-        if cmd.end_at and cmd.start_at and cmd.end_at < cmd.start_at:
-            raise InvalidInput("The end must be after the start.", field="end_at")
+        bounds = course(cmd.start_at, cmd.end_at, hospital_time_zone())
         dose = format(cmd.dose.normalize(), "f")
         prn = " PRN" if cmd.as_needed else ""
         return (f"{med['name']} {dose} {cmd.unit} {cmd.route} {cmd.frequency}{prn}", {
             "medicationCode": cmd.medication_code, "medicationName": med["name"],
             "dose": dose, "unit": cmd.unit, "route": cmd.route, "frequency": cmd.frequency,
-            "startAt": cmd.start_at or None, "endAt": cmd.end_at or None,
+            **bounds,
             "asNeeded": cmd.as_needed,
             # the schedule travels with the order, so readers of its events need no lookup
             "frequencyHours": frequency.get("hours") or 0})

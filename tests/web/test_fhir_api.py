@@ -383,6 +383,7 @@ def test_an_order_start_kept_without_an_offset_is_read_in_the_site_time_zone(
     team, admit, settings
 ) -> None:
     settings.TIME_ZONE = "Europe/London"
+    settings.HOSPITAL_TIME_ZONE = "Europe/London"  # where the API reads a naive start
     pid = admit("Timely", given="Ty")
     post(
         team["doc"],
