@@ -75,7 +75,21 @@ class Deliverer:
             tracker = trackers.read(self.store, subscription_id, patient_id)
             now = self.clock()
             if tracker.delivered >= seq:
-                return Outcome("duplicate")
+                # Our event is done, but this may be the only task left on the patient's
+                # stream: the retry of a holder that drained past its own event and failed on
+                # a later one (the tasks of those events left them to it), or a holder
+                # interrupted with its claim. Leave only when nothing is pending or another
+                # task holds the claim (it drains everything wanted before letting go).
+                if tracker.claimed_by_other(token, now):
+                    return Outcome("duplicate")
+                if tracker.wanted <= tracker.delivered:
+                    if tracker.claim != token:
+                        return Outcome("duplicate")
+                    try:  # our own claim, left behind by an interrupted run: let it go
+                        trackers.save(self.store, tracker.but(claim=None, claim_until=0.0))
+                    except TrackerChanged:
+                        continue
+                    return Outcome("duplicate")
             if tracker.backing_off(now):
                 # The failing event's own retry drains the rest (told so by ``wanted``); come
                 # back when it is due anyway, in case that retry was lost with its worker.
