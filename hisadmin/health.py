@@ -1,4 +1,5 @@
-"""``/healthz``: is the store answering, the broker reachable, the relay alive and keeping up."""
+"""``/healthz``: is the store answering, the broker reachable, the relay alive and keeping up,
+and is every patient's stream flowing (none held after a failure, hisadmin.core.held_streams)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 
+from hisadmin.core import held_streams
 from hisadmin.core.store import get_lease_store, get_store
 from worklists.read.lag import relay_lag
 
@@ -58,8 +60,20 @@ def check_relay() -> dict[str, Any]:
     return result
 
 
+def check_held() -> dict[str, Any]:
+    """``{ok, count, streams}``: the streams held by any consumer (views or webhooks not
+    current for those patients until repaired and replayed); not ok while any is."""
+    try:
+        held = held_streams.all_held(get_store())
+    except Exception as exc:  # noqa: BLE001
+        return {"ok": False, "error": type(exc).__name__, "count": None, "streams": []}
+    streams = sorted({h.stream for h in held})
+    return {"ok": not streams, "count": len(streams), "streams": streams}
+
+
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
-    checks = {"store": check_store(), "broker": check_broker(), "relay": check_relay()}
+    checks = {"store": check_store(), "broker": check_broker(), "relay": check_relay(),
+              "held_streams": check_held()}
     ok = all(c["ok"] for c in checks.values())
     return JsonResponse({"ok": ok, **checks}, status=200 if ok else 503)

@@ -30,6 +30,7 @@ class EventType(StrEnum):
     ORDER_CANCELLED = "OrderCancelled"
     ORDER_ASSIGNED = "OrderAssigned"
     ORDER_UNASSIGNED = "OrderUnassigned"
+    ORDER_REPAIRED = "OrderRepaired"
     MEDICATION_ADMINISTERED = "MedicationAdministered"
     MEDICATION_NOT_GIVEN = "MedicationNotGiven"
     RESULTS_RECORDED = "ResultsRecorded"
@@ -60,6 +61,7 @@ EVENT_LABELS: dict[EventType, str] = {
     EventType.ORDER_CANCELLED: "Order cancelled",
     EventType.ORDER_ASSIGNED: "Order assigned",
     EventType.ORDER_UNASSIGNED: "Order unassigned",
+    EventType.ORDER_REPAIRED: "Order corrected",
     EventType.MEDICATION_ADMINISTERED: "Dose given",
     EventType.MEDICATION_NOT_GIVEN: "Dose not given",
     EventType.RESULTS_RECORDED: "Results recorded",
@@ -261,6 +263,27 @@ class OrderAssigned(Event):
     def payload(self) -> dict[str, Any]:
         return {"orderId": self.order_id, "assigneeId": self.assignee_id,
                 "assigneeName": self.assignee_name}
+
+
+# The stored order fields a repair may set (camelCase as stored) → the command's name.
+REPAIRABLE_ORDER_FIELDS: dict[str, str] = {"startAt": "start_at", "endAt": "end_at"}
+
+
+@dataclass(frozen=True)
+class OrderRepaired(Event):
+    """A stored order field that could not be read (older data, a restore, another writer)
+    set to a valid value: ``field`` (camelCase, one of :data:`REPAIRABLE_ORDER_FIELDS`), the
+    ``previous`` value as it was stored and the new ``value``."""
+
+    type = EventType.ORDER_REPAIRED
+    order_id: str
+    field: str
+    previous: Any
+    value: Any
+
+    def payload(self) -> dict[str, Any]:
+        return {"orderId": self.order_id, "field": self.field, "previous": self.previous,
+                "value": self.value}
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ Recording administrations is in :mod:`patients.use_cases.administrations`."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,10 +18,12 @@ from hisadmin.core.inputs import hospital_time_zone
 from patients.domain import checks
 from patients.domain.errors import InvalidInput, NotAdmitted, OrderConflicts
 from patients.domain.events import (
+    REPAIRABLE_ORDER_FIELDS,
     EventType,
     OrderAssigned,
     OrderPlaced,
     OrderProgressed,
+    OrderRepaired,
 )
 from patients.domain.orders import Order, Urgency, course
 from patients.domain.results import GivenValue
@@ -152,7 +155,7 @@ def place_order(cmd: PlaceOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
     return order
 
 
-def _order_of(cmd: ProgressOrder | AssignOrder, uow: UnitOfWork
+def _order_of(cmd: ProgressOrder | AssignOrder | RepairOrder, uow: UnitOfWork
               ) -> tuple[PatientRecords, PatientRecord, Order]:
     """Load the record with the order ``cmd`` names, at the version it expects."""
     records = PatientRecords(uow)
@@ -201,5 +204,67 @@ def assign_order(cmd: AssignOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
     order.assign(cmd.assignee_id, cmd.assignee_name)
     records.save(record, [OrderAssigned(order_id=order.order_id, assignee_id=order.assignee_id,
                                         assignee_name=order.assignee_name)],
+                 actor=actor, now=now)
+    return order
+
+
+# An instant as a repair takes it: a date, a time and an offset, nothing left to guess.
+STRICT_INSTANT = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})")
+
+
+@dataclass(frozen=True)
+class RepairOrder:
+    """Set one stored field of an order that could not be read: ``field`` is the command's
+    name (``start_at`` or ``end_at``), ``value`` ISO 8601 with its offset."""
+
+    patient_id: str
+    order_id: str
+    field: str
+    value: str
+    expected_version: str | None = None  # of the order
+
+
+def strict_instant(value: str, name: str) -> str:
+    """``value`` if it is an ISO 8601 date and time with an offset (``Z`` or ``±HH:MM``);
+    else InvalidInput naming ``name``."""
+    text = (value or "").strip()
+    try:
+        if not STRICT_INSTANT.fullmatch(text):
+            raise ValueError(text)
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"{name} must be an ISO 8601 date and time with an offset, such "
+                           "as 2026-11-25T08:00:00+00:00.", field=name) from None
+    return text
+
+
+def repair_order(cmd: RepairOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
+    """Correct an order's stored start or end (the record's, and with its event the views'):
+    an ``OrderRepaired`` event with the field, the previous and the new value. The new
+    course must still end after it starts."""
+    fields = {name: stored for stored, name in REPAIRABLE_ORDER_FIELDS.items()}
+    if cmd.field not in fields:
+        raise InvalidInput(f"field must be one of {', '.join(fields)}.", field="field")
+    value = strict_instant(cmd.value, cmd.field)
+    now = datetime.now(UTC)
+    records, record, order = _order_of(cmd, uow)
+    if order.kind != "medication":
+        raise InvalidInput("Only medication orders have a start and an end.", field="field")
+    stored = fields[cmd.field]
+    previous = order.details.get(stored)
+    course = {**order.details, stored: value}
+    start, end = course.get("startAt"), course.get("endAt")
+    try:
+        ends_before = bool(start and end) and (
+            datetime.fromisoformat(str(end)) <= datetime.fromisoformat(str(start)))
+    except (TypeError, ValueError):
+        ends_before = False  # the other field cannot be read either: repaired next
+    if ends_before:
+        raise InvalidInput("The end must be after the start.", field=cmd.field)
+    order.details[stored] = value
+    order.version += 1
+    records.save(record, [OrderRepaired(order_id=order.order_id, field=stored,
+                                        previous=previous, value=value)],
                  actor=actor, now=now)
     return order

@@ -4,7 +4,9 @@ The task re-reads the events by id, so a task message carries nothing but a stre
 sequence numbers (the relay sends a patient's events of one change-feed page as one message;
 a single number, as older messages carry, is one event). Failures retry with a short
 backoff; after ``PROJECTION_MAX_RETRIES`` the events go to the dead letters, one letter each
-(the relay's checkpoint has moved on: nothing else blocks).
+(the relay's checkpoint has moved on: nothing else blocks), and the patient's stream is held:
+its later events are parked in the dead letters unprojected until the stream is released
+(:mod:`worklists.delivery.deadletters`), so the views never skip past a failure silently.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
-from worklists.delivery.deadletters import record_failure
+from worklists.delivery.deadletters import held_part, park, record_failure
 from worklists.delivery.projector import project_events as project
 
 log = logging.getLogger(__name__)
@@ -31,7 +33,9 @@ QUEUE = "projections"
              reject_on_worker_lost=True, max_retries=MAX_RETRIES, ignore_result=True)
 def project_event(self: Task, stream_pk: str, seq: int | list[int]) -> str:
     store = get_store("relay")
-    seqs = seqs_of(seq)
+    seqs, marker = held_part(store, stream_pk, seqs_of(seq))
+    if not seqs:
+        return f"held at {marker.seq if marker else '?'}: parked"
     try:
         outcomes = project(store, stream_pk, seqs)
     except Exception as exc:  # noqa: BLE001 - every failure is retried, then dead-lettered
@@ -46,20 +50,20 @@ def project_event(self: Task, stream_pk: str, seq: int | list[int]) -> str:
 
 def _one_by_one(store: DocumentStore, stream_pk: str, seqs: list[int], exc: Exception,
                 attempts: int) -> str:
-    """The last attempt: each event alone, so only the ones that fail are dead-lettered
-    (as when every event had its own message)."""
-    lettered = 0
-    for one in seqs:
+    """The last attempt: each event alone, in order, until one fails: that one is
+    dead-lettered and its stream held, and the events after it are parked behind it."""
+    for i, one in enumerate(seqs):
         try:
             if len(seqs) == 1:
                 raise exc
             project(store, stream_pk, [one])
         except Exception as failure:  # noqa: BLE001 - recorded, never dropped
-            log.error("projection %s#%s failed for good after %s attempts: %s",
+            log.error("projection %s#%s failed for good after %s attempts: %s; stream held",
                       stream_pk, one, attempts, type(failure).__name__)
-            record_failure(store, stream_pk, one, failure, attempts)
-            lettered += 1
-    return f"dead-lettered {lettered} of {len(seqs)}"
+            marker = record_failure(store, stream_pk, one, failure, attempts)
+            parked = park(store, stream_pk, seqs[i + 1:], marker)
+            return f"dead-lettered 1 of {len(seqs)}, held, {parked} parked"
+    return f"dead-lettered 0 of {len(seqs)}"
 
 
 def enqueue(stream_pk: str, seqs: int | list[int]) -> None:

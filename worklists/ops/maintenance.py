@@ -142,9 +142,14 @@ def check(store: DocumentStore, ids: list[str], *, repair: bool = False,
     report = Report()
     for patient_id in ids:
         report.patients += 1
-        problems = check_patient(store, gen, patient_id)
         state = read_tracker(store, patient_id, gen).state
-        source_seq = read_source(store, patient_id).seq
+        try:
+            problems = check_patient(store, gen, patient_id)
+            source_seq = read_source(store, patient_id).seq
+        except Exception as exc:  # noqa: BLE001 - one unprojectable record is reported
+            report.drifted[patient_id] = [f"record cannot be projected ({type(exc).__name__})"]
+            progress(1)
+            continue
         if state.seq < source_seq:
             report.behind.append(patient_id)
         if problems:

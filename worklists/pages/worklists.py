@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 
-from hisadmin.core import consistency, policy
+from hisadmin.core import consistency, held_streams, keys, policy
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain import mar, orders
@@ -144,14 +144,18 @@ def _local(instant: str | None, *, with_date: bool = False) -> str:
 def _rows(request: HttpRequest, page: Page, rows: list[dict[str, Any]]
           ) -> list[dict[str, Any]]:
     actions = [a for a in page.actions if policy.allows(request.user, a.action)]
+    held = held_streams.held_now(get_store()) if rows else {}  # cached: no round trip
     out = []
     for row in rows:
         chart = reverse("admin:patient_chart", args=[row["patientId"]])
+        marker = held.get(keys.patient(row["patientId"]))
         out.append({"cells": [(col.cell(row), chart if col.link else
                                col.href(row) if col.href is not None else "")
                               for col in page.columns],
                     "actions": [{"label": a.label, "url": a.url(row), "method": a.method}
-                                for a in actions]})
+                                for a in actions],
+                    # the patient's rows stopped following the record at a failed event
+                    "held_since": _local(marker.since, with_date=True) if marker else None})
     return out
 
 

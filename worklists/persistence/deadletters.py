@@ -30,11 +30,13 @@ class DeadLetter:
     attempts: int
     failed_at: str  # ISO 8601
     etag: str | None = None
+    occurred_at: str | None = None  # when the event happened (None: the event was gone)
 
     def as_dict(self) -> dict[str, Any]:
         """The letter as operators see it (pages, ``relay_status --json``)."""
         return {"stream": self.stream, "seq": self.seq, "eventType": self.event_type,
-                "reason": self.reason, "attempts": self.attempts, "failedAt": self.failed_at}
+                "reason": self.reason, "attempts": self.attempts, "failedAt": self.failed_at,
+                "occurredAt": self.occurred_at}
 
 
 def letter_id(stream_pk: str, seq: int) -> str:
@@ -45,7 +47,8 @@ def _letter(doc: Document) -> DeadLetter:
     c = doc["docContents"]
     return DeadLetter(id=doc["id"], stream=c["stream"], seq=int(c["seq"]),
                       event_type=c.get("eventType"), reason=c["reason"],
-                      attempts=int(c["attempts"]), failed_at=c["failedAt"], etag=doc["_etag"])
+                      attempts=int(c["attempts"]), failed_at=c["failedAt"], etag=doc["_etag"],
+                      occurred_at=c.get("occurredAt"))
 
 
 def record(store: DocumentStore, *, stream_pk: str, seq: int, reason: str,
@@ -54,7 +57,8 @@ def record(store: DocumentStore, *, stream_pk: str, seq: int, reason: str,
     event = read_event(store, stream_pk, seq)
     letter = DeadLetter(id=letter_id(stream_pk, seq), stream=stream_pk, seq=seq,
                         event_type=event.get("type") if event else None, reason=reason[:500],
-                        attempts=attempts, failed_at=datetime.now(UTC).isoformat())
+                        attempts=attempts, failed_at=datetime.now(UTC).isoformat(),
+                        occurred_at=event.get("occurredAt") if event else None)
     doc = store.upsert(wrap(doc_id=letter.id, pk=DEAD_LETTERS_PK, doc_type="DeadLetter",
                             contents=letter.as_dict(), ttl=RETENTION))
     return _letter(doc)
@@ -63,6 +67,16 @@ def record(store: DocumentStore, *, stream_pk: str, seq: int, reason: str,
 def all_letters(store: DocumentStore, limit: int = 500) -> list[DeadLetter]:
     page = store.query(DEAD_LETTERS_PK, Query(order_by=(("id", "ASC"),)), page_size=limit)
     return [_letter(doc) for doc in page.items]
+
+
+def letters_of(store: DocumentStore, stream_pk: str) -> list[DeadLetter]:
+    """The stream's letters, in sequence order (ids sort by sequence number)."""
+    return [letter for letter in all_letters(store) if letter.stream == stream_pk]
+
+
+def read_letter(store: DocumentStore, stream_pk: str, seq: int) -> DeadLetter | None:
+    doc = store.try_read(DEAD_LETTERS_PK, letter_id(stream_pk, seq))
+    return None if doc is None else _letter(doc)
 
 
 def count(store: DocumentStore) -> int:

@@ -96,6 +96,12 @@ def order_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
     return rows
 
 
+class UnreadableCourse(ValueError):
+    """A scheduled medication order whose start or end cannot be read: its dose times, and
+    so its "Medications due" row, cannot be worked out (the projection fails, the stream is
+    held until the order is repaired)."""
+
+
 def next_dose_time(order: dict[str, Any]) -> str | None:
     """The first dose time of a scheduled order not yet answered (given or not given), or
     None when every dose time of its course is. Independent of the clock, so the row is a
@@ -103,6 +109,12 @@ def next_dose_time(order: dict[str, Any]) -> str | None:
     hour" and work out each dose time's status on the day themselves."""
     if order.get("asNeeded") or order.get("frequencyHours") is None:
         return None
+    unreadable = mar.data_errors(order)
+    if unreadable:
+        # Not guessed and not left out: a ward's list without a scheduled drug is worse
+        # than a patient whose rows are marked not current until the order is repaired.
+        raise UnreadableCourse(f"order {order.get('orderId')}: "
+                               + "; ".join(f"{e['field']}: {e['message']}" for e in unreadable))
     recorded = set(order.get("recorded") or ())
     start = mar.order_start(order)
     end = mar.order_end(order)

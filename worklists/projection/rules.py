@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from patients.domain.events import ORDER_PLACED, EventType
+from patients.domain.events import ORDER_PLACED, REPAIRABLE_ORDER_FIELDS, EventType
 from patients.domain.orders import ACTIVE, ORDER_STATUS_AFTER, Order, OrderStatus
 from patients.domain.records import Admission, AdmissionStatus, Patient
 from patients.domain.results import RESULT_KINDS, flags_summary
@@ -149,6 +149,14 @@ def _apply(state: PatientState, etype: str, data: dict[str, Any]) -> PatientStat
             raise NeedsSource("assignment without an assignee")
         return _with_order(state, {**_order_of(state, data), "assigneeId": data["assigneeId"],
                                    "assigneeName": data.get("assigneeName", "")})
+    if etype == EventType.ORDER_REPAIRED:
+        name = data.get("field")
+        if name not in REPAIRABLE_ORDER_FIELDS:
+            raise NeedsSource(f"repair of a field the fold does not keep: {name}")
+        order = _order_of(state, data)
+        if name not in order:
+            return state  # a field this order's rows do not show (not a medication)
+        return _with_order(state, {**order, name: data.get("value")})
     if etype == EventType.ORDER_UNASSIGNED:
         return _with_order(state, {**_order_of(state, data), "assigneeId": None,
                                    "assigneeName": None})

@@ -1,4 +1,5 @@
-"""Compare the worklist views with the source records; report drift, optionally repair."""
+"""Compare the worklist views with the source records; report drift and held streams,
+optionally repair drift. Exits non-zero while anything is drifted or held."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.progress import Progress
 
+from hisadmin.core import held_streams
 from hisadmin.core.store import get_store
 from worklists.ops import maintenance
 
@@ -30,5 +32,15 @@ class Command(BaseCommand):
             self.stdout.write(f"  {patient_id}: {', '.join(problems)}")
         if repair:
             self.stdout.write(f"repaired {report.repaired} patients")
-        elif report.drifted:
+        # A held stream is not drift --repair can mend: its record has to be repaired
+        # first, then its dead letters replayed (docs/operations.md).
+        held = held_streams.all_held(store, held_streams.PROJECTIONS)
+        self.stdout.write(f"{len(held)} held stream(s)")
+        for h in held:
+            self.stdout.write(f"  {h.stream}: held at event {h.seq} ({h.event_type}), not "
+                              f"current since {h.since}: {h.reason}")
+        if held:  # the cause first: a held patient's rows are drifted too
+            raise CommandError(f"{len(held)} held stream(s): repair the record, then "
+                               "manage.py replay_dead_letters")
+        if report.drifted and not repair:
             raise CommandError("drift found; run with --repair to rewrite the rows")
