@@ -2,15 +2,18 @@
 
 A task that drained past its own event (it held the claim while others queued theirs) and
 then failed must come back for the failing one: its retry is the only task left on that
-patient's stream. Likewise a task interrupted while holding its claim. Real embedded store,
+patient's stream. Likewise a task interrupted while holding its claim. And a fan-out that fails for good
+holds the patient's stream for the webhooks. Real embedded store,
 fake receiver and clock, as in ``test_webhook_drain``."""
 
 from __future__ import annotations
 
 import pytest
 
+from hisadmin.core import held_streams
 from tests.service.test_webhook_drain import Clock, Receiver, emit, subscribe
 from webhooks.delivery.drain import Deliverer, Settings
+from webhooks.delivery.tasks import fan_out
 from webhooks.persistence import trackers
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
@@ -74,3 +77,11 @@ def test_a_task_interrupted_past_its_own_event_resumes_its_claim(his_store) -> N
     # Nothing pending and nobody's claim: a late duplicate is just that.
     late = Deliverer(his_store, receiver, clock=clock).run(sub, "P_w3", 1, token="z")
     assert late.kind == "duplicate" and receiver.seqs() == [2]
+
+
+def test_a_fan_out_that_fails_for_good_holds_the_stream_for_the_webhooks(his_store) -> None:
+    fan_out.on_failure(RuntimeError("store down"), "task-1", ("P_w4", [7, 5, 6]), {}, None)
+    marker = held_streams.read(his_store, "P_w4", held_streams.WEBHOOKS)
+    assert marker is not None and marker.seq == 5
+    assert marker.reason == "fan-out failed: RuntimeError"
+    assert held_streams.read(his_store, "P_w4") is None  # the projections' own are apart

@@ -6,16 +6,21 @@ default queue (one read and one query, never a call out, so nothing piles up whe
 webhook worker runs and nobody subscribed), and queues one ``webhooks.deliver`` per
 subscription that wants it; ``webhooks.deliver`` runs the ordered drain
 (:mod:`webhooks.delivery.drain`) and reschedules itself while a delivery backs off.
-Both acknowledge late and are requeued when their worker dies: at least once.
+Both acknowledge late and are requeued when their worker dies: at least once. A fan-out
+that fails for good (its retries spent) holds the patient's stream for the webhooks
+(:mod:`hisadmin.core.held_streams`): its events reached no subscription, which is visible
+and never silent.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 from celery import Task, shared_task
 
+from hisadmin.core import held_streams
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.recent_events import read_events
 from hisadmin.core.store import get_store
@@ -45,7 +50,48 @@ def any_subscription_now() -> bool:
     return subscriptions.any_subscription(get_store("relay"))
 
 
+class FanOutTask(Task):
+    """The fan-out's task class: its final failure holds the patient's stream."""
+
+    def on_failure(
+        self,
+        exc: Exception,
+        task_id: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        einfo: Any,
+    ) -> None:
+        """Called once the retries are spent (never on a retry): hold the stream at the
+        message's first event, for the webhooks only (the projections have their own)."""
+        stream_pk = args[0] if args else kwargs.get("stream_pk")
+        seq = args[1] if len(args) > 1 else kwargs.get("seq")
+        if not stream_pk or seq is None:
+            return
+        try:
+            held_streams.hold(
+                get_store("relay"),
+                stream_pk=str(stream_pk),
+                seq=min(seqs_of(seq)),
+                event_type=None,
+                occurred_at=None,
+                reason=f"fan-out failed: {type(exc).__name__}",
+                consumer=held_streams.WEBHOOKS,
+            )
+        except Exception:  # noqa: BLE001 - the store is down too: the log is all that is left
+            log.exception(
+                "webhook fan-out %s#%s failed for good; could not hold the stream", stream_pk, seq
+            )
+            return
+        log.error(
+            "webhook fan-out %s#%s failed for good (%s); stream held",
+            stream_pk,
+            seq,
+            type(exc).__name__,
+        )
+
+
 @shared_task(
+    base=FanOutTask,
     name=FAN_OUT,
     queue=FAN_OUT_QUEUE,
     acks_late=True,
