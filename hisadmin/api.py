@@ -1,7 +1,9 @@
 """The versioned JSON API: one NinjaAPI assembling the apps' routers, errors mapped in one place.
 
 Every endpoint needs a bearer token (``Authorization: Bearer his_…``) or a browser session
-(with CSRF). Errors are RFC 9457 problem documents.
+(with CSRF); neither is a 401 with ``WWW-Authenticate: Bearer``. Errors are RFC 9457 problem
+documents. Every write (POST, PUT, PATCH, DELETE) takes an ``Idempotency-Key``
+(:func:`idempotent`, applied here to every operation, not per endpoint).
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ from ninja.security import APIKeyCookie, HttpBearer
 from cosmos_backend import errors as store_errors
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core.cache import ExpiringCache
-from hisadmin.core.problems import PreconditionRequired, problem
+from hisadmin.core.idempotency import HEADER as IDEMPOTENCY_KEY
+from hisadmin.core.idempotency import with_idempotency
+from hisadmin.core.problems import PreconditionRequired, problem, problem_type
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.roles import roles_of
 from hisadmin.core.store import get_store
@@ -103,15 +107,48 @@ m2m_changed.connect(TokenAuth.forget, sender=get_user_model().groups.through,
 
 
 class SessionAuth(APIKeyCookie):
-    """The browser's session cookie; ninja enforces CSRF for cookie auth."""
+    """The browser's session cookie; ninja enforces CSRF for cookie auth. A request without
+    the cookie is not a session's: it skips the CSRF check, so a client that sent no (or a
+    bad) token is told 401, not "CSRF check failed"."""
 
-    param_name = "sessionid"
+    param_name = settings.SESSION_COOKIE_NAME
+
+    def _get_key(self, request: HttpRequest) -> str | None:
+        if self.param_name not in request.COOKIES:
+            return None
+        return super()._get_key(request)
 
     def authenticate(self, request: HttpRequest, key: str | None) -> Any:
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated and user.is_active:
             return user
         return None
+
+
+CHALLENGE = 'Bearer realm="api"'  # RFC 6750: what a 401 asks for
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def idempotent(run: Any) -> Any:
+    """A ninja "view" decorator: a write operation's answer kept for its ``Idempotency-Key``
+    (``hisadmin.core.idempotency``). Keys are per user, so the caller is authenticated (and
+    refused) first; then the operation runs as ninja runs it, its answer (a domain error's
+    problem too) being what a retry gets back. Reads, and writes without a key, run as
+    they are."""
+    operation = getattr(run, "__self__", None)
+    if operation is None or not WRITES & set(operation.methods):
+        return run
+
+    @wraps(run)
+    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method not in WRITES or not request.headers.get(IDEMPOTENCY_KEY):
+            return run(request, *args, **kwargs)
+        refused = operation._run_checks(request)  # sets request.user for a token's caller
+        if refused is not None:
+            return refused
+        return with_idempotency(request, lambda: run(request, *args, **kwargs), problem)
+
+    return guarded
 
 
 def docs_access(view: Any) -> Any:
@@ -126,8 +163,10 @@ def docs_access(view: Any) -> Any:
         if request.user.is_authenticated and request.user.is_active:
             return view(request, *args, **kwargs)
         if request.path.endswith(".json"):
-            return HttpResponse('{"title": "Authentication required", "status": 401}',
-                                status=401, content_type="application/problem+json")
+            response = HttpResponse('{"title": "Authentication required", "status": 401}',
+                                    status=401, content_type="application/problem+json")
+            response["WWW-Authenticate"] = CHALLENGE
+            return response
         return redirect_to_login(request.get_full_path())
 
     return wrapped
@@ -209,8 +248,11 @@ def _validation(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse
 
 @api.exception_handler(AuthenticationError)
 def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return problem(request, 401, "Authentication required",
-                   "Send 'Authorization: Bearer <token>' or log in.")
+    response = problem(request, 401, "Authentication required",
+                       "Send 'Authorization: Bearer <token>' or log in.",
+                       type=problem_type("unauthenticated"))
+    response["WWW-Authenticate"] = CHALLENGE
+    return response
 
 
 @api.exception_handler(PermissionDenied)
@@ -224,6 +266,7 @@ def _stale(request: HttpRequest, exc: StaleWrite) -> HttpResponse:
     response = problem(request, 412, "Changed by someone else meanwhile",
                        "The record changed since you read it. Fetch it again (GET), review the "
                        "current values and resend with the new ETag in If-Match.",
+                       type=problem_type("precondition-failed"),
                        current_etag=current["_etag"] if current else None)
     if current is not None:
         response["ETag"] = current["_etag"]
@@ -274,6 +317,7 @@ def _domain(request: HttpRequest, exc: DomainError) -> HttpResponse:
                    **extra)
 
 
+api.add_decorator(idempotent, mode="view")
 api.add_router("/", patients_router)
 api.add_router("/", "patients.api.results.router")  # before clinical: its …/{action}
 api.add_router("/", clinical_router)

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "hisadmin.no_store.NoStoreMiddleware",  # answers with patient data are not kept
     "hisadmin.middleware.CachedCSPMiddleware",  # django-csp's, the policy built once
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -68,6 +69,7 @@ MIDDLEWARE = [
 # files and maps its own errors (no whitenoise, no page errors).
 API_TOKEN_MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "hisadmin.no_store.NoStoreMiddleware",
     "hisadmin.middleware.CachedCSPMiddleware",
     "django.middleware.common.CommonMiddleware",
     "hisadmin.middleware.TokenUserMiddleware",  # anonymous until the token authenticates

@@ -1,4 +1,10 @@
-"""Idempotency-Key for creating POSTs: a retried request replays the first response.
+"""Idempotency-Key for every write of the API: a retried request replays the first response.
+
+The API assembly applies :func:`with_idempotency` to every POST, PUT, PATCH and DELETE of
+``/api/v1`` after authentication (keys are per user). A request is the same request when its
+method, path with query string and body are the same; the same key with another request is a
+422 (``…/problems/idempotency-key-reused``). Only final answers are kept: a 409, 412, 429, 503
+or 5xx frees the key, so a retry runs the command again.
 
 The key is claimed first (a unique row), so two concurrent requests with one key cannot both
 create; the second is told to retry. A request that fails frees the key. A key is kept for
@@ -21,8 +27,18 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from hisadmin.core.models import IdempotencyRecord
+from hisadmin.core.problems import problem_type
 
 IN_PROGRESS = 0
+HEADER = "Idempotency-Key"
+REPLAYED = "Idempotent-Replayed"
+MAX_KEY_LENGTH = 200
+KEY_REUSED = problem_type("idempotency-key-reused")
+IN_PROGRESS_TYPE = problem_type("request-in-progress")
+INVALID_KEY = problem_type("invalid-idempotency-key")
+# Answers that are not final: the key is freed so that a retry runs the command again.
+NOT_FINAL = frozenset({409, 412, 429, 503})
+KEPT_HEADERS = ("Content-Type", "ETag", "Location")
 PURGE_EVERY_SECONDS = 3600
 _last_purge = 0.0
 
@@ -45,15 +61,30 @@ def _purge_now_and_then() -> None:
         purge_expired()
 
 
+def fingerprint(request: HttpRequest) -> tuple[str, str]:
+    """What makes two requests the same request: ``METHOD path?query`` (cut to the stored
+    300 characters, the hash then covering the whole of it) and a hash of the body."""
+    where = f"{request.method} {request.get_full_path()}"
+    digest = hashlib.sha256(request.body)
+    if len(where) > 300:
+        digest.update(where.encode())
+        where = where[:300]
+    return where, digest.hexdigest()
+
+
 def with_idempotency(request: HttpRequest, produce: Callable[[], HttpResponse],
                      problem: Callable[..., HttpResponse]) -> HttpResponse:
-    key = request.headers.get("Idempotency-Key", "").strip()
+    """``produce()``'s answer, or, for a request whose ``Idempotency-Key`` was seen before,
+    the first answer again (``Idempotent-Replayed: true``). ``request.user`` must be the
+    authenticated caller."""
+    key = request.headers.get(HEADER, "").strip()
     if not key:
         return produce()
-    if len(key) > 200:
-        return problem(request, 422, "Invalid Idempotency-Key", "Use at most 200 characters.")
-    digest = hashlib.sha256(request.body).hexdigest()
-    where = f"{request.method} {request.path}"
+    if len(key) > MAX_KEY_LENGTH:
+        return problem(request, 422, "Invalid Idempotency-Key",
+                       f"Use at most {MAX_KEY_LENGTH} characters.", type=INVALID_KEY,
+                       errors=[{"field": HEADER, "message": "too long"}])
+    where, digest = fingerprint(request)
     _purge_now_and_then()
 
     def claim() -> IdempotencyRecord | None:
@@ -77,20 +108,22 @@ def with_idempotency(request: HttpRequest, produce: Callable[[], HttpResponse],
         if record is None:  # freed meanwhile by a request that failed
             return problem(request, 409, "Request in progress",
                            "A request with this Idempotency-Key just finished without an "
-                           "answer to keep; retry.")
+                           "answer to keep; retry.", type=IN_PROGRESS_TYPE)
         if record.method_path != where or record.request_hash != digest:
             return problem(request, 422, "Idempotency-Key reused",
                            "This Idempotency-Key was used for a different request; "
-                           "use a new key for a new request.")
+                           "use a new key for a new request.", type=KEY_REUSED,
+                           errors=[{"field": HEADER, "message": "used for another request"}])
         if record.status == IN_PROGRESS:
             return problem(request, 409, "Request in progress",
-                           "A request with this Idempotency-Key is still running; retry shortly.")
+                           "A request with this Idempotency-Key is still running; retry shortly.",
+                           type=IN_PROGRESS_TYPE)
         response = HttpResponse(record.body, status=record.status,
                                 content_type=record.headers.get("Content-Type",
                                                                 "application/json"))
         for name, value in record.headers.items():
             response[name] = value
-        response["Idempotent-Replayed"] = "true"
+        response[REPLAYED] = "true"
         return response
     record = claimed
     try:
@@ -98,10 +131,10 @@ def with_idempotency(request: HttpRequest, produce: Callable[[], HttpResponse],
     except BaseException:
         record.delete()
         raise
-    if response.status_code >= 500 or response.status_code in (409, 412, 429, 503):
+    if response.status_code >= 500 or response.status_code in NOT_FINAL:
         record.delete()  # not a final answer: let a retry run the command again
         return response
-    keep = {h: response[h] for h in ("Content-Type", "ETag", "Location") if response.has_header(h)}
+    keep = {h: response[h] for h in KEPT_HEADERS if response.has_header(h)}
     record.status = response.status_code
     record.body = response.content.decode()
     record.headers = json.loads(json.dumps(keep))

@@ -14,6 +14,7 @@ from hisadmin.core.renderers import ORJSONRenderer
 
 _RENDERER = ORJSONRenderer()
 PROBLEM_TYPE = "application/problem+json"
+PROBLEM_TYPES = "/api/v1/problems/"  # the prefix of this API's own problem types
 
 
 def json_response(request: HttpRequest, body: Any, status: int = 200, *,
@@ -30,12 +31,22 @@ def json_response(request: HttpRequest, body: Any, status: int = 200, *,
 
 def problem(request: HttpRequest, status: int, title: str, detail: str = "",
             **extra: Any) -> HttpResponse:
-    """An RFC 9457 problem document; ``extra`` members (``errors``, ``code``…) are added."""
+    """An RFC 9457 problem document; ``extra`` members (``errors``, ``code``…) are added.
+
+    Every 409 carries ``conflicts`` (an empty list unless the caller gives them): the OpenAPI
+    document marks it required on every 409, so a generated client can rely on it."""
     body = {"type": "about:blank", "title": title, "status": status, "detail": detail or title,
             **extra}
+    if status == 409:
+        body.setdefault("conflicts", [])
     response = json_response(request, body, status)
     response["Content-Type"] = PROBLEM_TYPE
     return response
+
+
+def problem_type(kind: str) -> str:
+    """The ``type`` URI of a problem kind of this API (``/api/v1/problems/<kind>``)."""
+    return f"{PROBLEM_TYPES}{kind}"
 
 
 class PreconditionRequired(Exception):

@@ -8,9 +8,8 @@ from ninja import Header, Router
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import policy
-from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
-from hisadmin.core.problems import json_response, problem, require_if_match
+from hisadmin.core.problems import json_response, require_if_match
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.api.schemas import (
@@ -43,8 +42,16 @@ def _patient(request: HttpRequest, uow: UnitOfWork, patient_id: str) -> HttpResp
     return json_response(request, patient_out(view), etag=view["etag"])
 
 
+def order_url(patient_id: str, order_id: str) -> str:
+    return f"/api/v1/patients/{patient_id}/orders/{order_id}"
+
+
 def _order(request: HttpRequest, view: queries.View, status: int = 200) -> HttpResponse:
-    return json_response(request, order_out(view), status, etag=view["etag"])
+    """An order with its ETag; after a creation (201) with the order's URL in ``Location``
+    (an administration is read as part of its order)."""
+    location = order_url(view["patientId"], view["orderId"]) if status == 201 else None
+    return json_response(request, order_out(view), status, etag=view["etag"],
+                         location=location)
 
 
 def _saved_order(request: HttpRequest, uow: UnitOfWork, patient_id: str, order_id: str,
@@ -113,22 +120,22 @@ def transfer(request: HttpRequest, patient_id: str, payload: TransferIn,
 @router.post("/patients/{patient_id}/orders",
              response={201: OrderOut, **ERRORS_SCHEMA, 409: OrderConflictsProblem},
              summary="Place an order (prescription, imaging exam, lab test)")
-def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> HttpResponse:
+def place_order(request: HttpRequest, patient_id: str, payload: OrderIn,
+                if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """Send an ``Idempotency-Key`` so a retried request never orders twice.
 
     The order is checked first (allergy, dose, duplicate). Failed checks answer 409 with
     ``conflicts``; resend with ``overrides`` giving a reason for each of them to place it.
+    ``If-Match`` (optional): the patient's ETag (its allergies are what the order is checked
+    against); stale → 412. 201: ``Location`` is the order's URL.
     """
     policy.require(request.user, "place_order")
-
-    def produce() -> HttpResponse:
-        uow = new_uow()
-        order = use_cases.place_order(use_cases.PlaceOrder(patient_id=patient_id,
-                                                           **payload.dict()), uow,
-                                      actor=actor_for(request.user))
-        return _saved_order(request, uow, patient_id, order.order_id, 201)
-
-    return with_idempotency(request, produce, problem)
+    uow = new_uow()
+    order = use_cases.place_order(use_cases.PlaceOrder(patient_id=patient_id,
+                                                       expected_version=if_match,
+                                                       **payload.dict()), uow,
+                                  actor=actor_for(request.user))
+    return _saved_order(request, uow, patient_id, order.order_id, 201)
 
 
 @router.get("/patients/{patient_id}/orders",
@@ -161,20 +168,17 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
     ``scheduled_for`` names the dose time answered. 201: the order; 404: no such patient or
     order; 409: ``prn-interval`` (with ``conflicts``; resend with ``overrides``) or an order
     that cannot be administered; 412: stale ``If-Match`` (the order's ETag); 422: a rule
-    above. Send an ``Idempotency-Key`` so a retry never records the same dose twice."""
+    above. Send an ``Idempotency-Key`` so a retry never records the same dose twice.
+    ``Location``: the order's URL (its ``administrations`` list the one recorded)."""
     policy.require(request.user, "administer")
-
-    def produce() -> HttpResponse:
-        uow = new_uow()
-        use_cases.administer(use_cases.Administer(
-            patient_id, order_id, payload.dose, payload.unit, payload.note, if_match,
-            status=payload.status, administered_at=payload.administered_at,
-            reason=payload.reason or "", reason_detail=payload.reason_detail,
-            scheduled_for=payload.scheduled_for, overrides=payload.overrides), uow,
-            actor=actor_for(request.user))
-        return _saved_order(request, uow, patient_id, order_id, 201)
-
-    return with_idempotency(request, produce, problem)
+    uow = new_uow()
+    use_cases.administer(use_cases.Administer(
+        patient_id, order_id, payload.dose, payload.unit, payload.note, if_match,
+        status=payload.status, administered_at=payload.administered_at,
+        reason=payload.reason or "", reason_detail=payload.reason_detail,
+        scheduled_for=payload.scheduled_for, overrides=payload.overrides), uow,
+        actor=actor_for(request.user))
+    return _saved_order(request, uow, patient_id, order_id, 201)
 
 
 @router.put("/patients/{patient_id}/orders/{order_id}/assignee",

@@ -6,9 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Header, Router
 
 from hisadmin.core import policy
-from hisadmin.core.idempotency import with_idempotency
 from hisadmin.core.policy import actor_for
-from hisadmin.core.problems import json_response, problem, require_if_match
+from hisadmin.core.problems import json_response, require_if_match
 from hisadmin.core.store import get_store, new_uow
 from patients import staff, use_cases
 from patients.api.schemas import (
@@ -34,32 +33,36 @@ def _patient(request: HttpRequest, view: queries.View, status: int = 200) -> Htt
     return json_response(request, patient_out(view), status, etag=view["etag"])
 
 
+def admission_url(patient_id: str, admission_id: str) -> str:
+    return f"/api/v1/patients/{patient_id}/admissions/{admission_id}"
+
+
 def _admission(request: HttpRequest, view: queries.View, status: int = 200) -> HttpResponse:
-    return json_response(request, admission_out(view), status, etag=view["etag"])
+    """An admission with its ETag; a created one (201) with its ``Location``."""
+    location = admission_url(view["patientId"], view["admissionId"]) if status == 201 else None
+    return json_response(request, admission_out(view), status, etag=view["etag"],
+                         location=location)
 
 
 @router.post("/patients", response={201: PatientOut, **ERRORS}, summary="Register a patient")
 def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
     """Creates a patient; send an ``Idempotency-Key`` header so a retry never creates twice.
+    (No ``If-Match``: there is no record yet to be based on.)
 
     A patient with the same family and given name (case and accents aside) and birth date
     already registered: 409 ``/api/v1/problems/possible-duplicate`` with ``candidates``
     (``id``, ``mrn``, ``name``, ``birth_date``), nothing written; send
     ``confirm_not_duplicate: true`` to register anyway."""
     policy.require(request.user, "register")
-
-    def produce() -> HttpResponse:
-        uow = new_uow()
-        patient = use_cases.register_patient(use_cases.RegisterPatient(
-            given_name=payload.given_name, family_name=payload.family_name,
-            birth_date=payload.birth_date, sex=payload.sex, mrn=payload.mrn,
-            confirm_not_duplicate=payload.confirm_not_duplicate,
-        ), uow, actor=actor_for(request.user))
-        view = queries.committed(uow, patient.patient_id, "patient")
-        return json_response(request, patient_out(view), 201, etag=view["etag"],
-                             location=f"/api/v1/patients/{patient.patient_id}")
-
-    return with_idempotency(request, produce, problem)
+    uow = new_uow()
+    patient = use_cases.register_patient(use_cases.RegisterPatient(
+        given_name=payload.given_name, family_name=payload.family_name,
+        birth_date=payload.birth_date, sex=payload.sex, mrn=payload.mrn,
+        confirm_not_duplicate=payload.confirm_not_duplicate,
+    ), uow, actor=actor_for(request.user))
+    view = queries.committed(uow, patient.patient_id, "patient")
+    return json_response(request, patient_out(view), 201, etag=view["etag"],
+                         location=f"/api/v1/patients/{patient.patient_id}")
 
 
 @router.get("/patients", response={200: list[PatientOut], **ERRORS},
@@ -78,25 +81,24 @@ def read(request: HttpRequest, patient_id: str) -> HttpResponse:
 
 @router.post("/patients/{patient_id}/admissions", response={201: AdmissionOut, **ERRORS},
              summary="Admit a patient")
-def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> HttpResponse:
-    """Send an ``Idempotency-Key`` header so a retried request never admits twice."""
+def admit(request: HttpRequest, patient_id: str, payload: AdmitIn,
+          if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """Send an ``Idempotency-Key`` header so a retried request never admits twice.
+    ``If-Match`` (optional): the patient's ETag; stale → 412, nothing written. 201: the
+    admission, ``Location`` its URL."""
     policy.require(request.user, "admit")
 
     attending_id, attending_name = "", payload.attending_name
     if payload.attending:
         attending_id, attending_name = staff.attending(payload.attending)
-
-    def produce() -> HttpResponse:
-        uow = new_uow()
-        admission = use_cases.admit_patient(use_cases.AdmitPatient(
-            patient_id=patient_id, department_id=payload.department_id,
-            ward_id=payload.ward_id, bed=payload.bed, reason=payload.reason,
-            attending_id=attending_id, attending_name=attending_name,
-        ), uow, actor=actor_for(request.user))
-        return _admission(request, queries.committed(uow, patient_id, "admission",
-                                                     admission.admission_id), 201)
-
-    return with_idempotency(request, produce, problem)
+    uow = new_uow()
+    admission = use_cases.admit_patient(use_cases.AdmitPatient(
+        patient_id=patient_id, department_id=payload.department_id,
+        ward_id=payload.ward_id, bed=payload.bed, reason=payload.reason,
+        attending_id=attending_id, attending_name=attending_name, expected_version=if_match,
+    ), uow, actor=actor_for(request.user))
+    return _admission(request, queries.committed(uow, patient_id, "admission",
+                                                 admission.admission_id), 201)
 
 
 @router.get("/patients/{patient_id}/admissions", response={200: list[AdmissionOut], **ERRORS})
@@ -105,6 +107,16 @@ def list_admissions(request: HttpRequest, patient_id: str) -> list[dict]:
     store = get_store()
     queries.patient(store, patient_id)
     return [admission_out(v) for v in queries.admissions(store, patient_id)]
+
+
+@router.get("/patients/{patient_id}/admissions/{admission_id}",
+            response={200: AdmissionOut, **ERRORS}, summary="One admission, with its ETag")
+def read_admission(request: HttpRequest, patient_id: str, admission_id: str) -> HttpResponse:
+    """A stay, active or ended (404: no such patient or admission)."""
+    policy.require(request.user, "read")
+    store = get_store()
+    queries.patient(store, patient_id)
+    return _admission(request, queries.admission(store, patient_id, admission_id))
 
 
 @router.post("/patients/{patient_id}/discharge", response={200: AdmissionOut, **ERRORS},

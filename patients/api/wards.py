@@ -10,14 +10,15 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any, Literal
 
-from django.http import HttpRequest
-from ninja import Field, Router, Schema
+from django.http import HttpRequest, HttpResponse
+from ninja import Field, Header, Router, Schema
 
 from hisadmin.core import policy
 from hisadmin.core.policy import actor_for
+from hisadmin.core.problems import json_response
 from hisadmin.core.store import get_store, new_uow
 from patients.api.schemas import ERRORS_SCHEMA, Problem
-from patients.domain.beds import Bed, ward_metrics
+from patients.domain.beds import Bed, BedState, ward_metrics
 from patients.persistence import beds, reference
 from patients.use_cases.beds import MarkBedClean, mark_bed_clean, ward_entry
 
@@ -53,9 +54,11 @@ class BedOut(Schema):
     since: str | None = Field(None, description="when the bed entered this state")
     patient_id: str | None = Field(None, description="an occupied bed's patient (patient.id)")
     patient: OccupantOut | None = Field(None, description="an occupied bed's patient")
+    etag: str | None = Field(None, description="the version of an occupied or cleaning bed's "
+                             "state: If-Match for marking it clean; null for a free bed")
 
 
-def bed_out(bed: Bed, today: date) -> dict[str, Any]:
+def bed_out(bed: Bed, today: date, etag: str | None = None) -> dict[str, Any]:
     occupant = bed.occupant
     patient = (
         None
@@ -77,6 +80,7 @@ def bed_out(bed: Bed, today: date) -> dict[str, Any]:
         "since": bed.since,
         "patient_id": occupant and occupant.patient_id,
         "patient": patient,
+        "etag": etag,
     }
 
 
@@ -119,13 +123,18 @@ def wards(request: HttpRequest, department: str = "") -> list[dict[str, Any]]:
     summary="A ward's beds: free, occupied (by whom) or being cleaned",
 )
 def ward_beds(request: HttpRequest, code: str) -> list[dict[str, Any]]:
-    """Every bed of the ward in the ward's order (the counts: ``GET /wards``). An unknown
-    ward is a 404 problem."""
+    """Every bed of the ward in the ward's order (the counts: ``GET /wards``), a held one
+    with its ``etag``. An unknown ward is a 404 problem."""
     policy.require(request.user, "read_beds")
     store = get_store()
     ward = ward_entry(store, code)
     today = datetime.now(UTC).date()
-    return [bed_out(b, today) for b in beds.board(store, code, ward.get("beds", []))]
+    held = beds.held(store, code)  # the board's one query, kept for the holds' etags
+    return [
+        bed_out(beds.bed_from_doc(held[c]), today, held[c]["_etag"]) if c in held
+        else bed_out(Bed(ward_id=code, code=c, state=BedState.FREE), today)
+        for c in ward.get("beds", [])
+    ]
 
 
 @router.post(
@@ -133,8 +142,13 @@ def ward_beds(request: HttpRequest, code: str) -> list[dict[str, Any]]:
     response={200: BedOut, **ERRORS_SCHEMA},
     summary="Mark a bed being cleaned as clean: it is free again",
 )
-def clean_bed(request: HttpRequest, code: str, bed: str) -> dict[str, Any]:
-    """A nurse or a clerk. 404: unknown ward or bed; 409: the bed is not being cleaned."""
+def clean_bed(request: HttpRequest, code: str, bed: str,
+              if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
+    """A nurse or a clerk. ``If-Match`` (optional): the bed's ``etag`` from the board; stale
+    (or the bed free meanwhile) → 412. 404: unknown ward or bed; 409: the bed is not being
+    cleaned."""
     policy.require(request.user, "clean_bed")
-    mark_bed_clean(MarkBedClean(code, bed), new_uow(), actor=actor_for(request.user))
-    return {"code": bed, "state": "free", "since": None, "patient_id": None, "patient": None}
+    mark_bed_clean(MarkBedClean(code, bed, if_match or None), new_uow(),
+                   actor=actor_for(request.user))
+    return json_response(request, {"code": bed, "state": "free", "since": None,
+                                   "patient_id": None, "patient": None, "etag": None})

@@ -25,6 +25,7 @@ class AdmitPatient:
     bed: str = ""
     attending_id: str = ""
     attending_name: str = ""
+    expected_version: str | None = None  # of the patient: admitting acts on the record
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class DischargePatient:
 
 
 def admit_patient(cmd: AdmitPatient, uow: UnitOfWork, *, actor: Actor) -> Admission:
+    """Start a stay, holding its bed first (StaleWrite, nothing written, if the patient
+    changed since ``expected_version``)."""
     now = datetime.now(UTC)
     store = uow.store
     ward = reference.get(store, "Ward", cmd.ward_id, field="ward_id")
@@ -52,6 +55,7 @@ def admit_patient(cmd: AdmitPatient, uow: UnitOfWork, *, actor: Actor) -> Admiss
         raise InvalidInput(f"{ward.get('name') or cmd.ward_id} has no bed {bed}.", field="bed")
     records = PatientRecords(uow)
     record = records.load(cmd.patient_id)
+    records.expect(record, record.patient, cmd.expected_version)
     # Only a clinician can be the attending: a clerk admitting is not one by default.
     clinician = "clinician" in actor.roles
     admission = Admission.start(

@@ -47,6 +47,7 @@ class BedLeft:
 class MarkBedClean:
     ward_id: str
     bed: str
+    expected_version: str | None = None  # the ETag of the bed's hold (the board gives it)
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,14 @@ def mark_bed_clean(cmd: MarkBedClean, uow: UnitOfWork, *, actor: Actor) -> None:
     """A nurse or a clerk marks a bed being cleaned as clean: it is free again.
 
     Audited: a ``BedCleaned`` event naming ``actor`` in the ward's stream, in the same batch
-    that frees the bed. UnknownWard / UnknownBed (404), BedNotBeingCleaned (409)."""
+    that frees the bed. UnknownWard / UnknownBed (404), BedNotBeingCleaned (409), StaleWrite
+    (412) when the bed's hold is not at ``expected_version`` (or is gone: the bed is free)."""
     beds.known_bed(ward_entry(uow.store, cmd.ward_id), cmd.bed)
+    if cmd.expected_version is not None:
+        pk, doc_id = beds.ward_pk(cmd.ward_id), beds.bed_doc_id(cmd.bed)
+        held = uow.try_get(pk, doc_id)  # tracked: the clean below deletes this very version
+        if held is None or held.get("_etag") != cmd.expected_version:
+            raise StaleWrite(pk, doc_id)
     for attempt in range(3):
         try:
             beds.clean(

@@ -52,6 +52,7 @@ class PlaceOrder:
     note: str = ""
     # check type (allergy-conflict, dose-limit, duplicate-order, prn-interval) → reason
     overrides: dict[str, str] = field(default_factory=dict)
+    expected_version: str | None = None  # of the patient: the order is checked against it
 
 
 def _medication_entries(cmd: PlaceOrder, store: DocumentStore) -> dict[str, Any]:
@@ -136,6 +137,8 @@ def place_order(cmd: PlaceOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
     description, details = _order_details(cmd, uow.store)
     records = PatientRecords(uow)
     record = records.load(cmd.patient_id)
+    # The checks read the patient's allergies: the clinician ordered against that version.
+    records.expect(record, record.patient, cmd.expected_version)
     admission = record.admission
     if admission is None:
         raise NotAdmitted("Orders need an active admission; admit the patient first.")

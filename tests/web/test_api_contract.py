@@ -150,7 +150,8 @@ def test_the_openapi_document_lists_problems_if_match_and_the_consistency_token(
     doc = team["clerk"].get("/api/v1/openapi.json").json()
     put = doc["paths"]["/api/v1/patients/{patient_id}"]["put"]
     assert {p["name"]: p["required"] for p in put["parameters"] if p["in"] == "header"} == {
-        "If-Match": True
+        "If-Match": True,
+        "Idempotency-Key": False,
     }
     assert set(put["responses"]) >= {
         "200",

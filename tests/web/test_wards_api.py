@@ -59,7 +59,9 @@ def test_it_lists_a_wards_beds_with_the_occupant(team, admit) -> None:
         "since": None,
         "patient_id": None,
         "patient": None,
+        "etag": None,
     }
+    assert bed["etag"]  # a held bed's version: If-Match for marking it clean
 
 
 def test_it_answers_an_unknown_ward_with_a_404_problem(team) -> None:
