@@ -14,13 +14,19 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Field, Header, Router, Schema
 
 from hisadmin.core import policy
+from hisadmin.core.inputs import Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, problem
 from hisadmin.core.store import get_store
 from patients.api.schemas import ERRORS_SCHEMA, Problem, StrictIn
 from webhooks import use_cases
 from webhooks.delivery.tasks import send_replay
-from webhooks.domain.subscriptions import PATIENT_EVENT_TYPES, Subscription
+from webhooks.domain.subscriptions import (
+    MAX_SECRET_LENGTH,
+    MAX_URL_LENGTH,
+    PATIENT_EVENT_TYPES,
+    Subscription,
+)
 from webhooks.persistence import deadletters, subscriptions
 
 router = Router(tags=["webhooks"])
@@ -29,9 +35,11 @@ ERRORS = {**ERRORS_SCHEMA, 428: Problem}
 
 
 class SubscriptionIn(StrictIn):
-    url: str = Field(description="an absolute http:// or https:// URL")
-    events: list[str] = Field(description="event type names, e.g. AdmissionStarted")
-    secret: str = Field(description="16 to 200 characters; signs every delivery")
+    url: Text(MAX_URL_LENGTH) = Field(description="an absolute http:// or https:// URL")
+    events: list[Text(60)] = Field(max_length=100, description="event type names, e.g. "
+                                   "AdmissionStarted")
+    secret: Text(MAX_SECRET_LENGTH) = Field(description="16 to 200 characters; signs every "
+                                            "delivery")
 
 
 class ActiveIn(StrictIn):
@@ -65,7 +73,8 @@ class DeadLetterOut(Schema):
 
 
 class ReplayIn(StrictIn):
-    ids: list[str] | None = Field(None, description="the letters to replay; omitted: all")
+    ids: list[Text(200)] | None = Field(None, max_length=1000,
+                                        description="the letters to replay; omitted: all")
 
 
 class ReplayOut(Schema):

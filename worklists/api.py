@@ -15,6 +15,7 @@ from ninja.errors import HttpError
 from pydantic import Field
 
 from hisadmin.core import consistency, policy
+from hisadmin.core.inputs import PageToken, Text
 from hisadmin.core.problems import problem
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.store import get_store
@@ -139,8 +140,8 @@ def _read_your_writes(request: HttpRequest, token: str | None) -> HttpResponse |
 
 
 @router.get("/admitted", response=ANSWERS, summary="Admitted patients (census)")
-def admitted(request: HttpRequest, department: str = "", ward: str = "", q: str = "",
-             sort: AdmittedSort = "bed", dir: Dir = "asc", page: str | None = None,
+def admitted(request: HttpRequest, department: Text(40) = "", ward: Text(40) = "", q: Text(100) = "",
+             sort: AdmittedSort = "bed", dir: Dir = "asc", page: PageToken | None = None,
              page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL,
         consistency_token: str | None = CONSISTENCY) -> Any:
     """``q``: name prefix (case- and accent-insensitive) or exact MRN. Without
@@ -153,9 +154,9 @@ def admitted(request: HttpRequest, department: str = "", ward: str = "", q: str 
 
 
 @router.get("/orders", response=ANSWERS, summary="Active orders of a department")
-def orders(request: HttpRequest, department: str = "", kind: str = "", status: str = "",
-           urgency: str = "", assignee: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
-           page: str | None = None, page_size: int = Query(50, ge=1, le=200),
+def orders(request: HttpRequest, department: Text(40) = "", kind: Text(20) = "", status: Text(20) = "",
+           urgency: Text(20) = "", assignee: Text(150) = "", sort: OrderSort = "placed", dir: Dir = "asc",
+           page: PageToken | None = None, page_size: int = Query(50, ge=1, le=200),
            total: bool = TOTAL,
         consistency_token: str | None = CONSISTENCY) -> Any:
     """Without ``department``, every department's active orders merged in the same order."""
@@ -168,9 +169,9 @@ def orders(request: HttpRequest, department: str = "", kind: str = "", status: s
 
 
 @router.get("/my-orders", response=ANSWERS, summary="Active orders assigned to me")
-def my_orders(request: HttpRequest, kind: str = "", status: str = "", urgency: str = "",
-              department: str = "", sort: OrderSort = "placed", dir: Dir = "asc",
-              page: str | None = None, page_size: int = Query(50, ge=1, le=200),
+def my_orders(request: HttpRequest, kind: Text(20) = "", status: Text(20) = "", urgency: Text(20) = "",
+              department: Text(40) = "", sort: OrderSort = "placed", dir: Dir = "asc",
+              page: PageToken | None = None, page_size: int = Query(50, ge=1, le=200),
               total: bool = TOTAL,
         consistency_token: str | None = CONSISTENCY) -> Any:
     policy.require(request.user, "read_order_worklists")
@@ -182,8 +183,8 @@ def my_orders(request: HttpRequest, kind: str = "", status: str = "", urgency: s
 
 
 @router.get("/patients", response=ANSWERS, summary="Find patients by name prefix or MRN")
-def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort = "name",
-             dir: Dir = "asc", page: str | None = None,
+def patients(request: HttpRequest, q: Text(100) = "", mrn: Text(40) = "", sort: SearchSort = "name",
+             dir: Dir = "asc", page: PageToken | None = None,
              page_size: int = Query(50, ge=1, le=200),
         consistency_token: str | None = CONSISTENCY) -> Any:
     """``mrn``: exact (a point read). ``q``: a name, case- and accent-insensitive, each part
@@ -206,7 +207,7 @@ def patients(request: HttpRequest, q: str = "", mrn: str = "", sort: SearchSort 
 
 @router.get("/medications-due", response={**ANSWERS, 404: Problem},
             summary="Doses due, late or coming up within the hour on a ward")
-def medications_due(request: HttpRequest, ward: str,
+def medications_due(request: HttpRequest, ward: Text(40),
         consistency_token: str | None = CONSISTENCY) -> Any:
     """One item per open dose time of the ward's scheduled medication orders: late ones of
     earlier today, due ones, and upcoming ones within the next hour, soonest first.
@@ -225,7 +226,7 @@ def medications_due(request: HttpRequest, ward: str,
 @router.get("/results-to-review", response=ANSWERS,
             summary="Results of my orders not yet acknowledged")
 def results_to_review(request: HttpRequest, kind: ResultKind = "", abnormal: bool = False,
-                      sort: ReviewSort = "resulted", dir: Dir = "asc", page: str | None = None,
+                      sort: ReviewSort = "resulted", dir: Dir = "asc", page: PageToken | None = None,
                       page_size: int = Query(50, ge=1, le=200),
         consistency_token: str | None = CONSISTENCY) -> Any:
     """For the calling clinician: lab and imaging results of the orders they placed, newest

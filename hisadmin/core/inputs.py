@@ -88,6 +88,10 @@ def _lengths(min_length: int, max_length: int) -> Any:
     return Field(min_length=min_length or None, max_length=max_length)
 
 
+# An opaque value given back as it was received (a page's continuation token).
+PageToken = Text(2000)
+
+
 # --- instants and dates -----------------------------------------------------------------
 
 @lru_cache(maxsize=8)
@@ -271,14 +275,17 @@ def year_range_validator(value: date | datetime) -> None:
 
 class CheckedForm(forms.Form):
     """A Django form holding every text field to :func:`text_error`'s rules (a textarea is
-    multi-line text, every other field one line) and every date to 1900–2100, the error on
-    the field itself. Fields added after ``__init__`` are covered too: the check is attached
-    when the form is cleaned."""
+    multi-line text, every other field one line), every date and time to 1900–2100 and a
+    date and time without an offset to the hospital's time zone, the error on the field
+    itself. Fields added after ``__init__`` are covered too: the checks are attached when the
+    form is cleaned."""
 
     def full_clean(self) -> None:
         for field in self.fields.values():
             _guard(field)
-        super().full_clean()
+        # Django reads a naive date and time in the current time zone: make it the hospital's.
+        with timezone.override(hospital_time_zone()):
+            super().full_clean()
 
 
 def _guard(field: forms.Field) -> None:
@@ -287,5 +294,7 @@ def _guard(field: forms.Field) -> None:
         if check not in field.validators:
             field.validators.append(check)
     if isinstance(field, (forms.DateField, forms.DateTimeField)):
-        if year_range_validator not in field.validators:
+        # a date of birth has its own words for a date out of range
+        if not any(v is year_range_validator or v is past_date_validator
+                   for v in field.validators):
             field.validators.append(year_range_validator)

@@ -8,6 +8,7 @@ from ninja import Header, Router
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import policy
+from hisadmin.core.inputs import MultilineText
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, require_if_match
 from hisadmin.core.store import get_store, new_uow
@@ -91,7 +92,7 @@ def record_no_known_allergies(request: HttpRequest, patient_id: str,
                response={200: PatientOut, **ERRORS_SCHEMA},
                summary="Remove an allergy, with a reason (it stays in the record's history)")
 def remove_allergy(request: HttpRequest, patient_id: str, allergy_id: str,
-                   reason: RemovalReason | None = None, detail: str = "",
+                   reason: RemovalReason | None = None, detail: MultilineText(300) = "",
                    if_match: str | None = Header(None, alias="If-Match")) -> HttpResponse:
     """Query parameters: ``reason`` (required): entered-in-error, resolved or other;
     ``detail``: why, required when the reason is other. A missing reason is a 422."""

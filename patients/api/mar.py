@@ -12,6 +12,7 @@ from ninja import Router, Schema
 from pydantic import Field
 
 from hisadmin.core import policy
+from hisadmin.core.inputs import Text
 from hisadmin.core.store import get_store
 from patients import use_cases
 from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus, DataErrorOut
@@ -122,7 +123,7 @@ def parse_day(value: str | None) -> date:
 
 @router.get("/patients/{patient_id}/mar", response={200: MarOut, **ERRORS_SCHEMA},
             summary="The medication administration record for one day")
-def medication_record(request: HttpRequest, patient_id: str, date: str | None = None
+def medication_record(request: HttpRequest, patient_id: str, date: Text(20) | None = None
                       ) -> dict[str, Any]:
     """Each medication order active on ``date`` (YYYY-MM-DD, in the site's time zone; default
     today) with its dose times and their status, and the day's administrations (for PRN

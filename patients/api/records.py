@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Header, Router
 
 from hisadmin.core import policy
+from hisadmin.core.inputs import PageToken, Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, require_if_match
 from hisadmin.core.store import get_store, new_uow
@@ -67,7 +68,7 @@ def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
 
 @router.get("/patients", response={200: list[PatientOut], **ERRORS},
             summary="Find a patient by MRN")
-def find(request: HttpRequest, mrn: str) -> list[dict]:
+def find(request: HttpRequest, mrn: Text(40)) -> list[dict]:
     policy.require(request.user, "read")
     view = queries.by_mrn(get_store(), mrn)
     return [] if view is None else [patient_out(view)]
@@ -139,7 +140,7 @@ def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
 
 @router.get("/patients/{patient_id}/events", response={200: EventPage, **ERRORS},
             summary="Audit trail, newest first")
-def audit(request: HttpRequest, patient_id: str, continuation: str | None = None) -> dict:
+def audit(request: HttpRequest, patient_id: str, continuation: PageToken | None = None) -> dict:
     policy.require(request.user, "read")
     store = get_store()
     queries.patient(store, patient_id)

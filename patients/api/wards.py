@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Field, Header, Router, Schema
 
 from hisadmin.core import policy
+from hisadmin.core.inputs import Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response
 from hisadmin.core.store import get_store, new_uow
@@ -105,7 +106,7 @@ def ward_out(code: str, ward: dict[str, Any], board: list[Bed]) -> dict[str, Any
     response={200: list[WardOut], 401: Problem, 403: Problem},
     summary="Wards with their bed counts",
 )
-def wards(request: HttpRequest, department: str = "") -> list[dict[str, Any]]:
+def wards(request: HttpRequest, department: Text(40) = "") -> list[dict[str, Any]]:
     """Active wards by code (``department``: only that department's), each with its beds
     counted: occupied, free, being cleaned."""
     policy.require(request.user, "read_beds")

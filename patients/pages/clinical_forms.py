@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from hisadmin.core.inputs import CheckedForm, past_date_validator, text_error
 from patients.domain.checks import CHECK_LABELS, CHECK_TYPES
 from patients.domain.orders import URGENCY_LABELS
 from patients.domain.records import (
@@ -20,11 +21,11 @@ from patients.domain.records import (
 from patients.pages.forms import BIRTH_DATE_HELP, BIRTH_DATE_INVALID
 
 
-class DemographicsForm(forms.Form):
+class DemographicsForm(CheckedForm):
     given_name = forms.CharField(max_length=100)
     family_name = forms.CharField(max_length=100)
     birth_date = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}),
-                                 help_text=BIRTH_DATE_HELP,
+                                 help_text=BIRTH_DATE_HELP, validators=[past_date_validator],
                                  error_messages={"invalid": BIRTH_DATE_INVALID})
     sex = forms.ChoiceField(choices=[(s, SEX_LABELS[s]) for s in SEXES])
     etag = forms.CharField(widget=forms.HiddenInput)
@@ -34,7 +35,7 @@ ALLERGEN_KINDS = {"drug_class": "Drug classes", "ingredient": "Drugs (ingredient
                   "food": "Food", "environment": "Environment", "other": "Other"}
 
 
-class AllergyForm(forms.Form):
+class AllergyForm(CheckedForm):
     """An allergen from the list (checkable against orders) or, when none fits, free text."""
 
     allergen_code = forms.ChoiceField(label="Allergen", required=False)
@@ -71,7 +72,7 @@ class AllergyForm(forms.Form):
         return data
 
 
-class RemoveAllergyForm(forms.Form):
+class RemoveAllergyForm(CheckedForm):
     reason = forms.ChoiceField(choices=list(REMOVAL_LABELS.items()), widget=forms.RadioSelect,
                                label="Why remove it?")
     detail = forms.CharField(max_length=300, required=False, label="Say why",
@@ -86,11 +87,11 @@ class RemoveAllergyForm(forms.Form):
         return data
 
 
-class ConfirmForm(forms.Form):
+class ConfirmForm(CheckedForm):
     etag = forms.CharField(widget=forms.HiddenInput)
 
 
-class CancelOrderForm(forms.Form):
+class CancelOrderForm(CheckedForm):
     """The cancel confirmation. ``seen_*``: the order as the page showed it, to put beside
     how it is on record if someone changed it meanwhile; ``confirm``: the page's own button."""
 
@@ -103,7 +104,7 @@ class CancelOrderForm(forms.Form):
     confirm = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
-class TransferForm(forms.Form):
+class TransferForm(CheckedForm):
     """Like the admit form: department, its wards, the ward's free beds
     (:func:`patients.pages.beds.offer`). The department only narrows the wards offered (the
     ward's own department is the stay's new one); ward and bed are judged by the transfer."""
@@ -118,7 +119,7 @@ class TransferForm(forms.Form):
 CHOOSE = ("", "— choose —")  # nothing clinical is chosen for the prescriber
 
 
-class OrderForm(forms.Form):
+class OrderForm(CheckedForm):
     URGENCY = [(u.value, label) for u, label in URGENCY_LABELS.items()]
     urgency = forms.ChoiceField(choices=URGENCY)
     note = forms.CharField(max_length=500, required=False,
@@ -159,7 +160,7 @@ class LabForm(OrderForm):
     field_order = ("test_code", "urgency", "note")
 
 
-class OverrideForm(forms.Form):
+class OverrideForm(CheckedForm):
     """One required reason per order check that failed, shown with what the check found.
 
     ``shown``: the conflicts on the page ({type, detail}); ``signature`` ties the reasons to
@@ -188,7 +189,7 @@ class OverrideForm(forms.Form):
         found = {}
         for check in CHECK_TYPES:
             reason = " ".join(str(self.data.get(self.field_name(check), "")).split())
-            if reason:
+            if reason and text_error(reason) is None:  # a refused reason is no reason
                 found[check] = reason
         return found
 
@@ -198,7 +199,7 @@ class OverrideForm(forms.Form):
                  "field": self[self.field_name(c["type"])]} for c in self.shown]
 
 
-class AdministrationForm(forms.Form):
+class AdministrationForm(CheckedForm):
     dose = forms.DecimalField(min_value=0.001, max_digits=10, decimal_places=3,
                               error_messages={"min_value": "The dose given must be more than 0."})
     unit = forms.CharField(max_length=20, help_text="As prescribed, e.g. mg.")

@@ -1,9 +1,13 @@
-"""Forms: field validation here, domain rules in the use cases (their errors land on fields)."""
+"""Forms: field validation here, domain rules in the use cases (their errors land on fields).
+
+Every form is a :class:`~hisadmin.core.inputs.CheckedForm`: text refuses control and
+text-direction characters, dates stay within 1900–2100, as in the API."""
 
 from __future__ import annotations
 
 from django import forms
 
+from hisadmin.core.inputs import CheckedForm, past_date_validator
 from patients.domain.records import DISCHARGE_NOTE_MAX, DISPOSITION_LABELS, SEX_LABELS, SEXES
 
 BIRTH_DATE_HELP = "Pick it from the calendar, or type it in the order the box shows."
@@ -11,13 +15,14 @@ BIRTH_DATE_INVALID = "Enter a real date: pick it from the calendar, or type it i
                      "the box shows."
 
 
-class RegisterForm(forms.Form):
+class RegisterForm(CheckedForm):
     given_name = forms.CharField(max_length=100)
     family_name = forms.CharField(max_length=100)
     # The browser's date picker shows the date in the user's own format (02/03/1955 or
     # 03.02.1955) and sends it as YYYY-MM-DD, so the help speaks of the picker, not the wire.
     birth_date = forms.DateField(help_text=BIRTH_DATE_HELP,
                                  widget=forms.DateInput(attrs={"type": "date"}),
+                                 validators=[past_date_validator],
                                  error_messages={"invalid": BIRTH_DATE_INVALID})
     sex = forms.ChoiceField(choices=[(s, SEX_LABELS[s]) for s in SEXES], initial="unknown")
     mrn = forms.CharField(max_length=20, required=False, label="MRN",
@@ -36,7 +41,7 @@ class RegisterForm(forms.Form):
         self.data = data
 
 
-class AdmitForm(forms.Form):
+class AdmitForm(CheckedForm):
     """Department, then one of its wards, then one of that ward's free beds (offered by
     :func:`patients.pages.beds.offer`); the bed stays free text underneath, so a bed taken
     meanwhile is refused by the admission itself, with its reason."""
@@ -55,7 +60,7 @@ class AdmitForm(forms.Form):
         self.fields["attending"].choices = [("", "— later —"), *clinicians]
 
 
-class DischargeForm(forms.Form):
+class DischargeForm(CheckedForm):
     """The discharge confirmation: disposition, note, and the orders the user saw listed for
     cancelling (``orders``: their ids, space-separated; ``confirm``: sent by the page's own
     button, so the chart's short form only opens the confirmation)."""
@@ -73,5 +78,5 @@ class DischargeForm(forms.Form):
     confirm = forms.CharField(required=False, widget=forms.HiddenInput)
 
 
-class FindForm(forms.Form):
+class FindForm(CheckedForm):
     q = forms.CharField(max_length=100, label="MRN or family name")
