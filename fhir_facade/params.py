@@ -14,10 +14,14 @@ from urllib.parse import urlencode
 from django.http import QueryDict
 
 from fhir_facade.envelopes import FhirError
+from hisadmin.core.inputs import text_error
 
 DEFAULT_COUNT = 20
 MAX_COUNT = 100
 MAX_OFFSET = 10_000
+# A search value is a name, a date or an id; a cursor is a signed token, a little longer.
+MAX_VALUE_LENGTH = 200
+MAX_CURSOR_LENGTH = 2000
 ID = re.compile(r"[A-Za-z0-9\-.]{1,64}")
 _DATE = re.compile(r"(eq|ne|gt|lt|ge|le|sa|eb|ap)?(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 _DATE_PREFIXES = ("eq", "gt", "lt", "ge", "le")
@@ -160,6 +164,18 @@ class Search:
         return urlencode(pairs)
 
 
+def _check_text(name: str, items: list[str]) -> None:
+    """The API's rules for text (no control or text-direction characters) and a bound on
+    length: a value breaking them is a 400 naming the parameter, never passed on."""
+    limit = MAX_CURSOR_LENGTH if name == "_cursor" else MAX_VALUE_LENGTH
+    for value in items:
+        if len(value) > limit:
+            raise bad(f"{name[:40]!r}: at most {limit} characters.")
+        error = text_error(value)
+        if error is not None:
+            raise bad(f"{name[:40]!r}: {error}")
+
+
 def parse(query: QueryDict, supported: Iterable[str], *, strict: bool) -> Search:
     """The search of a query string against the parameters ``supported`` by the type."""
     supported = set(supported)
@@ -168,6 +184,7 @@ def parse(query: QueryDict, supported: Iterable[str], *, strict: bool) -> Search
     for raw_name in query:
         name, _, modifier = raw_name.partition(":")
         items = query.getlist(raw_name)
+        _check_text(name, [raw_name, *items])  # the name is echoed among the ignored ones
         if name in COMMON or name in supported:
             if modifier:
                 raise bad(

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import keys
+from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
 from patients.domain.errors import DomainError
@@ -31,7 +32,7 @@ def event_label(name: str) -> str:
     return EVENT_LABELS.get(kind, name) if isinstance(kind, EventType) else name
 
 
-class SubscriptionForm(forms.Form):
+class SubscriptionForm(CheckedForm):
     url = forms.CharField(
         label="Receiver URL",
         max_length=2000,

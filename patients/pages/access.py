@@ -17,6 +17,7 @@ from django.shortcuts import redirect
 from django.utils import timezone
 
 from cosmos_backend import errors as store_errors
+from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.models import AccessRecord
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
@@ -27,11 +28,11 @@ SHOWN = 500  # newest first; an older period is asked for with "since"
 DEFAULT_DAYS = 90
 
 
-class MrnForm(forms.Form):
+class MrnForm(CheckedForm):
     mrn = forms.CharField(label="MRN", max_length=40)
 
 
-class SinceForm(forms.Form):
+class SinceForm(CheckedForm):
     since = forms.DateField(
         label="Since",
         required=False,

@@ -13,6 +13,7 @@ from django.shortcuts import redirect
 from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore, validate_id
 from cosmos_backend.uow import StaleWrite
+from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
@@ -21,7 +22,7 @@ from patients.domain.errors import DomainError
 from patients.persistence import reference
 
 
-class EntryForm(forms.Form):
+class EntryForm(CheckedForm):
     code = forms.CharField(max_length=40)
     name = forms.CharField(max_length=120)
     active = forms.BooleanField(required=False, initial=True,

@@ -12,6 +12,7 @@ from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from cosmos_backend.uow import StaleWrite
+from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
@@ -26,7 +27,7 @@ def _number(value: Any) -> str:
     return "" if value is None else format(Decimal(str(value)).normalize(), "f")
 
 
-class ResultsForm(forms.Form):
+class ResultsForm(CheckedForm):
     """One number per analyte (``results.<code>``) for a lab test; a report for imaging."""
 
     etag = forms.CharField(widget=forms.HiddenInput)

@@ -196,3 +196,12 @@ def test_every_string_a_request_can_carry_has_a_maximum_length(api_client) -> No
                 walk(media["schema"], f"{method} {path} body", frozenset())
     assert operations > 30  # the whole API was walked, not an empty document
     assert unbounded == []
+
+
+def test_a_fhir_search_value_is_held_to_the_same_text_rules(team: dict[str, Client]) -> None:
+    for params in ({"name": "Str\x1bict"}, {"name": "Str\u202eict"}, {"name": "x" * 5000},
+                   {"fam\x00ily": "x"}):
+        r = team["clerk"].get("/fhir/R4/Patient", params)
+        assert r.status_code == 400, (params, r.status_code)
+        assert r.json()["resourceType"] == "OperationOutcome"
+    assert team["clerk"].get("/fhir/R4/Patient", {"name": "Strict"}).status_code == 200
