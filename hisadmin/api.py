@@ -40,6 +40,7 @@ from hisadmin.core.problems import PreconditionRequired, problem, problem_type
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.roles import roles_of
 from hisadmin.core.store import get_store
+from hisadmin.core.tokens import BadConsistencyToken, BadPageToken
 from hisadmin.models import ApiToken, hash_token
 from hisadmin.openapi import complete as complete_openapi
 from patients.api.clinical import router as clinical_router
@@ -281,6 +282,13 @@ def _not_found(request: HttpRequest, exc: store_errors.NotFound) -> HttpResponse
 @api.exception_handler(store_errors.InvalidRequest)
 def _invalid(request: HttpRequest, exc: store_errors.InvalidRequest) -> HttpResponse:
     return problem(request, 400, "Bad request", str(exc))
+
+
+@api.exception_handler(BadPageToken)
+@api.exception_handler(BadConsistencyToken)
+def _bad_token(request: HttpRequest, exc: BadPageToken | BadConsistencyToken) -> HttpResponse:
+    """A page or consistency token this system did not issue (for this query): 400, typed."""
+    return problem(request, 400, exc.TITLE, str(exc), type=exc.TYPE)
 
 
 @api.exception_handler(store_errors.Throttled)

@@ -3,6 +3,12 @@
 Each says what happened in words and offers the way back (home, finding a patient, the page
 the user came from). 400, 403 and 404 pages carry the admin's header and sidebar; the 500 page
 renders without touching the database or the session, which may be what failed.
+
+Under ``/api/`` and ``/fhir/`` the same handlers answer in the caller's language instead: an
+RFC 9457 problem document (``application/problem+json``) for the JSON API, an
+OperationOutcome (``application/fhir+json``) for the FHIR facade, never an HTML page; this
+covers what Django answers before any view runs (a ``Host`` outside ``ALLOWED_HOSTS`` is a
+400) and a crash (the 500).
 """
 
 from __future__ import annotations
@@ -11,13 +17,15 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 from django.contrib import admin
-from django.core.exceptions import BadRequest, PermissionDenied
+from django.core.exceptions import BadRequest, DisallowedHost, PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from hisadmin.core import policy
+from hisadmin.core.problems import problem
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +46,14 @@ PAGES: dict[int, tuple[str, str]] = {
 }
 
 
+API_PREFIX = "/api/"
+FHIR_PREFIX = "/fhir/"
+FHIR_MEDIA_TYPE = "application/fhir+json"
+# FHIR's issue type for each status these handlers answer.
+FHIR_CODES = {400: "invalid", 403: "forbidden", 404: "not-found", 500: "exception"}
+# The API's own titles (hisadmin.api), not the pages' words.
+MACHINE_TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found", 500: "Server error"}
+BAD_HOST = "The Host header names no site served here."
 CSRF_EXPIRED = (
     "This form had expired, so nothing was saved. Go back, reload the page and submit it again."
 )
@@ -62,7 +78,43 @@ def _back_url(request: HttpRequest) -> str:
     return referer
 
 
+def _machine_answer(request: HttpRequest, status: int,
+                    exception: Exception | None) -> HttpResponse | None:
+    """The error as a problem document (under /api/) or an OperationOutcome (under /fhir/);
+    None for a page. Built from the path alone: nothing here may fail again."""
+    path = getattr(request, "path", "") or ""
+    if not path.startswith((API_PREFIX, FHIR_PREFIX)):
+        return None
+    title, explanation = MACHINE_TITLES[status], PAGES[status][1]
+    if isinstance(exception, DisallowedHost):
+        detail = BAD_HOST
+    elif status == 404:
+        detail = f"No endpoint {path[:200]!r}."
+    else:
+        detail = _reason(exception) or explanation
+    if path.startswith(API_PREFIX):
+        return problem(request, status, title, detail)
+    body = {"resourceType": "OperationOutcome", "issue": [
+        {"severity": "error", "code": FHIR_CODES[status], "diagnostics": detail}]}
+    return HttpResponse(orjson.dumps(body), status=status, content_type=FHIR_MEDIA_TYPE)
+
+
+def _plain(status: int, reason: str = "") -> HttpResponse:
+    """The error page without the request's context (no user, session or host needed)."""
+    title, explanation = PAGES[status]
+    context = {"title": title, "explanation": explanation, "status": status,
+               "reason": reason, "site_header": admin.site.site_header,
+               "site_title": admin.site.site_title}
+    return HttpResponse(render_to_string("admin/error.html", context), status=status)
+
+
 def _page(request: HttpRequest, status: int, exception: Exception | None) -> HttpResponse:
+    answer = _machine_answer(request, status, exception)
+    if answer is not None:
+        return answer
+    if isinstance(exception, DisallowedHost):
+        # Refused before the middleware ran: no user, no session, and the host unusable.
+        return _plain(status, BAD_HOST)
     title, explanation = PAGES[status]
     context: dict[str, Any] = {
         "title": title,
@@ -78,7 +130,11 @@ def _page(request: HttpRequest, status: int, exception: Exception | None) -> Htt
             context["fresh_url"] = request.path  # the same page without what it could not read
     except Exception:  # noqa: BLE001 - the error page itself must not fail: plain chrome
         log.warning("error page %s rendered without navigation", status, exc_info=True)
-    return render(request, "admin/error.html", context, status=status)
+    try:
+        return render(request, "admin/error.html", context, status=status)
+    except Exception:  # noqa: BLE001 - nor its context processors (a request half made)
+        log.warning("error page %s rendered without the request", status, exc_info=True)
+        return _plain(status, context["reason"])
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
@@ -100,12 +156,6 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    title, explanation = PAGES[500]
-    context = {
-        "title": title,
-        "explanation": explanation,
-        "status": 500,
-        "site_header": admin.site.site_header,
-        "site_title": admin.site.site_title,
-    }
-    return HttpResponse(render_to_string("admin/error.html", context), status=500)
+    """The 500: JSON under /api/ and /fhir/, else the page without the database or session."""
+    answer = _machine_answer(request, 500, None)
+    return answer if answer is not None else _plain(500)

@@ -37,10 +37,15 @@ from django.utils.functional import SimpleLazyObject, empty
 
 from cosmos_backend import errors as store_errors
 from hisadmin import errors
+from hisadmin.core.tokens import BadPageToken
 
 MALFORMED = (
     "A link or form sent something this page cannot read (a page token, a sort "
     "order or a filter). Open the page again from the menu."
+)
+BAD_PAGE_TOKEN = (
+    "This page link was made for another list (other filters or order) or was altered, so "
+    "it cannot be followed. Open the page again from the menu."
 )
 
 
@@ -54,6 +59,8 @@ class PageErrorsMiddleware:
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
         if request.path.startswith("/api/"):
             return None
+        if isinstance(exc, BadPageToken):
+            return errors.bad_request(request, BadRequest(BAD_PAGE_TOKEN))
         if isinstance(exc, store_errors.InvalidRequest):
             return errors.bad_request(request, BadRequest(MALFORMED))
         if isinstance(exc, store_errors.NotFound):

@@ -113,8 +113,12 @@ def _per_department(request: HttpRequest, department: str, build: Any, page: str
 TOTAL = Query(False, description="also count every matching row (one more query)")
 CONSISTENCY = Header(None, alias=consistency.HEADER, description="a command's "
                      "X-Consistency-Token: the answer waits (at most 5 s) until the worklist "
-                     "shows that command; 400 for a token not issued here, 503 with "
+                     "shows that command; 400 (type /api/v1/problems/bad-consistency-token) "
+                     "for a token not issued here or naming a change not recorded, 503 with "
                      "Retry-After when not applied in time")
+PAGE = Query(None, description="the `continuation` of the previous page, as given: signed "
+             "and bound to this query (the same filters and order); any other value is a 400 "
+             "(type /api/v1/problems/bad-page-token)")
 RETRY_AFTER_SECONDS = 1
 # Every worklist read: 400 (a bad paging token, filter or consistency token), 503 (not
 # applied in time, Retry-After); the shell adds 401, 403, 422 (hisadmin.openapi).
@@ -124,15 +128,16 @@ ANSWERS: dict[int, Any] = {200: WorklistPage, 400: Problem, 503: Problem}
 def _read_your_writes(request: HttpRequest, token: str | None) -> HttpResponse | None:
     """With ``X-Consistency-Token`` (from a command's answer): wait, at most 5 s, until the
     worklists show that command; a 503 problem with ``Retry-After`` if they do not yet, a
-    400 problem for a token this system did not issue. None: go ahead and read."""
+    400 problem, at once, for a token this system did not issue or one naming a change it
+    has not recorded. None: go ahead and read."""
     if not token:
         return None
     try:
         positions = consistency.decode(token)
+        if wait_applied(get_store(), positions, timeout=consistency.WAIT_SECONDS):
+            return None
     except consistency.BadToken as exc:
-        return problem(request, 400, "Bad consistency token", str(exc))
-    if wait_applied(get_store(), positions, timeout=consistency.WAIT_SECONDS):
-        return None
+        return problem(request, 400, exc.TITLE, str(exc), type=exc.TYPE)
     late = problem(request, 503, "Not applied yet",
                    "The worklists have not applied that change yet; retry shortly.")
     late["Retry-After"] = str(RETRY_AFTER_SECONDS)
@@ -141,7 +146,7 @@ def _read_your_writes(request: HttpRequest, token: str | None) -> HttpResponse |
 
 @router.get("/admitted", response=ANSWERS, summary="Admitted patients (census)")
 def admitted(request: HttpRequest, department: Text(40) = "", ward: Text(40) = "", q: Text(100) = "",
-             sort: AdmittedSort = "bed", dir: Dir = "asc", page: PageToken | None = None,
+             sort: AdmittedSort = "bed", dir: Dir = "asc", page: PageToken | None = PAGE,
              page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL,
         consistency_token: str | None = CONSISTENCY) -> Any:
     """``q``: name prefix (case- and accent-insensitive) or exact MRN. Without
@@ -156,7 +161,7 @@ def admitted(request: HttpRequest, department: Text(40) = "", ward: Text(40) = "
 @router.get("/orders", response=ANSWERS, summary="Active orders of a department")
 def orders(request: HttpRequest, department: Text(40) = "", kind: Text(20) = "", status: Text(20) = "",
            urgency: Text(20) = "", assignee: Text(150) = "", sort: OrderSort = "placed", dir: Dir = "asc",
-           page: PageToken | None = None, page_size: int = Query(50, ge=1, le=200),
+           page: PageToken | None = PAGE, page_size: int = Query(50, ge=1, le=200),
            total: bool = TOTAL,
         consistency_token: str | None = CONSISTENCY) -> Any:
     """Without ``department``, every department's active orders merged in the same order."""
@@ -171,7 +176,7 @@ def orders(request: HttpRequest, department: Text(40) = "", kind: Text(20) = "",
 @router.get("/my-orders", response=ANSWERS, summary="Active orders assigned to me")
 def my_orders(request: HttpRequest, kind: Text(20) = "", status: Text(20) = "", urgency: Text(20) = "",
               department: Text(40) = "", sort: OrderSort = "placed", dir: Dir = "asc",
-              page: PageToken | None = None, page_size: int = Query(50, ge=1, le=200),
+              page: PageToken | None = PAGE, page_size: int = Query(50, ge=1, le=200),
               total: bool = TOTAL,
         consistency_token: str | None = CONSISTENCY) -> Any:
     policy.require(request.user, "read_order_worklists")
@@ -184,7 +189,7 @@ def my_orders(request: HttpRequest, kind: Text(20) = "", status: Text(20) = "", 
 
 @router.get("/patients", response=ANSWERS, summary="Find patients by name prefix or MRN")
 def patients(request: HttpRequest, q: Text(100) = "", mrn: Text(40) = "", sort: SearchSort = "name",
-             dir: Dir = "asc", page: PageToken | None = None,
+             dir: Dir = "asc", page: PageToken | None = PAGE,
              page_size: int = Query(50, ge=1, le=200),
         consistency_token: str | None = CONSISTENCY) -> Any:
     """``mrn``: exact (a point read). ``q``: a name, case- and accent-insensitive, each part
@@ -226,7 +231,7 @@ def medications_due(request: HttpRequest, ward: Text(40),
 @router.get("/results-to-review", response=ANSWERS,
             summary="Results of my orders not yet acknowledged")
 def results_to_review(request: HttpRequest, kind: ResultKind = "", abnormal: bool = False,
-                      sort: ReviewSort = "resulted", dir: Dir = "asc", page: PageToken | None = None,
+                      sort: ReviewSort = "resulted", dir: Dir = "asc", page: PageToken | None = PAGE,
                       page_size: int = Query(50, ge=1, le=200),
         consistency_token: str | None = CONSISTENCY) -> Any:
     """For the calling clinician: lab and imaging results of the orders they placed, newest

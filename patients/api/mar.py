@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import date
 from typing import Any, Literal
 
@@ -16,12 +15,11 @@ from hisadmin.core.inputs import Text
 from hisadmin.core.store import get_store
 from patients import use_cases
 from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus, DataErrorOut
-from patients.domain.errors import InvalidInput
+from patients.domain import mar
 from patients.domain.mar import SLOT_STATUSES
 
 router = Router(tags=["medication administration record"])
 
-DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 SlotStatus = Literal[SLOT_STATUSES]  # type: ignore[valid-type]
 
 
@@ -109,16 +107,11 @@ def mar_out(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_day(value: str | None) -> date:
-    """``YYYY-MM-DD``; today (in the site's time zone) when empty; else 422."""
+    """``YYYY-MM-DD`` from 1900 to 2100; today (in the site's time zone) when empty; else
+    :class:`mar.BadDay`, a 400 (type /api/v1/problems/bad-day)."""
     if not value:
         return timezone.localdate()
-    try:
-        if not DAY.fullmatch(value):
-            raise ValueError(value)
-        return date.fromisoformat(value)
-    except ValueError:
-        raise InvalidInput(f"date must be YYYY-MM-DD, not {value[:20]!r}.",
-                           field="date") from None
+    return mar.parse_day(value)
 
 
 @router.get("/patients/{patient_id}/mar", response={200: MarOut, **ERRORS_SCHEMA},
@@ -127,7 +120,8 @@ def medication_record(request: HttpRequest, patient_id: str, date: Text(20) | No
                       ) -> dict[str, Any]:
     """Each medication order active on ``date`` (YYYY-MM-DD, in the site's time zone; default
     today) with its dose times and their status, and the day's administrations (for PRN
-    orders, the only entries). A malformed date → 422; unknown patient → 404."""
+    orders, the only entries). A malformed date, or one outside 1900–2100 → 400; unknown
+    patient → 404."""
     policy.require(request.user, "read")
     day = parse_day(date)
     return mar_out(use_cases.medication_record(get_store(), patient_id, day,

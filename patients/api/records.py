@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Router
 
-from hisadmin.core import policy
+from hisadmin.core import policy, tokens
 from hisadmin.core.inputs import PageToken, Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, require_if_match
@@ -141,11 +141,16 @@ def discharge(request: HttpRequest, patient_id: str, payload: DischargeIn,
 @router.get("/patients/{patient_id}/events", response={200: EventPage, **ERRORS},
             summary="Audit trail, newest first")
 def audit(request: HttpRequest, patient_id: str, continuation: PageToken | None = None) -> dict:
+    """``continuation``: the previous page's, as given (bound to this patient); any other
+    value is a 400 (type /api/v1/problems/bad-page-token)."""
     policy.require(request.user, "read")
     store = get_store()
     queries.patient(store, patient_id)
-    items, token = queries.events(store, patient_id, continuation=continuation)
-    return {"items": [event_out(e) for e in items], "continuation": token}
+    scope = tokens.events_scope(patient_id)
+    items, token = queries.events(store, patient_id,
+                                  continuation=tokens.open_page(continuation, scope=scope))
+    return {"items": [event_out(e) for e in items],
+            "continuation": tokens.sign_page(token, scope=scope)}
 
 
 @router.put("/patients/{patient_id}", response={200: PatientOut, **ERRORS}, summary="Correct demographics")

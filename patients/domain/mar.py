@@ -12,6 +12,7 @@ then to 60 minutes after, ``late`` after that until the day ends, ``missed`` onc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
@@ -19,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from patients.domain.checks import PRN_INTERVAL, Conflict
+from patients.domain.errors import DomainError
 
 DUE_BEFORE = timedelta(minutes=30)
 DUE_AFTER = timedelta(minutes=60)
@@ -42,6 +44,41 @@ def parse_instant(value: str | datetime, tz: tzinfo = UTC) -> datetime:
 def instant_text(moment: datetime) -> str:
     """The stored spelling of an instant: ISO 8601 in UTC, to the second."""
     return moment.astimezone(UTC).replace(microsecond=0).isoformat()
+
+
+# The days a MAR may be asked for: wide enough for any record, narrow enough that a day's
+# neighbours and its end (the next midnight) are always dates (9999-12-31 had none).
+FIRST_DAY = date(1900, 1, 1)
+LAST_DAY = date(2100, 12, 31)
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+class BadDay(DomainError):
+    """A MAR day that is not a calendar date ``YYYY-MM-DD`` from 1900 to 2100."""
+
+    http_status = 400
+    title = "Bad day"
+    field = "date"
+    problem_type = "bad-day"
+
+
+def check_day(day: date) -> date:
+    """``day`` when a MAR may show it; :class:`BadDay` otherwise."""
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise BadDay(f"date must be from {FIRST_DAY.isoformat()} to {LAST_DAY.isoformat()}.")
+    return day
+
+
+def parse_day(text: str) -> date:
+    """``YYYY-MM-DD`` (exactly) from :data:`FIRST_DAY` to :data:`LAST_DAY`;
+    :class:`BadDay` otherwise."""
+    try:
+        if not _DAY.fullmatch(text):  # fromisoformat takes 20260301 and other digits too
+            raise ValueError(text)
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise BadDay(f"date must be YYYY-MM-DD, not {text[:20]!r}.") from None
+    return check_day(day)
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from datetime import date, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
-from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
@@ -27,17 +26,16 @@ from patients.domain.units import DOSE_DIMENSIONS
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context
 from patients.persistence import queries, reference
 
-DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-
 
 def _day(value: str | None) -> date | None:
-    """The ``date`` query parameter (YYYY-MM-DD), None when absent or malformed."""
-    if value and DAY.fullmatch(value):
-        try:
-            return date.fromisoformat(value)
-        except ValueError:
-            return None
-    return None
+    """The ``date`` query parameter (YYYY-MM-DD, 1900 to 2100), None when absent; a
+    malformed or out-of-range day is the 400 page (BadRequest), never a 500."""
+    if not value:
+        return None
+    try:
+        return mar.parse_day(value)
+    except mar.BadDay as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _local(moment: str | None) -> datetime | None:
@@ -83,10 +81,7 @@ def _grid(record: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list
 @requires("read")
 def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
-    asked = request.GET.get("date")
-    day = _day(asked) or timezone.localdate()
-    if asked and _day(asked) is None:
-        messages.warning(request, f"{asked[:20]!r} is not a date (YYYY-MM-DD); showing today.")
+    day = _day(request.GET.get("date")) or timezone.localdate()
     record = use_cases.medication_record(get_store(), patient_id, day,
                                          tz=timezone.get_current_timezone())
     columns, rows, prn = _grid(record)
@@ -100,7 +95,7 @@ def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
         title=f"Medication record — {day:%a %d %b %Y}")
 
 
-class RecordDoseForm(CheckedForm):
+class RecordDoseForm(forms.Form):
     status = forms.ChoiceField(choices=[("given", "Given"), ("not_given", "Not given")],
                                widget=forms.RadioSelect, initial="given")
     dose = forms.DecimalField(required=False, min_value=0.001, max_digits=10, decimal_places=3,
@@ -143,6 +138,11 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
         raise Http404("No such medication order on this patient.")
     slot = request.POST.get("scheduled_for") or request.GET.get("slot") or ""
     slot_time = _local(slot) if slot and _valid_instant(slot) else None
+    if slot_time is not None:
+        try:
+            mar.check_day(slot_time.date())
+        except mar.BadDay as exc:
+            raise BadRequest(str(exc)) from None
     day = (slot_time.date() if slot_time else _day(request.GET.get("date"))) or (
         timezone.localdate())
     back = reverse("admin:patient_mar", args=[patient_id]) + "?" + urlencode(

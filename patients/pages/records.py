@@ -13,9 +13,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from cosmos_backend import errors as store_errors
 from cosmos_backend.uow import StaleWrite
-from hisadmin.core import policy
+from hisadmin.core import policy, tokens
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import staff, use_cases
@@ -171,11 +170,12 @@ def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str,
         chart = queries.chart(get_store(), patient_id)
     except UnknownPatient as exc:
         raise Http404(str(exc)) from exc
-    try:
-        events, token = queries.events(get_store(), patient_id, page_size=50,
-                                       continuation=events_from)
-    except store_errors.InvalidRequest:  # a mangled "older" link: start from the newest
-        events, token = queries.events(get_store(), patient_id, page_size=50)
+    # The "older" link's token is bound to this patient: a mangled or foreign one is
+    # BadPageToken, the 400 page (hisadmin.middleware), before the store reads it.
+    scope = tokens.events_scope(patient_id)
+    events, token = queries.events(get_store(), patient_id, page_size=50,
+                                   continuation=tokens.open_page(events_from, scope=scope))
+    token = tokens.sign_page(token, scope=scope)
     orders = queries.orders(get_store(), patient_id)
     for order in orders:
         order["is_active"] = order["status"] in ACTIVE

@@ -154,12 +154,14 @@ def test_unknown_patient_or_order_is_404(team: dict[str, Client], admitted: str)
     assert team["nurse"].get("/api/v1/patients/nobody/mar").status_code == 404
 
 
-@pytest.mark.parametrize("value", ["2026-13-01", "yesterday", "20260301", "2026-3-1"])
-def test_a_malformed_date_is_a_422_problem(team: dict[str, Client], admitted: str,
-                                           value: str) -> None:
+@pytest.mark.parametrize("value", ["2026-13-01", "yesterday", "20260301", "2026-3-1",
+                                   "0001-01-01", "9999-12-31", "1899-12-31", "2101-01-01"])
+def test_a_malformed_or_far_date_is_a_400_problem(team: dict[str, Client], admitted: str,
+                                                  value: str) -> None:
     r = team["nurse"].get(f"/api/v1/patients/{admitted}/mar", {"date": value})
-    assert r.status_code == 422
+    assert r.status_code == 400
     assert r.headers["Content-Type"].startswith("application/problem+json")
+    assert r.json()["type"] == "/api/v1/problems/bad-day"
 
 
 def test_another_day(team: dict[str, Client], admitted: str) -> None:

@@ -109,10 +109,13 @@ def test_a_prn_dose_too_soon_asks_for_a_reason_then_records(world: dict) -> None
     assert "Dose given recorded." in page and "interval overridden" in page
 
 
-def test_clinicians_cannot_open_the_form_and_a_bad_date_shows_today(world: dict) -> None:
+def test_clinicians_cannot_open_the_form_and_a_bad_date_is_a_400_page(world: dict) -> None:
     assert world["doc"].get(world["base"] + f"mar/{world['amox']}/record/").status_code == 403
-    r = world["doc"].get(world["base"] + "mar/?date=not-a-day", follow=True)
-    assert r.status_code == 200 and "is not a date" in r.content.decode()
+    for bad in ("not-a-day", "0001-01-01", "9999-12-31"):
+        r = world["doc"].get(world["base"] + f"mar/?date={bad}")
+        page = r.content.decode()
+        assert r.status_code == 400, bad
+        assert "YYYY-MM-DD" in page or "from 1900-01-01 to 2100-12-31" in page, bad
     yesterday = (world["start"] - timedelta(days=1)).date().isoformat()
     r = world["doc"].get(world["base"] + f"mar/?date={yesterday}")
     assert "No scheduled medication on this day." in r.content.decode()

@@ -210,9 +210,9 @@ def _settle(request: HttpRequest) -> str:
         return ""
     try:
         positions = consistency.decode(token)
-    except consistency.BadToken:
-        return ""
-    if wait_applied(get_store(), positions, timeout=consistency.WAIT_SECONDS):
+        if wait_applied(get_store(), positions, timeout=consistency.WAIT_SECONDS):
+            return ""
+    except consistency.BadToken:  # the session's own token, of a store since replaced
         return ""
     return "Your last change has not reached this list yet; it will show within seconds."
 

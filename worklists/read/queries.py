@@ -2,6 +2,10 @@
 
 Every function answers from ONE view partition (or, for an exact MRN, a point read of the
 MRN's holder and the patient's own partition), in the active generation.
+
+Continuations in and out are page tokens (:mod:`hisadmin.core.tokens`): the store's token
+signed for the worklist it pages (:meth:`Worklist.scope`), so a forged, altered or foreign
+token is :class:`~hisadmin.core.tokens.BadPageToken` before the store reads it.
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, tzinfo
 from typing import Any
 
+import orjson
+
 from cosmos_backend import errors
 from cosmos_backend.store import Cond, DocumentStore, Query
+from hisadmin.core import tokens
 from patients.domain import mar
 from patients.persistence import mrn as mrns
 from worklists.persistence.generations import active_generation
@@ -72,6 +79,16 @@ class Worklist:
         direction = "DESC" if self.descending != reverse else "ASC"
         return Query(where=tuple(where), order_by=((path, direction),))
 
+    def scope(self) -> str:
+        """What a page token of this worklist is bound to: the view, bucket, filters and
+        order (everything but the page size)."""
+        return "worklist:" + orjson.dumps({
+            "view": self.view, "bucket": self.bucket,
+            "equals": {k: v for k, v in self.equals.items() if v not in ("", None)},
+            "prefix": self.prefix, "sort": self.sort, "descending": self.descending,
+            "at_most": self.at_most, "at_least": self.at_least,
+            "given": self.given_prefix or None}, option=orjson.OPT_SORT_KEYS).decode()
+
 
 @dataclass
 class Result:
@@ -109,15 +126,20 @@ def present(contents: dict[str, Any], now: datetime | None = None) -> dict[str, 
 
 def run(store: DocumentStore, worklist: Worklist, *, page_size: int = DEFAULT_PAGE,
         continuation: str | None = None, total: bool = False) -> Result:
-    """One page of one bucket; ``total``: also count the matching rows (one more query)."""
+    """One page of one bucket; ``total``: also count the matching rows (one more query).
+    ``continuation`` is a page token of this worklist (:class:`tokens.BadPageToken` if
+    not), as is the answer's."""
+    scope = worklist.scope()
+    after = tokens.open_page(continuation, scope=scope)
     gen = active_generation(store)
     rows, token = page_rows(store, gen, worklist.view, worklist.bucket, worklist.query(),
                             page_size=max(1, min(page_size, MAX_PAGE)),
-                            continuation=continuation)
+                            continuation=after)
     now = datetime.now(UTC)
     count = count_rows(store, gen, worklist.view, worklist.bucket, worklist.query()) \
         if total else None
-    return Result([present(row, now) for row in rows], token, gen, total=count)
+    return Result([present(row, now) for row in rows], tokens.sign_page(token, scope=scope),
+                  gen, total=count)
 
 
 def _merge_key(query: Query) -> Any:
@@ -138,15 +160,15 @@ def run_across(store: DocumentStore, worklists: list[Worklist], *,
     """One page of the same worklist over several buckets (every department), merged in
     the worklist's order: one query per bucket. The continuation is the offset into the
     merged list, so page n reads n pages' worth from each bucket; the buckets are bounded
-    (a department's census or active orders), and the page says how many there are."""
+    (a department's census or active orders), and the page says how many there are. The
+    offset travels as a page token bound to every bucket's worklist."""
     if not worklists:
         return Result([], None, active_generation(store), total=0 if total else None)
-    try:
-        offset = int(continuation or 0)
-    except ValueError:
-        raise errors.InvalidRequest("the continuation token is not valid") from None
-    if offset < 0:
-        raise errors.InvalidRequest("the continuation token is not valid")
+    scope = "across:" + "|".join(w.scope() for w in worklists)
+    opened = tokens.open_page(continuation, scope=scope)
+    offset = int(opened) if opened and opened.isdigit() else 0
+    if opened and not opened.isdigit():  # signed here, so never: a change of format
+        raise tokens.BadPageToken("the continuation token is not valid")
     page_size = max(1, min(page_size, MAX_PAGE))
     gen = active_generation(store)
     wanted = offset + page_size + 1
@@ -169,7 +191,8 @@ def run_across(store: DocumentStore, worklists: list[Worklist], *,
     count = sum(count_rows(store, gen, w.view, w.bucket, w.query()) for w in worklists) \
         if total else None
     return Result([present(contents, now) for contents, _ in page],
-                  str(offset + page_size) if more else None, gen, total=count)
+                  tokens.sign_page(str(offset + page_size), scope=scope) if more else None,
+                  gen, total=count)
 
 
 # ------------------------------------------------------------------------------ worklists
