@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
+from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
@@ -95,7 +96,7 @@ def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
         title=f"Medication record — {day:%a %d %b %Y}")
 
 
-class RecordDoseForm(forms.Form):
+class RecordDoseForm(CheckedForm):
     status = forms.ChoiceField(choices=[("given", "Given"), ("not_given", "Not given")],
                                widget=forms.RadioSelect, initial="given")
     dose = forms.DecimalField(required=False, min_value=0.001, max_digits=10, decimal_places=3,
