@@ -326,3 +326,21 @@ def test_a_crash_under_the_api_is_a_500_problem(rf) -> None:
         r = errors.server_error(rf.get(path))
         assert r.status_code == 500 and r["Content-Type"].startswith(kind)
         json.loads(r.content)
+
+
+def test_no_more_than_max_waiting_requests_wait_at_once(team, monkeypatch) -> None:
+    import threading
+
+    from worklists.read import consistency as waits
+
+    r = team["clerk"].post("/api/v1/patients", {"given_name": "Wes", "family_name": "Waiting",
+                                                "birth_date": "1960-06-06"}, content_type=J)
+    token = r["X-Consistency-Token"]  # not projected: a read with it would wait
+    full = threading.BoundedSemaphore(1)
+    full.acquire()  # every waiting place taken
+    monkeypatch.setattr(waits, "_waiting", full)
+    started = time.monotonic()
+    late = team["clerk"].get("/api/v1/worklists/patients", {"q": "Waiting"},
+                             HTTP_X_CONSISTENCY_TOKEN=token)
+    assert late.status_code == 503 and late["Retry-After"] == "1"
+    assert time.monotonic() - started < 1.0
