@@ -63,6 +63,8 @@ class CreatedOut(SubscriptionOut):
 
 class DeadLetterOut(Schema):
     id: str
+    kind: str = Field(description="delivery: one subscription's; fan-out: failed before any "
+                      "subscription (subscription_id empty), its patient's stream held")
     subscription_id: str
     stream: str
     seq: int

@@ -1,5 +1,6 @@
-"""Admin pages for webhooks: the subscriptions (add, switch off or on, delete) and the
-deliveries that failed for good (replay). Admins only (``manage_webhooks``)."""
+"""Admin pages for webhooks: the subscriptions (add, switch off or on, delete) and what
+failed for good (replay): deliveries, and fan-outs with the patients' streams they hold.
+Admins only (``manage_webhooks``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from cosmos_backend.uow import StaleWrite
-from hisadmin.core import keys
+from hisadmin.core import held_streams, keys
 from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
@@ -152,16 +153,25 @@ def dead_letters(request: HttpRequest) -> HttpResponse:
     rows = [
         {
             **letter.as_dict(),
+            "fan_out": letter.kind == deadletters.FAN_OUT,
             "event_label": event_label(letter.event_type),
             "patient_id": letter.stream.removeprefix(keys.PATIENT),
             "failed": datetime.fromisoformat(letter.failed_at),
-            "url": urls.get(letter.subscription_id, "(deleted subscription)"),
+            "url": (
+                "(fan-out: no subscription reached)"
+                if letter.kind == deadletters.FAN_OUT
+                else urls.get(letter.subscription_id, "(deleted subscription)")
+            ),
         }
         for letter in deadletters.all_letters(store)
+    ]
+    held = [
+        {**h.as_dict(), "event_label": event_label(h.event_type or "")}
+        for h in held_streams.all_held(store, held_streams.WEBHOOKS)
     ]
     return admin.site.render(
         request,
         "webhooks/dead_letters.html",
-        {"letters": rows, "list_url": reverse("admin:webhook_subscriptions")},
+        {"letters": rows, "held": held, "list_url": reverse("admin:webhook_subscriptions")},
         title="Webhook dead letters",
     )

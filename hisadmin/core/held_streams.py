@@ -11,12 +11,17 @@ on the patient's rows, ``check_worklists`` lists it, and the patient's later eve
 parked in the dead letters unprojected (they would fail the same way, from the same record).
 Replaying the stream's letters in order, once the record is repaired, removes the marker.
 
+Each consumer releases its own holds: the projections project their letters, the webhooks
+fan theirs out again. An app registers how (:func:`register_releaser`, when it loads), so the operators' commands release every consumer's holds without
+importing the apps.
+
 A healthy system has no marker, so the partition is read whole (one query) and kept for a
 second per process (:func:`held_now`): the projections' hot path pays no round trip for it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -87,14 +92,19 @@ def read(store: DocumentStore, stream_pk: str, consumer: str = PROJECTIONS
 
 
 def hold(store: DocumentStore, *, stream_pk: str, seq: int, event_type: str | None,
-         occurred_at: str | None, reason: str, consumer: str = PROJECTIONS) -> HeldStream:
+         occurred_at: str | None, reason: str, consumer: str = PROJECTIONS,
+         renew: bool = False) -> HeldStream:
     """Mark ``stream_pk`` held at event ``seq``. Idempotent, and the earliest failure wins:
     a stream already held at an earlier event keeps that marker (its views are as of the
-    event before the first failure, whatever failed after)."""
+    event before the first failure, whatever failed after). With ``renew`` a marker at the
+    same event takes the new ``reason`` and time (a release that failed again says why)."""
     for _ in range(5):
         current = read(store, stream_pk, consumer)
-        if current is not None and current.seq <= seq:
+        if current is not None and (current.seq < seq or (current.seq == seq and not renew)):
             return current
+        if current is not None and current.seq == seq:
+            event_type = event_type or current.event_type
+            occurred_at = occurred_at or current.occurred_at
         marker = HeldStream(stream=stream_pk, consumer=consumer, seq=seq, event_type=event_type,
                             occurred_at=occurred_at, held_at=datetime.now(UTC).isoformat(),
                             reason=reason[:500])
@@ -136,6 +146,23 @@ def held_now(store: DocumentStore, consumer: str = PROJECTIONS) -> dict[str, Hel
     in this process (the hot paths: a projection task, a worklist page)."""
     every = _cache.get(id(store), lambda: all_held(store))
     return {h.stream: h for h in every if h.consumer == consumer}
+
+
+Release = Callable[[DocumentStore, HeldStream], str]
+_releasers: dict[str, Release] = {}
+
+
+def register_releaser(consumer: str, release: Release) -> None:
+    """Say how ``consumer``'s held streams are released: ``release(store, marker)`` replays
+    the stream's letters in sequence order, then removes the marker, and returns what it
+    did, starting with "released" when the marker is gone (else why it stays held).
+    Registered again, the latest wins (an app's ``ready`` may run more than once)."""
+    _releasers[consumer] = release
+
+
+def releaser(consumer: str) -> Release | None:
+    """The registered release of ``consumer``'s holds, or None (none registered)."""
+    return _releasers.get(consumer)
 
 
 def forget() -> None:

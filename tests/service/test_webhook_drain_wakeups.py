@@ -83,5 +83,5 @@ def test_a_fan_out_that_fails_for_good_holds_the_stream_for_the_webhooks(his_sto
     fan_out.on_failure(RuntimeError("store down"), "task-1", ("P_w4", [7, 5, 6]), {}, None)
     marker = held_streams.read(his_store, "P_w4", held_streams.WEBHOOKS)
     assert marker is not None and marker.seq == 5
-    assert marker.reason == "fan-out failed: RuntimeError"
+    assert marker.reason == "fan-out failed: RuntimeError: store down"
     assert held_streams.read(his_store, "P_w4") is None  # the projections' own are apart

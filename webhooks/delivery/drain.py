@@ -224,7 +224,10 @@ class Deliverer:
 
     def replay(self, letter: deadletters.DeadLetter) -> str:
         """Deliver a dead letter's event once more, out of order (its patient's later events
-        went on). The letter goes first; a new failure writes it again, one attempt more."""
+        went on). The letter goes first; a new failure writes it again, one attempt more.
+        A fan-out letter is no delivery: :func:`webhooks.delivery.fanout.replay` replays it."""
+        if letter.kind != deadletters.DELIVERY:
+            return "not a delivery"
         if not deadletters.remove(self.store, letter):
             return "already replayed"
         sub = subscriptions.find(self.store, letter.subscription_id)

@@ -6,10 +6,14 @@ default queue (one read and one query, never a call out, so nothing piles up whe
 webhook worker runs and nobody subscribed), and queues one ``webhooks.deliver`` per
 subscription that wants it; ``webhooks.deliver`` runs the ordered drain
 (:mod:`webhooks.delivery.drain`) and reschedules itself while a delivery backs off.
-Both acknowledge late and are requeued when their worker dies: at least once. A fan-out
-that fails for good (its retries spent) holds the patient's stream for the webhooks
-(:mod:`hisadmin.core.held_streams`): its events reached no subscription, which is visible
-and never silent.
+Both acknowledge late and are requeued when their worker dies: at least once.
+
+A fan-out that fails for good (its retries spent) reached no subscription with its events:
+the first is dead-lettered with its error (a ``fan-out`` letter) and the patient's stream
+held for the webhooks (:mod:`hisadmin.core.held_streams`); while it is held, the patient's
+later events are parked as letters, not fanned out. ``webhooks.replay`` of such a letter, or
+``manage.py replay_dead_letters`` (through :func:`release_held`, registered for the webhooks'
+holds), fans them out again in order and releases the stream (:mod:`webhooks.delivery.fanout`).
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ from typing import Any
 
 from celery import Task, shared_task
 
+from cosmos_backend.store import DocumentStore
 from hisadmin.core import held_streams
 from hisadmin.core.consumers import seqs_of
-from hisadmin.core.recent_events import read_events
+from hisadmin.core.held_streams import HeldStream
 from hisadmin.core.store import get_store
-from webhooks.delivery import sender
+from webhooks.delivery import fanout, sender
 from webhooks.delivery.drain import Deliverer, Settings
 from webhooks.persistence import deadletters, subscriptions
 
@@ -51,7 +56,7 @@ def any_subscription_now() -> bool:
 
 
 class FanOutTask(Task):
-    """The fan-out's task class: its final failure holds the patient's stream."""
+    """The fan-out's task class: its final failure letters the event and holds the stream."""
 
     def on_failure(
         self,
@@ -61,21 +66,17 @@ class FanOutTask(Task):
         kwargs: dict[str, Any],
         einfo: Any,
     ) -> None:
-        """Called once the retries are spent (never on a retry): hold the stream at the
-        message's first event, for the webhooks only (the projections have their own)."""
+        """Called once the retries are spent (never on a retry): letter the message's first
+        event with the error, hold the stream for the webhooks at it (the projections have
+        their own holds) and park the message's other events behind it."""
         stream_pk = args[0] if args else kwargs.get("stream_pk")
         seq = args[1] if len(args) > 1 else kwargs.get("seq")
         if not stream_pk or seq is None:
             return
+        attempts = int(getattr(self.request, "retries", None) or 0) + 1
         try:
-            held_streams.hold(
-                get_store("relay"),
-                stream_pk=str(stream_pk),
-                seq=min(seqs_of(seq)),
-                event_type=None,
-                occurred_at=None,
-                reason=f"fan-out failed: {type(exc).__name__}",
-                consumer=held_streams.WEBHOOKS,
+            marker = fanout.record_failure(
+                get_store("relay"), str(stream_pk), seqs_of(seq), exc, attempts
             )
         except Exception:  # noqa: BLE001 - the store is down too: the log is all that is left
             log.exception(
@@ -83,10 +84,12 @@ class FanOutTask(Task):
             )
             return
         log.error(
-            "webhook fan-out %s#%s failed for good (%s); stream held",
+            "webhook fan-out %s#%s failed for good after %s attempts (%s); stream held at %s",
             stream_pk,
             seq,
+            attempts,
             type(exc).__name__,
+            marker.seq,
         )
 
 
@@ -103,23 +106,37 @@ class FanOutTask(Task):
 )
 def fan_out(stream_pk: str, seq: int | list[int]) -> str:
     """``seq``: the stream's events of one change-feed page (one number in older messages).
-    The subscriptions are read first: with none, that one query is all an event costs."""
+    The subscriptions are read first: with none, that one query is all an event costs.
+    While the stream is held for the webhooks, its events from the held one on are parked
+    (dead-lettered unattempted, in order) instead of fanned out."""
     store = get_store("relay")
     subs = subscriptions.all_subscriptions(store)
     if not subs:
         return "0 subscription(s)"
-    queued = 0
-    seqs = seqs_of(seq)
-    events = read_events(store, stream_pk, seqs)  # one read for the page's events
-    for one in seqs:
-        event = events.get(one)
-        if event is None:
-            continue  # gone (TTL)
-        for sub in subs:
-            if sub.wants(event["type"]):
-                deliver.apply_async(args=[sub.id, stream_pk, one], queue=QUEUE)
-                queued += 1
-    return f"{queued} delivery(ies)"
+    seqs, marker = fanout.held_part(store, stream_pk, seqs_of(seq))
+    if marker is not None and not seqs:
+        return f"held at {marker.seq}: parked"
+    queued = fanout.fan_out_events(store, stream_pk, seqs, queue_delivery, subs=subs)
+    held = f"; held at {marker.seq}: the rest parked" if marker is not None else ""
+    return f"{queued} delivery(ies){held}"
+
+
+def queue_delivery(subscription_id: str, stream_pk: str, seq: int) -> None:
+    """Queue one ``webhooks.deliver`` (the fan-out's ``send``)."""
+    deliver.apply_async(args=[subscription_id, stream_pk, seq], queue=QUEUE)
+
+
+def release_held(store: DocumentStore, marker: HeldStream) -> str:
+    """Release a stream held for the webhooks: its fan-out letters fanned out again in
+    sequence order, then the marker removed (registered with
+    :func:`hisadmin.core.held_streams.register_releaser`; ``manage.py replay_dead_letters``
+    calls it)."""
+    return fanout.release_stream(store, marker, queue_delivery)
+
+
+# The operators' commands release every consumer's holds without importing this app: this
+# module is imported whenever the app is (webhooks.apps), so the registration always holds.
+held_streams.register_releaser(held_streams.WEBHOOKS, release_held)
 
 
 @shared_task(
@@ -156,11 +173,14 @@ def deliver(self: Task, subscription_id: str, stream_pk: str, seq: int) -> str:
     name=REPLAY, queue=QUEUE, acks_late=True, reject_on_worker_lost=True, ignore_result=True
 )
 def replay(letter_id: str) -> str:
-    """One more attempt for a dead letter; if it fails again the letter comes back."""
+    """One more attempt for a dead letter; if it fails again the letter comes back. A
+    fan-out letter of a held stream releases the stream: its letters fanned out in order."""
     store = get_store("relay")
     letter = deadletters.find(store, letter_id)
     if letter is None:
         return "gone"
+    if letter.kind == deadletters.FAN_OUT:
+        return fanout.replay(store, letter, queue_delivery)
     drain = Deliverer(store, sender.post, settings())
     return drain.replay(letter)
 

@@ -1,8 +1,15 @@
-"""Webhook dead letters: deliveries that failed for good, kept for admins to see and replay.
+"""Webhook dead letters: what failed for good, kept for admins to see and replay.
 
-One small partition (``V_WebhookDeadLetters``); entries expire after 90 days, like the
-projections' dead letters. The reason is the HTTP status or the error's class, never a
-response body (a receiver's answer could echo patient data).
+Two kinds, in one small partition (``V_WebhookDeadLetters``); entries expire after 90 days,
+like the projections' dead letters:
+
+- ``delivery``: one event that one subscription's receiver kept refusing (id
+  ``<subscription>.<stream>.<seq>``). The reason is the HTTP status or the error's class,
+  never a response body (a receiver's answer could echo patient data).
+- ``fan-out``: one event the fan-out failed on before reaching any subscription, or one
+  parked behind such an event while its stream is held for the webhooks (id
+  ``fan-out.<stream>.<seq>``, no subscription). The reason is the error's class and message
+  (a store's messages carry ids, not data).
 """
 
 from __future__ import annotations
@@ -13,12 +20,15 @@ from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
-from cosmos_backend.store import Document, DocumentStore, Query
+from cosmos_backend.store import Cond, Document, DocumentStore, Query
 from hisadmin.core import keys
 
 DEAD_LETTERS_PK = keys.view("WebhookDeadLetters")
 RETENTION = 90 * 24 * 3600  # seconds
 DOC_TYPE = "WebhookDeadLetter"
+DELIVERY = "delivery"  # a subscription's delivery that failed for good
+FAN_OUT = "fan-out"  # the fan-out of an event that failed (or waits behind one), per event
+FAN_OUT_PREFIX = "fan-out."  # subscription ids are hex: no delivery letter starts with it
 
 
 @dataclass(frozen=True)
@@ -32,11 +42,13 @@ class DeadLetter:
     attempts: int
     failed_at: str  # ISO 8601
     etag: str | None = None
+    kind: str = DELIVERY  # DELIVERY, or FAN_OUT (subscription_id is then "")
 
     def as_dict(self) -> dict[str, Any]:
         """snake_case, as the API and pages show it."""
         return {
             "id": self.id,
+            "kind": self.kind,
             "subscription_id": self.subscription_id,
             "stream": self.stream,
             "seq": self.seq,
@@ -51,18 +63,23 @@ def letter_id(subscription_id: str, stream: str, seq: int) -> str:
     return f"{subscription_id}.{stream}.{seq:010d}"
 
 
+def fan_out_letter_id(stream: str, seq: int) -> str:
+    return f"{FAN_OUT_PREFIX}{stream}.{seq:010d}"
+
+
 def _letter(doc: Document) -> DeadLetter:
     c = doc["docContents"]
     return DeadLetter(
         id=doc["id"],
-        subscription_id=c["subscription"],
+        subscription_id=c.get("subscription") or "",
         stream=c["stream"],
         seq=int(c["seq"]),
-        event_type=c["eventType"],
+        event_type=c.get("eventType") or "",
         reason=c["reason"],
         attempts=int(c["attempts"]),
         failed_at=c["failedAt"],
         etag=doc["_etag"],
+        kind=c.get("kind") or DELIVERY,
     )
 
 
@@ -83,6 +100,7 @@ def record(
             pk=DEAD_LETTERS_PK,
             doc_type=DOC_TYPE,
             contents={
+                "kind": DELIVERY,
                 "subscription": subscription_id,
                 "stream": stream,
                 "seq": seq,
@@ -95,6 +113,44 @@ def record(
         )
     )
     return _letter(doc)
+
+
+def record_fan_out(
+    store: DocumentStore, *, stream: str, seq: int, event_type: str, reason: str, attempts: int
+) -> DeadLetter:
+    """Keep (or replace) the fan-out letter of event ``seq`` of ``stream``: ``attempts`` 0
+    for an event parked behind a held one (never tried)."""
+    doc = store.upsert(
+        wrap(
+            doc_id=fan_out_letter_id(stream, seq),
+            pk=DEAD_LETTERS_PK,
+            doc_type=DOC_TYPE,
+            contents={
+                "kind": FAN_OUT,
+                "subscription": "",
+                "stream": stream,
+                "seq": seq,
+                "eventType": event_type,
+                "reason": reason[:300],
+                "attempts": attempts,
+                "failedAt": datetime.now(UTC).isoformat(),
+            },
+            ttl=RETENTION,
+        )
+    )
+    return _letter(doc)
+
+
+def fan_out_letters(store: DocumentStore, stream: str) -> list[DeadLetter]:
+    """The stream's fan-out letters in sequence order (one query; ids sort by sequence)."""
+    query = Query(where=(Cond("id", "startswith", f"{FAN_OUT_PREFIX}{stream}."),),
+                  order_by=(("id", "ASC"),))
+    return [_letter(doc) for doc in store.query_all(DEAD_LETTERS_PK, query)]
+
+
+def read_fan_out(store: DocumentStore, stream: str, seq: int) -> DeadLetter | None:
+    """The fan-out letter of event ``seq`` of ``stream``, or None (one point read)."""
+    return find(store, fan_out_letter_id(stream, seq))
 
 
 def all_letters(store: DocumentStore, limit: int = 500) -> list[DeadLetter]:

@@ -1,5 +1,6 @@
-"""Compare the worklist views with the source records; report drift and held streams,
-optionally repair drift. Exits non-zero while anything is drifted or held."""
+"""Compare the worklist views with the source records; report drift and held streams (every
+consumer's: the projections' and the webhooks' fan-out), optionally repair drift. Exits
+non-zero while anything is drifted or held."""
 
 from __future__ import annotations
 
@@ -32,15 +33,16 @@ class Command(BaseCommand):
             self.stdout.write(f"  {patient_id}: {', '.join(problems)}")
         if repair:
             self.stdout.write(f"repaired {report.repaired} patients")
-        # A held stream is not drift --repair can mend: its record has to be repaired
-        # first, then its dead letters replayed (docs/operations.md).
-        held = held_streams.all_held(store, held_streams.PROJECTIONS)
+        # A held stream is not drift --repair can mend: its cause has to be mended first (the
+        # record repaired, the store or broker back), then its dead letters replayed
+        # (docs/operations.md). Every consumer's: the projections' and the webhooks' fan-out.
+        held = held_streams.all_held(store)
         self.stdout.write(f"{len(held)} held stream(s)")
         for h in held:
-            self.stdout.write(f"  {h.stream}: held at event {h.seq} ({h.event_type}), not "
-                              f"current since {h.since}: {h.reason}")
+            self.stdout.write(f"  {h.stream}: held at event {h.seq} ({h.event_type}) for "
+                              f"the {h.consumer}, not current since {h.since}: {h.reason}")
         if held:  # the cause first: a held patient's rows are drifted too
-            raise CommandError(f"{len(held)} held stream(s): repair the record, then "
-                               "manage.py replay_dead_letters")
+            raise CommandError(f"{len(held)} held stream(s): mend the cause (repair the "
+                               "record), then manage.py replay_dead_letters")
         if report.drifted and not repair:
             raise CommandError("drift found; run with --repair to rewrite the rows")
