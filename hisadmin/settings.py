@@ -49,6 +49,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "hisadmin.no_store.NoStoreMiddleware",  # answers with patient data are not kept
+    "hisadmin.time_zone.HospitalTimeZoneMiddleware",  # pages speak the hospital's time
     "hisadmin.middleware.CachedCSPMiddleware",  # django-csp's, the policy built once
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -70,6 +71,7 @@ MIDDLEWARE = [
 API_TOKEN_MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "hisadmin.no_store.NoStoreMiddleware",
+    "hisadmin.time_zone.HospitalTimeZoneMiddleware",
     "hisadmin.middleware.CachedCSPMiddleware",
     "django.middleware.common.CommonMiddleware",
     "hisadmin.middleware.TokenUserMiddleware",  # anonymous until the token authenticates

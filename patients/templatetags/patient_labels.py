@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from django import template
 
+from hisadmin.core.local_time import human_time
+
 register = template.Library()
 
 
 @register.filter
-def when(value: str | None) -> str:
-    """An ISO instant as stored (``2026-11-23T09:15:00+00:00``) → ``2026-11-23 09:15``;
-    "" for nothing. Stored instants are UTC, which the pages' column headings say."""
-    if not value:
-        return ""
-    return str(value)[:16].replace("T", " ")
+def when(value: object) -> str:
+    """A stored instant in words, in the hospital's time ("Wed 25 Nov, 14:00"); "" for
+    nothing. The same as the ``hospital_time`` library's ``when``, for templates that load
+    this one."""
+    return human_time(value)
