@@ -1,10 +1,13 @@
-"""Order checks: allergy, dose and duplicate, run before an order is placed.
+"""Order checks: allergy history, allergy, dose and duplicate, run before an order is placed;
+the check vocabulary the administration guards share; hard dose limits; override reasons.
 
 Pure: the caller hands in the reference entries (medication, units, frequency), the
-patient's allergies and the admission's active orders; :func:`check_order` returns every
-check that failed, as :class:`Conflict` values in a fixed order (allergy, dose, duplicate),
-at most one per check type. Whether a conflict refuses the order is the use case's call:
-each one needs its own override reason (:func:`unresolved`).
+patient's allergies and allergy status and the admission's active orders;
+:func:`check_order` returns every check that failed, as :class:`Conflict` values in a fixed
+order (allergy status, allergy, dose, duplicate), at most one per check type. Whether a
+conflict refuses the order is the use case's call: each one needs its own override reason
+that :func:`reason_problem` accepts (:func:`unresolved`). A dose above a medication's hard
+limit (:func:`hard_limits`) is no conflict: nobody may override it (:class:`DoseHardLimit`).
 """
 
 from __future__ import annotations
@@ -16,18 +19,37 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from patients.domain.errors import InvalidInput
+from patients.domain.errors import DomainError, InvalidInput
 from patients.domain.orders import Order
+from patients.domain.records import AllergyStatus
 from patients.domain.units import convert, doses_per_day
 
+ALLERGY_STATUS_UNKNOWN = "allergy-status-unknown"
 ALLERGY_CONFLICT = "allergy-conflict"
 DOSE_LIMIT = "dose-limit"
 DUPLICATE_ORDER = "duplicate-order"
-PRN_INTERVAL = "prn-interval"  # checked when a PRN dose is recorded, overridden the same way
+# The guards at the bedside, checked when a dose given is recorded (patients.domain.guards).
+EARLY_DOSE = "early-dose"
+DOSE_INTERVAL = "dose-interval"
+DAILY_DOSE = "daily-dose"
+# The PRN interval before it became dose-interval: a reason sent under it still counts.
+PRN_INTERVAL = "prn-interval"
+ORDER_CHECKS = (ALLERGY_STATUS_UNKNOWN, ALLERGY_CONFLICT, DOSE_LIMIT, DUPLICATE_ORDER)
+DOSE_GUARDS = (EARLY_DOSE, DOSE_INTERVAL, DAILY_DOSE)
 # Every check type, in the order a refusal reports them (the first names the problem type).
-CHECK_TYPES = (ALLERGY_CONFLICT, DOSE_LIMIT, DUPLICATE_ORDER, PRN_INTERVAL)
-CHECK_LABELS = {ALLERGY_CONFLICT: "Allergy", DOSE_LIMIT: "Dose limit",
-                DUPLICATE_ORDER: "Duplicate order", PRN_INTERVAL: "PRN interval"}
+CHECK_TYPES = (*ORDER_CHECKS, *DOSE_GUARDS, PRN_INTERVAL)
+ALIASES = {PRN_INTERVAL: DOSE_INTERVAL}
+CHECK_LABELS = {ALLERGY_STATUS_UNKNOWN: "Allergies not yet asked", ALLERGY_CONFLICT: "Allergy",
+                DOSE_LIMIT: "Dose limit", DUPLICATE_ORDER: "Duplicate order",
+                EARLY_DOSE: "Early dose", DOSE_INTERVAL: "Dose interval",
+                DAILY_DOSE: "Daily dose", PRN_INTERVAL: "PRN interval"}
+# The problem type of a dose above a hard limit (not a check: it cannot be overridden).
+DOSE_HARD_LIMIT = "dose-hard-limit"
+HARD_LIMIT_FACTOR = Decimal(2)  # a hard limit not given is twice the maximum
+# What an override reason needs to count: a reason, not a keystroke.
+REASON_MIN_CHARACTERS = 10
+REASON_MIN_WORDS = 2
+REASON_MAX_CHARACTERS = 500
 
 Entry = Mapping[str, Any]
 
@@ -36,9 +58,35 @@ Entry = Mapping[str, Any]
 class Conflict:
     type: str  # one of CHECK_TYPES
     detail: str
+    # Why the reason given for it did not count (:func:`reason_problem`); "" when none given.
+    reason_refused: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        return {"type": self.type, "detail": self.detail}
+        said = {"type": self.type, "detail": self.detail}
+        if self.reason_refused:
+            said["reason_refused"] = self.reason_refused
+        return said
+
+
+class DoseHardLimit(DomainError):
+    """A dose, or a day's total, above the medication's hard limit: refused at prescribing
+    and at the bedside alike, with no override (422, ``/api/v1/problems/dose-hard-limit``)."""
+
+    http_status = 422
+    title = "Dose above the hard limit"
+    field = "dose"
+    problem_type = DOSE_HARD_LIMIT
+
+
+# ------------------------------------------------------------------ allergy status
+def allergy_status_conflict(status: str | None) -> Conflict | None:
+    """A medication ordered while nobody has asked about allergies (status unknown)."""
+    if status != AllergyStatus.UNKNOWN:
+        return None
+    return Conflict(ALLERGY_STATUS_UNKNOWN, (
+        "Allergies not yet asked: no allergy and no \"no known allergies\" is recorded, so "
+        "this medication cannot be checked against them. Record the allergies first, or give "
+        "a reason (an unconscious patient, an emergency)."))
 
 
 # ------------------------------------------------------------------ allergy
@@ -140,6 +188,58 @@ def dose_conflict(medication: Entry, dose: Decimal, unit: Entry, dose_unit: Entr
     return Conflict(DOSE_LIMIT, text[0].upper() + text[1:] + ".")
 
 
+def _limit(value: Any) -> Decimal | None:
+    return None if value is None or isinstance(value, bool) else Decimal(str(value))
+
+
+def hard_limits(medication: Entry) -> tuple[Decimal | None, Decimal | None]:
+    """The medication's hard single and daily limits in its dose unit: ``hardMaxSingleDose``
+    and ``hardMaxDailyDose``, each twice the matching maximum when not given (None when
+    there is neither)."""
+    single, daily = _limit(medication.get("maxSingleDose")), _limit(
+        medication.get("maxDailyDose"))
+    hard_single = _limit(medication.get("hardMaxSingleDose"))
+    hard_daily = _limit(medication.get("hardMaxDailyDose"))
+    if hard_single is None and single is not None:
+        hard_single = single * HARD_LIMIT_FACTOR
+    if hard_daily is None and daily is not None:
+        hard_daily = daily * HARD_LIMIT_FACTOR
+    return hard_single, hard_daily
+
+
+def above_hard_limit(medication: Entry, amount: Decimal, daily_total: Decimal | None, *,
+                     code: str, daily_words: str) -> str | None:
+    """Why ``amount`` (a single dose) or ``daily_total`` (in 24 hours, this dose included),
+    both in the dose unit ``code``, passes a hard limit; None when neither does.
+    ``daily_words`` says how the total was reached."""
+    hard_single, hard_daily = hard_limits(medication)
+    drug = medication.get("name") or medication.get("code")
+    if hard_single is not None and amount > hard_single:
+        return (f"A single dose of {_amount(amount)} {code} is above the hard limit of "
+                f"{_amount(hard_single)} {code} for {drug}; it cannot be overridden. Check "
+                "the dose and its unit.")
+    if hard_daily is not None and daily_total is not None and daily_total > hard_daily:
+        return (f"{daily_words} = {_amount(daily_total)} {code} is above the hard daily limit "
+                f"of {_amount(hard_daily)} {code} for {drug}; it cannot be overridden.")
+    return None
+
+
+def prescribing_hard_limit(medication: Entry, dose: Decimal, unit: Entry,
+                           dose_unit: Entry | None, frequency: Entry | None) -> str | None:
+    """Why an ordered dose passes a hard limit: the dose above ``hardMaxSingleDose``, or
+    dose × doses per day of the frequency above ``hardMaxDailyDose``; None when it does not
+    (or the medication has no dose unit to compare in)."""
+    if dose_unit is None:
+        return None
+    amount = convert(dose, unit, dose_unit)
+    code = dose_unit.get("code", "")
+    per_day = doses_per_day(frequency) if frequency is not None else None
+    total = amount * per_day if per_day is not None else None
+    words = (f"{_amount(amount)} {code} × {_amount(per_day)} a day "
+             f"({(frequency or {}).get('code', '')})" if per_day is not None else "")
+    return above_hard_limit(medication, amount, total, code=code, daily_words=words)
+
+
 # ------------------------------------------------------------------ duplicate
 def _same(kind: str, details: Entry, order: Order) -> bool:
     if order.kind != kind:
@@ -173,10 +273,13 @@ def check_order(kind: str, details: Entry, *, allergies: Sequence[Entry] = (),
                 active_orders: Sequence[Order] = (), medication: Entry | None = None,
                 dose: Decimal | None = None, unit: Entry | None = None,
                 dose_unit: Entry | None = None, frequency: Entry | None = None,
-                allergen_names: Mapping[str, str] | None = None) -> list[Conflict]:
-    """Every check the order fails, allergy first, then dose, then duplicate."""
+                allergen_names: Mapping[str, str] | None = None,
+                allergy_status: str | None = None) -> list[Conflict]:
+    """Every check the order fails: allergy status (a medication only), allergy, dose,
+    then duplicate."""
     found: list[Conflict | None] = []
     if kind == "medication" and medication is not None:
+        found.append(allergy_status_conflict(allergy_status))
         found.append(allergy_conflict(medication, allergies, allergen_names))
         if dose is not None and unit is not None:
             found.append(dose_conflict(medication, dose, unit, dose_unit, frequency))
@@ -185,8 +288,9 @@ def check_order(kind: str, details: Entry, *, allergies: Sequence[Entry] = (),
 
 
 def clean_overrides(overrides: Mapping[str, str] | None) -> dict[str, str]:
-    """Overrides by check type (``allergy_conflict`` is read as ``allergy-conflict``), reasons
-    trimmed; an unknown check type is invalid input."""
+    """Overrides by check type (``allergy_conflict`` is read as ``allergy-conflict``,
+    ``prn-interval`` as ``dose-interval``), reasons trimmed; an unknown check type is
+    invalid input."""
     cleaned: dict[str, str] = {}
     for key, reason in (overrides or {}).items():
         check = str(key).strip().replace("_", "-")
@@ -194,13 +298,40 @@ def clean_overrides(overrides: Mapping[str, str] | None) -> dict[str, str]:
             raise InvalidInput(f"Unknown check {key!r} in overrides; the checks are "
                                f"{', '.join(CHECK_TYPES)}.", field="overrides")
         reason = " ".join(str(reason or "").split())
-        if len(reason) > 500:
-            raise InvalidInput("An override reason is 500 characters at most.",
-                               field="overrides")
-        cleaned[check] = reason
+        if len(reason) > REASON_MAX_CHARACTERS:
+            raise InvalidInput(f"An override reason is {REASON_MAX_CHARACTERS} characters at "
+                               "most.", field="overrides")
+        check = ALIASES.get(check, check)
+        if reason or check not in cleaned:
+            cleaned[check] = reason
     return cleaned
 
 
+def reason_problem(reason: str | None) -> str | None:
+    """Why ``reason`` does not count as an override reason (None when it does): it needs at
+    least :data:`REASON_MIN_CHARACTERS` characters and :data:`REASON_MIN_WORDS` words with a
+    letter or digit in each, so "x" or "ok" never waves a warning through."""
+    text = " ".join((reason or "").split())
+    if not text:
+        return "No reason given."
+    words = [w for w in text.split() if any(c.isalnum() for c in w)]
+    if len(text) < REASON_MIN_CHARACTERS or len(words) < REASON_MIN_WORDS:
+        return (f"A reason needs at least {REASON_MIN_CHARACTERS} characters and "
+                f"{REASON_MIN_WORDS} words; say why.")
+    return None
+
+
 def unresolved(conflicts: Iterable[Conflict], overrides: Mapping[str, str]) -> list[Conflict]:
-    """The conflicts without a non-empty reason in ``overrides`` (each needs its own)."""
-    return [c for c in conflicts if not (overrides.get(c.type) or "").strip()]
+    """The conflicts without a reason in ``overrides`` that counts (each needs its own)."""
+    return [c for c in conflicts if reason_problem(overrides.get(c.type)) is not None]
+
+
+def answered(conflicts: Iterable[Conflict], overrides: Mapping[str, str]) -> list[Conflict]:
+    """``conflicts`` as a refusal reports them: each one whose reason was given but does not
+    count says why (``reason_refused``)."""
+    said = []
+    for c in conflicts:
+        given = (overrides.get(c.type) or "").strip()
+        problem = reason_problem(given) if given else None
+        said.append(Conflict(c.type, c.detail, problem or ""))
+    return said

@@ -121,12 +121,15 @@ class OrderConflicts(DomainError):
     http_status = 409
     title = "Order checks failed"
 
-    def __init__(self, conflicts: list[Any], *, first: str) -> None:
+    def __init__(self, conflicts: list[Any], *, first: str,
+                 refused: str = "The order was not placed.",
+                 change: str = "change the order") -> None:
         listed = " ".join(c.detail for c in conflicts)
-        super().__init__(f"The order was not placed. {listed} Give a reason to override each "
-                         "check, or change the order.", problem_type=first,
-                         extra={"conflicts": [{"type": c.type, "detail": c.detail}
-                                              for c in conflicts]})
+        # a conflict whose reason did not count says why (reason_refused)
+        said = [c.as_dict() if hasattr(c, "as_dict") else {"type": c.type, "detail": c.detail}
+                for c in conflicts]
+        super().__init__(f"{refused} {listed} Give a reason to override each check, or "
+                         f"{change}.", problem_type=first, extra={"conflicts": said})
         self.conflicts = list(conflicts)
 
 

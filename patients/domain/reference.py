@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from patients.domain.checks import HARD_LIMIT_FACTOR
 from patients.domain.errors import InvalidInput
 
 ALLERGEN_KINDS = ("ingredient", "drug_class", "food", "environment", "other")
@@ -94,11 +95,32 @@ def _medication(code: str, entry: Mapping[str, Any], codes: Codes) -> None:
     if single > daily:
         raise InvalidReferenceEntry("Medication", code, "maxDailyDose",
                                     "the daily maximum is below the single-dose maximum.")
+    _hard_limits(code, entry, single, daily)
     if entry.get("prnMinIntervalHours") is not None:
         _positive("Medication", code, entry, "prnMinIntervalHours")
     if not str(entry.get("source") or "").strip():
         raise InvalidReferenceEntry("Medication", code, "source",
                                     "say where the dose limits come from.")
+
+
+def _hard_limits(code: str, entry: Mapping[str, Any], single: Decimal, daily: Decimal) -> None:
+    """The hard limits (optional; twice the maximum when not given) sit at or above the
+    maximum they stop, and a single dose's below the daily one: no override passes them."""
+    hard_single = hard_daily = None
+    if entry.get("hardMaxSingleDose") is not None:
+        hard_single = _positive("Medication", code, entry, "hardMaxSingleDose")
+        if hard_single < single:
+            raise InvalidReferenceEntry("Medication", code, "hardMaxSingleDose",
+                                        "the hard limit is below the maximum single dose.")
+    if entry.get("hardMaxDailyDose") is not None:
+        hard_daily = _positive("Medication", code, entry, "hardMaxDailyDose")
+        if hard_daily < daily:
+            raise InvalidReferenceEntry("Medication", code, "hardMaxDailyDose",
+                                        "the hard limit is below the maximum daily dose.")
+    hard_single = hard_single or single * HARD_LIMIT_FACTOR
+    if hard_single > (hard_daily or daily * HARD_LIMIT_FACTOR):
+        raise InvalidReferenceEntry("Medication", code, "hardMaxDailyDose",
+                                    "the hard daily limit is below the hard single-dose limit.")
 
 
 def _lab_test(code: str, entry: Mapping[str, Any], codes: Codes) -> None:

@@ -196,13 +196,14 @@ def test_each_override_alone_is_not_enough_for_two_conflicts() -> None:
     assert types(unresolved(found, {"duplicate-order": "second course"})) == [
         "allergy-conflict"]
     assert types(unresolved(found, {"allergy-conflict": " ", "duplicate-order": "x"})) == [
-        "allergy-conflict"]  # an empty reason is no reason
-    assert unresolved(found, {"allergy-conflict": "a", "duplicate-order": "b"}) == []
+        "allergy-conflict", "duplicate-order"]  # an empty or one-letter reason is no reason
+    assert unresolved(found, {"allergy-conflict": "tolerated it last year",
+                              "duplicate-order": "second course agreed"}) == []
 
 
 def test_overrides_are_keyed_by_known_check_types() -> None:
     assert clean_overrides({"allergy_conflict": "  tolerated  before ", "prn-interval": ""}) == {
-        "allergy-conflict": "tolerated before", "prn-interval": ""}
+        "allergy-conflict": "tolerated before", "dose-interval": ""}
     with pytest.raises(InvalidInput) as err:
         clean_overrides({"allergy": "x"})
     assert err.value.http_status == 422 and err.value.field == "overrides"
@@ -214,4 +215,74 @@ def test_the_refusal_carries_every_conflict_and_the_first_unresolved_type() -> N
     assert err.http_status == 409 and err.problem_type == "duplicate-order"
     assert err.extra["conflicts"] == [{"type": "allergy-conflict", "detail": "A."},
                                       {"type": "duplicate-order", "detail": "D."}]
-    assert checks.CHECK_TYPES[:3] == ("allergy-conflict", "dose-limit", "duplicate-order")
+    assert checks.CHECK_TYPES[:4] == ("allergy-status-unknown", "allergy-conflict", "dose-limit",
+                                      "duplicate-order")
+
+
+# ------------------------------------------------------------------ override reasons
+@pytest.mark.parametrize("reason", ["", "x", "ok", "overridden", "xxxxxxxxxxxxxxxxxx",
+                                    "- - - - - - - -", "a b"])
+def test_it_refuses_a_reason_shorter_than_ten_characters_or_two_words(reason: str) -> None:
+    assert checks.reason_problem(reason) is not None
+
+
+@pytest.mark.parametrize("reason", ["Patient unconscious", "tolerated it last year",
+                                    "  second   course "])
+def test_it_takes_a_reason_of_two_words_and_ten_characters(reason: str) -> None:
+    assert checks.reason_problem(reason) is None
+
+
+def test_a_refused_reason_says_why_in_the_conflict() -> None:
+    found = [Conflict("allergy-conflict", "A."), Conflict("duplicate-order", "D.")]
+    said = checks.answered(found, {"allergy-conflict": "x"})
+    err = OrderConflicts(said, first="allergy-conflict")
+    first, second = err.extra["conflicts"]
+    assert "10 characters" in first["reason_refused"] and "reason_refused" not in second
+
+
+def test_a_reason_under_the_old_prn_interval_key_answers_dose_interval() -> None:
+    assert clean_overrides({"prn_interval": "pain score nine of ten"}) == {
+        "dose-interval": "pain score nine of ten"}
+
+
+# ------------------------------------------------------------------ allergy status
+def test_a_medication_for_a_patient_never_asked_about_allergies_conflicts() -> None:
+    found = check_order("medication", {"medicationCode": "PARA"}, medication=PARA,
+                        allergy_status="unknown")
+    assert types(found) == ["allergy-status-unknown"]
+    assert "not yet asked" in found[0].detail
+
+
+@pytest.mark.parametrize("status", ["no_known_allergies", "has_allergies", None])
+def test_a_known_allergy_status_passes(status: str | None) -> None:
+    assert check_order("medication", {"medicationCode": "PARA"}, medication=PARA,
+                       allergy_status=status) == []
+
+
+def test_a_lab_or_imaging_order_needs_no_allergy_history() -> None:
+    assert check_order("lab", {"testCode": "FBC"}, allergy_status="unknown") == []
+
+
+# ------------------------------------------------------------------ hard limits
+def test_hard_limits_default_to_twice_the_maximum() -> None:
+    assert checks.hard_limits(PARA) == (Decimal(2000), Decimal(8000))
+    assert checks.hard_limits({**PARA, "hardMaxSingleDose": 1500, "hardMaxDailyDose": 6000}
+                              ) == (Decimal(1500), Decimal(6000))
+    assert checks.hard_limits({"code": "X"}) == (None, None)
+
+
+def test_a_prescribed_dose_above_the_hard_single_limit_is_a_hard_stop() -> None:
+    ibu = {"code": "IBU", "name": "Ibuprofen", "doseUnit": "mg", "maxSingleDose": 800,
+           "maxDailyDose": 2400}
+    why = checks.prescribing_hard_limit(ibu, Decimal(10), UNITS["g"], UNITS["mg"],
+                                        {"code": "Q4H", "hours": 4})
+    assert why is not None and "10000 mg" in why and "1600 mg" in why
+
+
+def test_a_prescribed_daily_total_above_the_hard_daily_limit_is_a_hard_stop() -> None:
+    why = checks.prescribing_hard_limit(PARA, Decimal(1500), UNITS["mg"], UNITS["mg"],
+                                        {"code": "Q4H", "hours": 4})
+    assert why is not None and "9000 mg" in why and "8000 mg" in why
+    assert checks.prescribing_hard_limit(PARA, Decimal(2000), UNITS["mg"], UNITS["mg"],
+                                         FREQ["Q6H"]) is None  # at the limit: a warning only
+    assert checks.prescribing_hard_limit(PARA, Decimal(1), UNITS["g"], None, FREQ["Q6H"]) is None

@@ -68,3 +68,26 @@ def test_a_set_resolves_its_references_within_itself() -> None:
         check_all([*allergens, *rest, ("Route", {"code": "PO", "name": "By mouth"})])
     with pytest.raises(InvalidReferenceEntry, match="not an Allergen code"):
         check_all([*rest, ("Medication", AMOX)])
+
+
+def test_a_medications_hard_limits_sit_at_or_above_its_maximums() -> None:
+    from patients.domain.reference import InvalidReferenceEntry, check_entry
+
+    codes = {"Allergen": {"PARACETAMOL"}, "Route": {"PO"}, "Unit": {"mg"}}
+    med = {"code": "PARA", "name": "Paracetamol", "ingredients": ["PARACETAMOL"],
+           "classes": [], "routes": ["PO"], "doseUnit": "mg", "maxSingleDose": 1000,
+           "maxDailyDose": 4000, "source": "BNF"}
+    check_entry("Medication", med, codes)
+    check_entry("Medication", {**med, "hardMaxSingleDose": 1500, "hardMaxDailyDose": 5000},
+                codes)
+    for bad, field in (({"hardMaxSingleDose": 900}, "hardMaxSingleDose"),
+                       ({"hardMaxDailyDose": 3000}, "hardMaxDailyDose"),
+                       ({"hardMaxSingleDose": 0}, "hardMaxSingleDose"),
+                       ({"hardMaxSingleDose": 5000, "hardMaxDailyDose": 4500},
+                        "hardMaxDailyDose")):
+        try:
+            check_entry("Medication", {**med, **bad}, codes)
+        except InvalidReferenceEntry as exc:
+            assert exc.field == field
+        else:
+            raise AssertionError(f"{bad} passed")
