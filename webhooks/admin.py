@@ -15,6 +15,14 @@ _PAGES = [
     ),
     ("Add a webhook", "webhooks/add/", pages.subscription_add, "webhook_add", False, ""),
     (
+        "Delete a webhook",
+        "webhooks/<str:subscription_id>/delete/",
+        pages.subscription_delete,
+        "webhook_delete",
+        False,
+        "",
+    ),
+    (
         "Webhook dead letters",
         "webhooks/dead-letters/",
         pages.dead_letters,

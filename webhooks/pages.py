@@ -9,7 +9,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
@@ -22,7 +22,12 @@ from patients.domain.errors import DomainError
 from patients.domain.events import EVENT_LABELS, EventType
 from webhooks import use_cases
 from webhooks.delivery.tasks import send_replay
-from webhooks.domain.subscriptions import MAX_SECRET_LENGTH, PATIENT_EVENT_TYPES, Subscription
+from webhooks.domain.subscriptions import (
+    MAX_SECRET_LENGTH,
+    PATIENT_EVENT_TYPES,
+    Subscription,
+    UnknownSubscription,
+)
 from webhooks.persistence import deadletters, subscriptions
 
 ACTION = "manage_webhooks"
@@ -71,24 +76,24 @@ def _row(sub: Subscription) -> dict[str, Any]:
 @require_http_methods(["GET", "POST"])
 @requires(ACTION)
 def subscription_list(request: HttpRequest) -> HttpResponse:
-    """The list; its POST forms switch one subscription off or on, or delete it."""
+    """The list; its POST forms switch one subscription off or on (deleting one goes through
+    :func:`subscription_delete`'s confirmation)."""
     store = get_store()
     if request.method == "POST":
         sub_id = request.POST.get("subscription", "")
         etag = request.POST.get("etag", "")
         actor = actor_for(request.user)
+        do = request.POST.get("do")
+        if do not in ("enable", "disable"):  # deleting is asked first, on its own page
+            if do == "delete" and sub_id:
+                return HttpResponseRedirect(reverse("admin:webhook_delete", args=[sub_id]))
+            return HttpResponseRedirect(request.path)
         try:
-            if request.POST.get("do") == "delete":
-                use_cases.unsubscribe(
-                    use_cases.Unsubscribe(sub_id, etag or None), store, actor=actor
-                )
-                messages.success(request, "Subscription deleted.")
-            else:
-                active = request.POST.get("do") == "enable"
-                use_cases.set_active(use_cases.SetActive(sub_id, active, etag), store, actor=actor)
-                messages.success(
-                    request, "Deliveries switched on." if active else "Deliveries switched off."
-                )
+            active = do == "enable"
+            use_cases.set_active(use_cases.SetActive(sub_id, active, etag), store, actor=actor)
+            messages.success(
+                request, "Deliveries switched on." if active else "Deliveries switched off."
+            )
         except StaleWrite:
             messages.error(
                 request,
@@ -135,6 +140,41 @@ def subscription_add(request: HttpRequest) -> HttpResponse:
             return response
     return admin.site.render(
         request, "webhooks/add.html", {"form": form}, title="Add a webhook subscription"
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@requires(ACTION)
+def subscription_delete(request: HttpRequest, subscription_id: str) -> HttpResponse:
+    """GET: what deleting would remove (URL, events, status), to confirm; POST (with the
+    ETag shown) deletes it. Someone's change in between is reported, nothing deleted."""
+    store = get_store()
+    try:
+        sub = subscriptions.get(store, subscription_id)
+    except UnknownSubscription:
+        raise Http404("No such subscription.") from None
+    list_url = reverse("admin:webhook_subscriptions")
+    if request.method == "POST":
+        try:
+            use_cases.unsubscribe(
+                use_cases.Unsubscribe(sub.id, request.POST.get("etag") or None),
+                store,
+                actor=actor_for(request.user),
+            )
+        except StaleWrite:
+            messages.error(
+                request,
+                "Someone changed this subscription meanwhile; nothing was deleted. Here it is "
+                "as it is now.",
+            )
+            return HttpResponseRedirect(request.path)
+        messages.success(request, "Subscription deleted.")
+        return HttpResponseRedirect(list_url)
+    return admin.site.render(
+        request,
+        "webhooks/delete.html",
+        {"sub": _row(sub), "list_url": list_url},
+        title="Delete a webhook subscription",
     )
 
 

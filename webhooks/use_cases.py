@@ -7,14 +7,18 @@ store is the unit of work. Callers have asked the policy (``manage_webhooks``) f
 
 from __future__ import annotations
 
+import os
 import secrets
+import socket
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core.actor import Actor
+from webhooks.domain import addresses
 from webhooks.domain.subscriptions import (
     Subscription,
     check_events,
@@ -22,6 +26,29 @@ from webhooks.domain.subscriptions import (
     check_url,
 )
 from webhooks.persistence import deadletters, subscriptions
+
+Resolve = Callable[[str, int], list[str]]  # (host, port) → its addresses, [] when none
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    """The addresses ``host`` resolves to now; none when it does not resolve."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return []
+    return [str(info[4][0]) for info in infos]
+
+
+def check_reachable(url: str, resolve: Resolve | None = None) -> None:
+    """The URL's host resolves only to addresses deliveries may go to (the rules of
+    :mod:`webhooks.domain.addresses` with ``WEBHOOK_ALLOWED_NETWORKS``, read per call as the
+    workers do), or :class:`InvalidInput` on ``url`` naming the rule. The delivery checks
+    again: a name may point elsewhere later."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    extra = addresses.parse_networks(os.environ.get("WEBHOOK_ALLOWED_NETWORKS", ""))
+    found = (resolve or resolve_host)(parts.hostname or "", port)
+    addresses.check_destination(found, extra)
 
 
 @dataclass(frozen=True)
@@ -49,11 +76,14 @@ def _who(actor: Actor) -> dict[str, str]:
 
 
 def subscribe(
-    cmd: Subscribe, store: DocumentStore, *, actor: Actor, now: datetime | None = None
+    cmd: Subscribe, store: DocumentStore, *, actor: Actor, now: datetime | None = None,
+    resolve: Resolve | None = None,
 ) -> tuple[Subscription, str]:
     """Store a new active subscription; returns it and its secret (the only time it is
-    given back)."""
+    given back). A URL whose host resolves to an address deliveries may not go to is
+    :class:`InvalidInput` on ``url``."""
     url = check_url(cmd.url)
+    check_reachable(url, resolve)
     events = check_events(cmd.events)
     secret = secrets.token_urlsafe(32) if cmd.secret is None else check_secret(cmd.secret)
     now = now or datetime.now(UTC)
@@ -70,11 +100,15 @@ def subscribe(
 
 
 def set_active(
-    cmd: SetActive, store: DocumentStore, *, actor: Actor, now: datetime | None = None
+    cmd: SetActive, store: DocumentStore, *, actor: Actor, now: datetime | None = None,
+    resolve: Resolve | None = None,
 ) -> Subscription:
     """Switch deliveries on or off. Switched on again, it starts with the events that occur
-    from now: what happened while it was off is not sent."""
+    from now: what happened while it was off is not sent; and its URL is checked again as
+    on creation (:class:`InvalidInput` on ``url``: the rules or the name may have changed)."""
     sub = subscriptions.get(store, cmd.subscription_id)
+    if cmd.active and not sub.active:
+        check_reachable(sub.url, resolve)
     now = now or datetime.now(UTC)
     changed = sub
     if cmd.active != sub.active:

@@ -21,6 +21,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
+from unittest import mock
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -401,9 +402,10 @@ def machine_context(stack: WorklistStack, receiver: Any, settings: Any  # noqa: 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     handles.reset_handles()
     store = handles.get_store()
-    webhook_use_cases.subscribe(webhook_use_cases.Subscribe(
-        url=receiver.url("/ok"), events=[t.value for t in PATIENT_EVENT_TYPES]), store,
-        actor=Actor(id="1", username="admin", roles=("admin",)))
+    with mock.patch.dict(os.environ, RECEIVER_REACHABLE):  # named here as for the worker
+        webhook_use_cases.subscribe(webhook_use_cases.Subscribe(
+            url=receiver.url("/ok"), events=[t.value for t in PATIENT_EVENT_TYPES]), store,
+            actor=Actor(id="1", username="admin", roles=("admin",)))
     proc = start_light_worker({**stack.env, "TIME_ZONE": HOSPITAL_ZONE,
                                "HOSPITAL_TIME_ZONE": HOSPITAL_ZONE, "WEBHOOK_TIMEOUT": "10",
                                "CELERY_SKIP_CHECKS": "1", **RECEIVER_REACHABLE},

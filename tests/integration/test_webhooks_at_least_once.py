@@ -11,6 +11,7 @@ apart (a projections worker, a webhooks worker, ``run_relay``).
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from unittest import mock
 
 import pytest
 
@@ -208,12 +210,13 @@ MODES: dict[str, Callable[[WorklistStack], None]] = {
 
 
 def subscribe(store: DocumentStore, url: str) -> str:
-    sub, _ = use_cases.subscribe(
-        use_cases.Subscribe(url=url, events=EVENTS, secret=SECRET),
-        store,
-        actor=ADMIN,
-        now=datetime.now(UTC) - timedelta(seconds=1),
-    )
+    with mock.patch.dict(os.environ, RECEIVER_REACHABLE):  # named here as for the workers
+        sub, _ = use_cases.subscribe(
+            use_cases.Subscribe(url=url, events=EVENTS, secret=SECRET),
+            store,
+            actor=ADMIN,
+            now=datetime.now(UTC) - timedelta(seconds=1),
+        )
     return sub.id
 
 

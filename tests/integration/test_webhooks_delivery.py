@@ -6,12 +6,14 @@ mid-delivery: delivered at least once, with the same delivery id."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from unittest import mock
 
 import psutil
 import pytest
@@ -157,12 +159,13 @@ def webhook_worker(
 
 
 def subscribe(store: DocumentStore, url: str) -> str:
-    sub, _ = use_cases.subscribe(
-        use_cases.Subscribe(url=url, events=EVENTS, secret=SECRET),
-        store,
-        actor=ADMIN,
-        now=datetime.now(UTC) - timedelta(seconds=1),
-    )
+    with mock.patch.dict(os.environ, RECEIVER_REACHABLE):  # named here as for the workers
+        sub, _ = use_cases.subscribe(
+            use_cases.Subscribe(url=url, events=EVENTS, secret=SECRET),
+            store,
+            actor=ADMIN,
+            now=datetime.now(UTC) - timedelta(seconds=1),
+        )
     return sub.id
 
 

@@ -143,9 +143,17 @@ def test_admin_pages_add_list_switch_off_and_delete(admin_page, his_store) -> No
     )
     assert "changed this subscription meanwhile" in stale.content.decode()
     fresh = subscriptions.get(his_store, sub.id)
-    admin_page.post(
+    unconfirmed = admin_page.post(
         "/admin/webhooks/", {"subscription": sub.id, "etag": fresh.version, "do": "delete"}
     )
+    assert unconfirmed["Location"] == f"/admin/webhooks/{sub.id}/delete/"
+    assert subscriptions.all_subscriptions(his_store) == [fresh]  # no deleting unconfirmed
+    confirm = admin_page.get(f"/admin/webhooks/{sub.id}/delete/")
+    assert confirm.status_code == 200
+    assert "https://receiver.example/pages" in confirm.content.decode()
+    assert subscriptions.all_subscriptions(his_store) == [fresh]  # asking deletes nothing
+    r = admin_page.post(f"/admin/webhooks/{sub.id}/delete/", {"etag": fresh.version})
+    assert r.status_code == 302 and r["Location"] == "/admin/webhooks/"
     assert subscriptions.all_subscriptions(his_store) == []
     assert admin_page.get("/admin/webhooks/dead-letters/").status_code == 200
 
@@ -194,3 +202,66 @@ def test_unknown_properties_are_refused_not_dropped(admin_api, his_store) -> Non
     r = admin_api.patch(f"/api/v1/subscriptions/{made['id']}", {"active": False, "url": "x"},
                         content_type=J, HTTP_IF_MATCH=made["_etag"])
     assert r.status_code == 422 and [e["field"] for e in r.json()["errors"]] == ["url"]
+
+
+def test_deleting_asks_first_and_a_stale_confirmation_deletes_nothing(
+    admin_page, admin_api, his_store
+) -> None:
+    made = create(admin_api)
+    listing = admin_page.get("/admin/webhooks/").content.decode()
+    assert f"/admin/webhooks/{made['id']}/delete/" in listing
+    page = admin_page.get(f"/admin/webhooks/{made['id']}/delete/").content.decode()
+    assert "Yes, delete it" in page and "Admitted" in page and "Delivering" in page
+    admin_api.patch(f"/api/v1/subscriptions/{made['id']}", {"active": False}, content_type=J,
+                    HTTP_IF_MATCH=made["_etag"])
+    r = admin_page.post(f"/admin/webhooks/{made['id']}/delete/", {"etag": made["etag"]},
+                        follow=True)
+    assert "nothing was deleted" in r.content.decode()
+    assert len(subscriptions.all_subscriptions(his_store)) == 1
+    assert admin_page.get("/admin/webhooks/nope/delete/").status_code == 404
+
+
+@pytest.mark.parametrize(("url", "rule"), [
+    ("http://127.0.0.1:8080/hook", "resolves to a loopback address (127.0.0.1)"),
+    ("http://localhost/hook", "a loopback address"),
+    ("http://169.254.169.254/latest/meta-data/", "the cloud's metadata service"),
+    ("http://10.1.2.3/hook", "a private address (10.1.2.3)"),
+    ("http://[64:ff9b::7f00:1]/hook", "NAT64 address (64:ff9b::7f00:1) that embeds a "
+     "loopback address (127.0.0.1)"),
+    ("http://[2002:7f00:1::1]/hook", "6to4 address"),
+    ("http://[::127.0.0.1]/hook", "IPv4-compatible address"),
+    ("http://[::ffff:0:7f00:1]/hook", "IPv4-translated (SIIT) address"),
+    ("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook", "Teredo address"),
+])
+def test_an_address_deliveries_may_not_reach_is_refused_at_once(
+    admin_api, his_store, monkeypatch, url: str, rule: str
+) -> None:
+    monkeypatch.delenv("WEBHOOK_ALLOWED_NETWORKS", raising=False)
+    r = admin_api.post("/api/v1/subscriptions", {**NEW, "url": url}, content_type=J)
+    assert r.status_code == 422 and r["Content-Type"] == PROBLEM
+    [error] = r.json()["errors"]
+    assert error["field"] == "url" and rule in error["message"], error
+    assert subscriptions.all_subscriptions(his_store) == []
+
+
+def test_a_named_network_is_accepted_and_checked_again_when_switched_on(
+    admin_api, his_store, monkeypatch
+) -> None:
+    monkeypatch.setenv("WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8")
+    made = create(admin_api, url="http://127.0.0.1:8080/hook")
+    url = f"/api/v1/subscriptions/{made['id']}"
+    off = admin_api.patch(url, {"active": False}, content_type=J, HTTP_IF_MATCH=made["_etag"])
+    assert off.status_code == 200
+    monkeypatch.delenv("WEBHOOK_ALLOWED_NETWORKS")
+    r = admin_api.patch(url, {"active": True}, content_type=J, HTTP_IF_MATCH=off["ETag"])
+    assert r.status_code == 422
+    assert "loopback address (127.0.0.1)" in r.json()["errors"][0]["message"]
+    assert subscriptions.get(his_store, made["id"]).active is False
+
+
+def test_the_page_form_shows_the_refusal_on_the_url_field(admin_page, monkeypatch) -> None:
+    monkeypatch.delenv("WEBHOOK_ALLOWED_NETWORKS", raising=False)
+    r = admin_page.post("/admin/webhooks/add/", {"url": "http://127.0.0.1/hook",
+                                                 "events": ["OrderReady"], "secret": ""})
+    assert r.status_code == 200
+    assert "loopback address (127.0.0.1)" in " ".join(r.context["form"].errors["url"])

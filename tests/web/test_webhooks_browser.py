@@ -68,7 +68,11 @@ def test_an_admin_adds_switches_off_and_deletes_a_webhook(
     page.screenshot(path=str(shots / f"webhook-dead-letters-{width}.png"), full_page=True)
 
     page.goto(f"{base}/admin/webhooks/")
-    page.locator("#result_list button[value=delete]").first.click()
+    page.locator("#result_list a.deletelink").first.click()
+    assert "integration.example.org/his/events" in page.inner_text("#delete-summary")
+    assert subscriptions.all_subscriptions(his_store) != []  # asked first
+    page.screenshot(path=str(shots / f"webhook-delete-{width}.png"), full_page=True)
+    page.click("input[value='Yes, delete it']")
     assert "Subscription deleted." in page.inner_text("ul.messagelist")
     assert subscriptions.all_subscriptions(his_store) == []
     ctx.close()
