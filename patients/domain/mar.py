@@ -1,9 +1,13 @@
 """The medication administration record: dose times, their status on a day, the PRN interval.
 
 Plain functions over an order's record (camelCase, as stored). A scheduled order's dose times
-run from its start (``startAt``, or ``placedAt`` when none was given) every ``hours`` of its
-frequency, until ``endAt``; a once-only frequency (``hours`` 0) has one time, the start. An
-as-needed (PRN) order has no times, only a least interval between given doses.
+(slots) are its schedule's standard local times (:mod:`patients.domain.dose_times`) from its
+start (``startAt``, or ``placedAt`` when none was given) until it ends: ``endAt``, or
+``endedAt`` when it was cancelled or completed, whichever is first. An order placed before
+schedules keeps the older rule (every ``hours`` of its frequency from the start; ``hours`` 0:
+the start only). An as-needed (PRN) order has no times, only a least interval between given
+doses. Each slot is named by :func:`dose_times.slot_id`; an administration answers the slot
+whose minute its ``scheduledFor`` falls in.
 
 A slot's status on a day, at ``now``: ``given`` / ``not_given`` when an administration names
 it (``scheduledFor``); otherwise ``upcoming`` until 30 minutes before the time, ``due`` from
@@ -19,7 +23,9 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from decimal import Decimal
 from typing import Any
 
+from patients.domain import dose_times
 from patients.domain.checks import PRN_INTERVAL, Conflict
+from patients.domain.dose_times import slot_id, slot_key
 from patients.domain.errors import DomainError
 
 DUE_BEFORE = timedelta(minutes=30)
@@ -32,7 +38,6 @@ STATUS_LABELS = {"upcoming": "Upcoming", "due": "Due", "late": "Late", GIVEN: "G
                  NOT_GIVEN: "Not given", "missed": "Missed"}
 NOT_GIVEN_REASONS = {"refused": "Refused", "held": "Held", "unavailable": "Unavailable",
                      "patient-absent": "Patient absent", "other": "Other"}
-MAX_SLOTS_PER_DAY = 96  # a frequency of 15 minutes; more is not a schedule
 
 
 def parse_instant(value: str | datetime, tz: tzinfo = UTC) -> datetime:
@@ -106,13 +111,17 @@ def order_start(order: Mapping[str, Any], tz: tzinfo = UTC) -> datetime:
 
 
 def order_end(order: Mapping[str, Any], tz: tzinfo = UTC) -> datetime | None:
-    return parse_instant(order["endAt"], tz) if order.get("endAt") else None
+    """When the course ends: its planned ``endAt`` or, sooner, ``endedAt`` (cancelled or
+    completed); None while open-ended."""
+    ends = [parse_instant(order[name], tz) for name in ("endAt", "endedAt") if order.get(name)]
+    return min(ends) if ends else None
 
 
 # The stored times a course is computed from, and what a reader is told when one cannot be
 # read (older data, a restore, another writer: a value the API would refuse today).
 COURSE_FIELDS = {"startAt": "start time could not be read",
-                 "endAt": "end time could not be read"}
+                 "endAt": "end time could not be read",
+                 "endedAt": "the time it ended could not be read"}
 
 
 def data_errors(order: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -136,37 +145,79 @@ def readable_course(order: Mapping[str, Any]) -> bool:
 
 
 def slot_step(hours: float | Decimal | None) -> timedelta | None:
-    """The time between dose times of a frequency of ``hours`` (None: once only)."""
+    """The time between dose times of an interval frequency of ``hours`` (None: once only)."""
     if not hours or hours <= 0:
         return None
     return max(timedelta(hours=float(hours)), timedelta(minutes=15))
 
 
-def slot_times(order: Mapping[str, Any], hours: float | Decimal, day: Day) -> list[datetime]:
-    """The order's dose times within ``day`` (none for PRN orders, nor for an order whose
-    course cannot be read: :func:`data_errors` names it; no guessed times)."""
-    if is_prn(order) or order.get("kind", "medication") != "medication":
-        return []
-    if not readable_course(order):
-        return []
-    start, end = order_start(order, day.tz), order_end(order, day.tz)
-    until = min(day.end, end) if end is not None else day.end
-    step = slot_step(hours)
-    if step is None:
-        return [start] if day.start <= start < until else []
-    skip = max(0, -(-(day.start - start) // step))  # ceil: the first time at or after the day
-    times, moment = [], start + skip * step
-    while moment < until and len(times) < MAX_SLOTS_PER_DAY:
-        times.append(moment)
-        moment += step
-    return times
+def _schedulable(order: Mapping[str, Any]) -> bool:
+    return (not is_prn(order) and order.get("kind", "medication") == "medication"
+            and readable_course(order))
 
 
-def is_slot(order: Mapping[str, Any], hours: float | Decimal, moment: datetime,
+def slots_between(order: Mapping[str, Any], hours: float | Decimal | None, lo: datetime,
+                  hi: datetime, tz: tzinfo = UTC) -> list[datetime]:
+    """The order's dose times in ``[lo, hi)`` (none for PRN orders, nor for an order whose
+    course cannot be read: :func:`data_errors` names it; no guessed times). A stored time
+    without an offset is read in ``tz``."""
+    if not _schedulable(order):
+        return []
+    return dose_times.between(order.get("schedule"), hours, order_start(order, tz),
+                              order_end(order, tz), lo, hi)
+
+
+def slot_times(order: Mapping[str, Any], hours: float | Decimal | None, day: Day
+               ) -> list[datetime]:
+    """The order's dose times within ``day``."""
+    return slots_between(order, hours, day.start, day.end, day.tz)
+
+
+def find_slot(order: Mapping[str, Any], hours: float | Decimal | None, moment: datetime
+              ) -> datetime | None:
+    """The order's dose time in the minute of ``moment`` (seconds and fractions of a second
+    do not matter), or None when it has none then."""
+    at = dose_times.minute(moment)
+    found = slots_between(order, hours, at, at + timedelta(minutes=1))
+    return found[0] if found else None
+
+
+def is_slot(order: Mapping[str, Any], hours: float | Decimal | None, moment: datetime,
             tz: tzinfo = UTC) -> bool:
-    """True when ``moment`` is one of the order's dose times."""
-    day = Day(moment.astimezone(tz).date(), tz)
-    return any(t == moment for t in slot_times(order, hours, day))
+    """True when ``moment`` is (in its minute) one of the order's dose times."""
+    return find_slot(order, hours, moment) is not None
+
+
+def recorded_keys(entries: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The slot keys the administrations answered (given or not given)."""
+    return {slot_key(slot) for e in entries if (slot := slot_of(e)) is not None}
+
+
+def first_open_slot(order: Mapping[str, Any], hours: float | Decimal | None,
+                    recorded: Iterable[str]) -> datetime | None:
+    """The order's first dose time whose slot key is not in ``recorded``; None when every
+    dose time of its course is answered (or it has none)."""
+    if not _schedulable(order):
+        return None
+    return dose_times.first_open(order.get("schedule"), hours, order_start(order),
+                                 order_end(order), set(recorded))
+
+
+def open_slots(order: Mapping[str, Any], hours: float | Decimal | None, lo: datetime,
+               hi: datetime) -> list[datetime]:
+    """The order's dose times in ``[lo, hi)`` no administration answers yet."""
+    done = recorded_keys(order.get("administrations") or ())
+    return [t for t in slots_between(order, hours, lo, hi) if slot_key(t) not in done]
+
+
+def due_slot(order: Mapping[str, Any], hours: float | Decimal | None, at: datetime
+             ) -> datetime | None:
+    """The one open dose time a dose at ``at`` answers: the open slot whose due window
+    (:data:`DUE_BEFORE` before it to :data:`DUE_AFTER` after) holds ``at``; None when no
+    slot's does, or more than one's (the nurse says which)."""
+    near = open_slots(order, hours, at - DUE_AFTER, at + DUE_BEFORE + timedelta(minutes=1))
+    near = [t for t in near if t - DUE_BEFORE <= at <= t + DUE_AFTER]
+    return near[0] if len(near) == 1 else None
 
 
 def administered_at(entry: Mapping[str, Any]) -> datetime:
@@ -198,18 +249,21 @@ def slot_status(slot: datetime, entry: Mapping[str, Any] | None, now: datetime,
 
 def day_record(order: Mapping[str, Any], hours: float | Decimal, day: Day, now: datetime
                ) -> dict[str, Any]:
-    """The order's MAR row for ``day``: ``slots`` ({scheduledFor, status, administration}),
+    """The order's MAR row for ``day``: ``slots`` ({slotId, scheduledFor, status,
+    administration}),
     ``administrations`` (every one recorded that day, newest last) and ``dataErrors`` (the
     stored fields that could not be read, :func:`data_errors`; no slots then)."""
     entries = list(order.get("administrations") or [])
-    by_slot: dict[datetime, Mapping[str, Any]] = {}
+    by_slot: dict[str, Mapping[str, Any]] = {}
     for entry in entries:
         slot = slot_of(entry)
         if slot is not None:
-            by_slot.setdefault(slot, entry)
-    slots = [{"scheduledFor": instant_text(t), "status": slot_status(t, by_slot.get(t), now,
-                                                                     day.end),
-              "administration": by_slot.get(t)} for t in slot_times(order, hours, day)]
+            by_slot.setdefault(slot_key(slot), entry)
+    order_id = str(order.get("orderId") or "")
+    slots = [{"slotId": slot_id(order_id, t), "scheduledFor": dose_times.slot_text(t),
+              "status": slot_status(t, by_slot.get(slot_key(t)), now, day.end),
+              "administration": by_slot.get(slot_key(t))}
+             for t in slot_times(order, hours, day)]
     todays = [e for e in entries
               if day.start <= administered_at(e) < day.end
               or (slot_of(e) is not None and day.start <= slot_of(e) < day.end)]  # type: ignore[operator]

@@ -1,4 +1,10 @@
-"""Recording a medication administration: a dose given, or a dose not given with a reason."""
+"""Recording a medication administration: a dose given, or a dose not given with a reason.
+
+One use case for every way a dose is recorded (the chart's Administer, the MAR's Record,
+Medications due's Record, the API): each record of a scheduled order closes exactly one dose
+time (slot), named by ``slot_id`` or by ``scheduled_for`` (to the minute), or, when neither
+is given, the one open slot due at the time of the dose; none or several → 422 on
+``slot_id`` with the candidates. A slot already answered → 409."""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from typing import Any
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
-from patients.domain import checks, mar
+from hisadmin.core.inputs import hospital_time_zone
+from patients.domain import checks, dose_times, mar
 from patients.domain.errors import InvalidInput, InvalidTransition, OrderConflicts
 from patients.domain.events import (
     Event,
@@ -40,6 +47,7 @@ class Administer:
     reason: str = ""  # not given: refused | held | unavailable | patient-absent | other
     reason_detail: str = ""  # the text for ``other``
     scheduled_for: datetime | str | None = None  # the dose time (slot) it answers
+    slot_id: str = ""  # or the slot by its id (mar.slot_id); neither: the one due now
     # prn-interval → reason
     overrides: dict[str, str] = field(default_factory=dict)
 
@@ -91,22 +99,79 @@ def _not_given(cmd: Administer) -> dict[str, Any]:
     return {"dose": None, "unit": None, "reason": reason, "reasonDetail": detail or None}
 
 
-def _slot(cmd: Administer, order: Order, store: Any) -> datetime | None:
-    """The dose time named, checked: one of the order's times, not recorded before."""
-    if not cmd.scheduled_for:
-        return None
-    slot = _instant(cmd.scheduled_for, "scheduled_for")
+class SlotRequired(InvalidInput):
+    """A dose of a scheduled order that names no slot, when no open slot, or more than one,
+    is due at its time: the nurse says which (``candidates``: the day's open slots)."""
+
+    title = "Which dose time?"
+    problem_type = "slot-required"
+
+    def __init__(self, message: str, candidates: list[dict[str, str]]) -> None:
+        super().__init__(message, field="slot_id", extra={"candidates": candidates})
+        self.candidates = candidates
+
+
+def frequency_hours(order: Order, store: Any) -> float:
+    """The interval of an order placed before schedules: its own, else its frequency's."""
+    hours = order.details.get("frequencyHours")
+    if hours is None:
+        frequency = reference.all_of(store, "Frequency").get(order.details.get("frequency")
+                                                             or "") or {}
+        hours = frequency.get("hours")
+    return float(hours or 0)
+
+
+def candidates(order: Order, hours: float, at: datetime, now: datetime, tz: tzinfo
+               ) -> list[dict[str, str]]:
+    """The open slots of the day (in ``tz``) of a dose at ``at``: {slot_id, scheduled_for,
+    status}."""
+    day = mar.Day(at.astimezone(tz).date(), tz)
+    return [{"slot_id": mar.slot_id(order.order_id, t), "scheduled_for": dose_times.slot_text(t),
+             "status": mar.slot_status(t, None, now, day.end)}
+            for t in mar.open_slots(order.as_record(), hours, day.start, day.end)]
+
+
+def resolve_slot(cmd: Administer, order: Order, store: Any, at: datetime, now: datetime
+                 ) -> datetime | None:
+    """The one slot this record closes (None for an as-needed order): the one named, which
+    must be the order's and not yet answered, or the one due at ``at``."""
     record = order.as_record()
+    hours = frequency_hours(order, store)
+    named, field_name = None, "slot_id"
+    if cmd.slot_id:
+        try:
+            order_id, named = dose_times.parse_slot_id(cmd.slot_id)
+        except ValueError:
+            raise InvalidInput(f"{cmd.slot_id[:80]!r} is not a slot id of the medication "
+                               "record.", field="slot_id") from None
+        if order_id != order.order_id:
+            raise InvalidInput("That slot belongs to another order.", field="slot_id")
+    elif cmd.scheduled_for:
+        named, field_name = _instant(cmd.scheduled_for, "scheduled_for"), "scheduled_for"
     if mar.is_prn(record):
-        raise InvalidInput("An as-needed order has no dose times; leave scheduled_for empty.",
-                           field="scheduled_for")
-    frequency = reference.all_of(store, "Frequency").get(order.details.get("frequency") or "")
-    if not mar.is_slot(record, (frequency or {}).get("hours") or 0, slot):
-        raise InvalidInput(f"{mar.instant_text(slot)} is not one of this order's dose times.",
-                           field="scheduled_for")
-    if any(mar.slot_of(e) == slot for e in order.administrations):
-        raise InvalidTransition(f"The dose at {mar.instant_text(slot)} is already recorded; "
-                                "reload the medication record.")
+        if named is not None:
+            raise InvalidInput("An as-needed order has no dose times; leave "
+                               f"{field_name} empty.", field=field_name)
+        return None
+    if named is None:
+        slot = mar.due_slot(record, hours, at)
+        if slot is None:
+            tz = hospital_time_zone()
+            options = candidates(order, hours, at, now, tz)
+            near = [c for c in options if c["status"] == "due"]
+            raise SlotRequired(
+                ("Several dose times are due" if len(near) > 1 else "No dose time is due")
+                + f" at {at.astimezone(tz):%H:%M}; say which dose time this answers."
+                if options else "Every dose time of this order on that day is recorded.",
+                options)
+        return slot
+    slot = mar.find_slot(record, hours, named)
+    if slot is None:
+        raise InvalidInput(f"{dose_times.slot_text(named)} is not one of this order's dose "
+                           "times.", field=field_name)
+    if mar.slot_key(slot) in mar.recorded_keys(order.administrations):
+        raise InvalidTransition(f"The dose at {dose_times.slot_text(slot)} is already "
+                                "recorded; reload the medication record.")
     return slot
 
 
@@ -132,8 +197,9 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     """Record one administration on a medication order: a dose given (dose and unit
     convertible to the ordered unit, not above the ordered dose, at a time not in the
     future; a PRN dose not sooner than its least interval unless overridden) or not given
-    (with a reason). ``MedicationAdministered`` / ``MedicationNotGiven``, and
-    ``OrderStarted`` when the first dose given starts a ready order."""
+    (with a reason), closing exactly one slot of a scheduled order (:func:`resolve_slot`).
+    ``MedicationAdministered`` / ``MedicationNotGiven``, and ``OrderStarted`` when the
+    first dose given starts a ready order."""
     now = datetime.now(UTC)
     if cmd.status not in mar.RECORD_STATUSES:
         raise InvalidInput("Status must be given or not_given.", field="status")
@@ -144,12 +210,13 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
         raise InvalidTransition("Only medication orders have administrations.")
     store = uow.store
     fields = (_given(cmd, order, store, at) if cmd.status == mar.GIVEN else _not_given(cmd))
-    slot = _slot(cmd, order, store)
+    slot = resolve_slot(cmd, order, store, at, now)
     override = (_prn_override(cmd, order, store, at, actor=actor, now=now)
                 if cmd.status == mar.GIVEN else None)
     entry = {"administrationId": str(uuid.uuid4()), "status": cmd.status,
              "at": now.isoformat(), "administeredAt": mar.instant_text(at),
-             "scheduledFor": mar.instant_text(slot) if slot else None, **fields,
+             "scheduledFor": dose_times.slot_text(slot) if slot else None,
+             "slotId": mar.slot_id(order.order_id, slot) if slot else None, **fields,
              "reason": fields.get("reason"), "reasonDetail": fields.get("reasonDetail"),
              "override": override, "by": actor.username, "note": _clean(cmd.note, 300)}
     started = order.administer({**entry, "dose": cmd.dose if cmd.status == mar.GIVEN else None})
@@ -165,13 +232,15 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     return order
 
 
-def medication_record(store: Any, patient_id: str, day: date, *, tz: tzinfo = UTC,
+def medication_record(store: Any, patient_id: str, day: date, *, tz: tzinfo | None = None,
                       now: datetime | None = None) -> dict[str, Any]:
-    """The patient's MAR for ``day`` (a calendar day in ``tz``): each medication order
-    active that day, oldest first, with its dose times (``slots``: scheduledFor, status,
-    administration) and every administration recorded that day. Two queries in the
-    patient's partition (the patient, its orders); reference data from the cache."""
+    """The patient's MAR for ``day`` (a calendar day in ``tz``, default the hospital's
+    time zone): each medication order active that day, oldest first, with its dose times
+    (``slots``: slotId, scheduledFor, status, administration) and every administration
+    recorded that day. Two queries in the patient's partition (the patient, its orders);
+    reference data from the cache."""
     queries.patient(store, patient_id)  # 404 for an unknown patient
+    tz = tz or hospital_time_zone()
     span = mar.Day(day, tz)
     now = now or datetime.now(UTC)
     frequencies = reference.all_of(store, "Frequency")
@@ -180,7 +249,9 @@ def medication_record(store: Any, patient_id: str, day: date, *, tz: tzinfo = UT
     for order in sorted(queries.orders(store, patient_id), key=lambda o: o["placedAt"]):
         if not mar.active_on(order, span, tz):
             continue
-        hours = (frequencies.get(order.get("frequency") or "") or {}).get("hours") or 0
+        hours = order.get("frequencyHours")
+        if hours is None:  # older orders: their frequency's interval
+            hours = (frequencies.get(order.get("frequency") or "") or {}).get("hours") or 0
         med = medications.get(order.get("medicationCode") or "") or {}
         rows.append({**order, **mar.day_record(order, hours, span, now),
                      "frequencyHours": hours,
