@@ -39,8 +39,9 @@ def to_local(value: object, tz: tzinfo | None = None) -> datetime | None:
     return moment.astimezone(tz or hospital_time_zone())
 
 
-def _day_words(day: date, *, year: bool) -> str:
-    text = f"{DAYS[day.weekday()]} {day.day} {MONTHS[day.month - 1]}"
+def _day_words(day: date, *, year: bool, weekday: bool = True) -> str:
+    text = f"{day.day} {MONTHS[day.month - 1]}"
+    text = f"{DAYS[day.weekday()]} {text}" if weekday else text
     return f"{text} {day.year}" if year else text
 
 
@@ -57,21 +58,23 @@ def human_time(value: object, *, now: datetime | None = None, seconds: bool = Fa
     return f"{_day_words(local.date(), year=local.year != this_year)}, {clock}"
 
 
-def human_date(value: object, *, tz: tzinfo | None = None) -> str:
-    """A date in words, with its year: "Wed 25 Nov 2026". A ``date`` or ``YYYY-MM-DD`` is
-    shown as it is; an instant (datetime or ISO text) by its day in the hospital's time.
-    "" for nothing; text that is neither comes back as it was."""
+def human_date(value: object, *, weekday: bool = True, tz: tzinfo | None = None) -> str:
+    """A date in words, with its year: "Wed 25 Nov 2026" ("1 Jan 1960" without the
+    ``weekday``, for a date of birth). A ``date`` or ``YYYY-MM-DD`` is shown as it is; an
+    instant (datetime or ISO text) by its day in the hospital's time. "" for nothing; text
+    that is neither comes back as it was."""
     if value in (None, ""):
         return ""
     if isinstance(value, date) and not isinstance(value, datetime):
-        return _day_words(value, year=True)
+        return _day_words(value, year=True, weekday=weekday)
     if isinstance(value, str) and len(value.strip()) == 10:
         try:
-            return _day_words(date.fromisoformat(value.strip()), year=True)
+            return _day_words(date.fromisoformat(value.strip()), year=True, weekday=weekday)
         except ValueError:
             return value
     local = to_local(value, tz)
-    return str(value) if local is None else _day_words(local.date(), year=True)
+    return str(value) if local is None else _day_words(local.date(), year=True,
+                                                         weekday=weekday)
 
 
 def clock_time(value: object, *, tz: tzinfo | None = None) -> str:

@@ -1,6 +1,7 @@
 """Template filters for dates and times in the hospital's time, in words
 (:mod:`hisadmin.core.local_time`): ``{% load hospital_time %}`` then ``{{ x|when }}``
-("Wed 25 Nov, 14:00"), ``{{ x|when:"seconds" }}``, ``{{ x|day }}`` ("Wed 25 Nov 2026") and
+("Wed 25 Nov, 14:00"), ``{{ x|when:"seconds" }}``, ``{{ x|day }}`` ("Wed 25 Nov 2026";
+``{{ born|day:"no weekday" }}``, "1 Jan 1960") and
 ``{{ x|clock }}`` ("14:00"). Each takes a datetime or stored ISO text."""
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ def when(value: object, arg: str = "") -> str:
 
 
 @register.filter
-def day(value: object) -> str:
-    """A date (or an instant's local day) in words, with its year."""
-    return human_date(value)
+def day(value: object, arg: str = "") -> str:
+    """A date (or an instant's local day) in words, with its year; ``"no weekday"`` leaves
+    the weekday out (a date of birth)."""
+    return human_date(value, weekday=arg != "no weekday")
 
 
 @register.filter

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from cosmos_backend.store import DocumentStore
+from hisadmin.core.local_time import human_time
 from patients.domain.events import EVENT_LABELS, EventType
 from patients.domain.records import (
     CRITICALITY_LABELS,
@@ -36,11 +37,11 @@ def _overrides(d: Data, n: Names) -> str:
 
 
 def _dose_time(d: Data) -> str:
-    """The dose time an administration answers, and when it happened when that differs."""
-    slot = (d.get("scheduledFor") or "")[:16].replace("T", " ")
-    when = (d.get("administeredAt") or "")[:16].replace("T", " ")
-    return (f" (dose due {slot} UTC)" if slot else "") + (
-        f" at {when} UTC" if when and d.get("status", "given") == "given" else ""
+    """The dose time an administration answers, and when it happened, in local time."""
+    slot = human_time(d.get("scheduledFor"))
+    when = human_time(d.get("administeredAt"))
+    return (f" (dose due {slot})" if slot else "") + (
+        f" at {when}" if when and d.get("status", "given") == "given" else ""
     )
 
 

@@ -99,7 +99,7 @@ def _card(bed: Bed, today: date) -> dict[str, Any]:
         "code": bed.code,
         "state": str(bed.state),
         "label": bed.label,
-        "since": (bed.since or "")[:16].replace("T", " "),
+        "since": bed.since or "",  # the template shows it in local time
     }
     o = bed.occupant
     if o is not None:
@@ -110,7 +110,7 @@ def _card(bed: Bed, today: date) -> dict[str, Any]:
             name=o.display_name,
             age=o.age(today),
             sex=sex,
-            admitted_on=o.admitted_at[:10],
+            admitted_on=o.admitted_at,  # an instant: its local day is shown
             stay=o.length_of_stay(today),
             allergy=str(status),
             allergy_label=ALLERGY_STATUS_LABELS[status],

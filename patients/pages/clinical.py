@@ -13,6 +13,7 @@ from django.shortcuts import redirect
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
+from hisadmin.core.local_time import human_date
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
@@ -85,6 +86,8 @@ def _demographics_side_by_side(yours: dict[str, Any], now: dict[str, Any]
     """Each field as the user typed it and as it is on record now (differing ones marked)."""
     def shown(field: str, value: Any) -> str:
         text = value.isoformat() if hasattr(value, "isoformat") else str(value or "")
+        if field == "birth_date":
+            return human_date(text, weekday=False)
         return SEX_LABELS.get(text, text) if field == "sex" else text
 
     rows = []
@@ -267,7 +270,9 @@ def _refused(exc: OrderConflicts, signature: str, reasons: dict[str, str], *,
     overrides.is_valid()
     if answered:
         for c in shown:
-            if not reasons.get(c["type"]):
+            if c.get("reason_refused"):  # given, but too short to count
+                overrides.add_error(OverrideForm.field_name(c["type"]), c["reason_refused"])
+            elif not reasons.get(c["type"]):
                 overrides.add_error(OverrideForm.field_name(c["type"]),
                                     "Give a reason to override this check, or change the order.")
     return overrides

@@ -70,6 +70,7 @@ def test_it_shows_nothing_for_nothing_and_unreadable_text_as_it_is() -> None:
 def test_a_date_alone_always_has_its_year() -> None:
     assert human_date(date(2026, 11, 25)) == "Wed 25 Nov 2026"
     assert human_date("1960-01-01") == "Fri 1 Jan 1960"
+    assert human_date("1960-01-01", weekday=False) == "1 Jan 1960"
     # an instant by its local day: 23:30 UTC on 30 June is 1 July in London
     assert human_date("2026-06-30T23:30:00+00:00") == "Wed 1 Jul 2026"
 
@@ -80,6 +81,7 @@ def test_the_clock_is_local() -> None:
 
 def test_the_template_filters_use_the_helper() -> None:
     out = Template('{% load hospital_time %}{{ a|when }} | {{ a|when:"seconds" }} | {{ a|day }}'
-                   " | {{ a|clock }} | {{ b|when }}").render(Context(
+                   " | {{ a|day:'no weekday' }} | {{ a|clock }} | {{ b|when }}").render(Context(
                        {"a": "2020-07-01T07:00:09+00:00", "b": None}))
-    assert out == "Wed 1 Jul 2020, 08:00 | Wed 1 Jul 2020, 08:00:09 | Wed 1 Jul 2020 | 08:00 | "
+    assert out == ("Wed 1 Jul 2020, 08:00 | Wed 1 Jul 2020, 08:00:09 | Wed 1 Jul 2020 | 1 Jul 2020"
+                   " | 08:00 | ")

@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 
 from hisadmin.core import consistency, held_streams, keys, policy
+from hisadmin.core.local_time import clock_time, human_date, human_time
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain import mar, orders
@@ -111,13 +112,12 @@ PERSON = [Column("MRN", _get("mrn"), "mrn", link=True), Column("Name", _get("nam
 ADMITTED_COLUMNS = [
     *PERSON, Column("Age", _get("age"), "age"),
     Column("Sex", _label("sex", SEX_LABELS), "sex"), Column("Ward / bed", _place, "bed"),
-    Column("Admitted on", lambda r: (r.get("admittedAt") or "")[:16].replace("T", " "),
-           "admitted"),
+    Column("Admitted on", lambda r: human_time(r.get("admittedAt")), "admitted"),
     Column("Attending", _get("attendingName"), "attending"),
     Column("Stay (days)", _get("lengthOfStay"), "stay"),
 ]
 ORDER_COLUMNS = [
-    Column("Placed", lambda r: (r.get("placedAt") or "")[:16].replace("T", " "), "placed"),
+    Column("Placed", lambda r: human_time(r.get("placedAt")), "placed"),
     Column("Urgency", _label("urgency", orders.URGENCY_LABELS), "urgency"),
     Column("Type", _label("kind", orders.KIND_LABELS), "kind"),
     Column("Order", _get("description"), href=_order_page),
@@ -127,18 +127,15 @@ ORDER_COLUMNS = [
 ]
 SEARCH_COLUMNS = [
     *PERSON, Column("Age", _get("age"), "age"), Column("Sex", _label("sex", SEX_LABELS), "sex"),
-    Column("Born", _get("birthDate")),
+    Column("Born", lambda r: human_date(r.get("birthDate"), weekday=False)),
     Column("Admitted to", lambda r: _place(r["admission"]) if r.get("admission") else "—"),
 ]
 
 
 def _local(instant: str | None, *, with_date: bool = False) -> str:
-    """An instant as the ward reads it: local time (and the date when asked)."""
-    try:
-        moment = timezone.localtime(datetime.fromisoformat(instant or ""))
-    except ValueError:
-        return ""
-    return moment.strftime("%d %b %H:%M" if with_date else "%H:%M")
+    """An instant as the ward reads it, in the hospital's time: "14:00", or with its day
+    ("Wed 25 Nov, 14:00") when asked."""
+    return human_time(instant) if with_date else clock_time(instant)
 
 
 def _rows(request: HttpRequest, page: Page, rows: list[dict[str, Any]]
