@@ -5,6 +5,14 @@ Django looks for an app's models here; importing them registers them under ``his
 
 from __future__ import annotations
 
-from hisadmin.core.models import AccessRecord, ApiToken, IdempotencyRecord, hash_token
+from hisadmin.core.models import (
+    AccessRecord,
+    ApiToken,
+    IdempotencyRecord,
+    SecurityEvent,
+    TokenChangeRefused,
+    hash_token,
+)
 
-__all__ = ["AccessRecord", "ApiToken", "IdempotencyRecord", "hash_token"]
+__all__ = ["AccessRecord", "ApiToken", "IdempotencyRecord", "SecurityEvent",
+           "TokenChangeRefused", "hash_token"]

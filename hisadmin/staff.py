@@ -28,13 +28,16 @@ from django.db import transaction
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from hisadmin.core.policy import actor_for
 from hisadmin.core.roles import ALL_ROLES, Role, ensure_groups
-from hisadmin.models import ApiToken
+from hisadmin.models import ApiToken, SecurityEvent
 
 log = logging.getLogger("hisadmin.staff")
 
 HEADER = ("username", "full_name", "email", "roles")
 ROLE_SEPARATOR = ";"
 CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
+# The roles any admin gives or takes away; the admin role only a superuser (or the operator
+# at the server) does: an admin who is not a superuser must not be able to raise anyone.
+ANY_ADMIN_GRANTS = (Role.CLERK.value, Role.CLINICIAN.value, Role.NURSE.value)
 
 
 class StaffError(ValueError):
@@ -159,10 +162,28 @@ def roles_held(user: AbstractUser) -> frozenset[Role]:
     return frozenset(r for r in ALL_ROLES if r.value in names)
 
 
-def _set_groups(user: AbstractUser, roles: frozenset[Role], groups: dict[Role, Group]) -> None:
+def user_target(user: AbstractUser) -> str:
+    """How a security event names a user."""
+    return f"user {user.get_username()}"
+
+
+def _set_groups(user: AbstractUser, roles: frozenset[Role], groups: dict[Role, Group],
+                *, actor: Actor) -> None:
+    """Give exactly ``roles``, recorded as a security event with ``actor``; a
+    :class:`StaffError` when the actor is a user who is not a superuser and the admin role
+    would be given or taken away."""
     held = roles_held(user)
+    if held == roles:
+        return
+    changing = {r for r in held ^ roles if r.value not in ANY_ADMIN_GRANTS}
+    acting = get_user_model().objects.filter(pk=actor.id).first() if actor.id.isdigit() else None
+    if changing and acting is not None and not acting.is_superuser:
+        raise StaffError(f"only a superuser gives or takes away the {_names(changing)} role "
+                         f"({actor.username} is not one)")
     user.groups.remove(*(groups[r] for r in held - roles))
     user.groups.add(*(groups[r] for r in roles - held))
+    SecurityEvent.record(actor, SecurityEvent.ROLES_CHANGED, user_target(user),
+                         f"roles {_names(held)} → {_names(roles)}")
 
 
 def _record(user: AbstractUser, message: str, actor: Actor, *, created: bool = False) -> None:
@@ -206,11 +227,11 @@ def import_staff(
                 )
                 user.set_unusable_password()
                 user.save()
-                _set_groups(user, row.roles, groups)
+                _set_groups(user, row.roles, groups, actor=actor)
                 _record(user, f"created with roles {_names(row.roles)}", actor, created=True)
                 report.add(row.username, CREATED)
             else:
-                changes = _update(user, row, first, last, groups)
+                changes = _update(user, row, first, last, groups, actor=actor)
                 if changes:
                     _record(user, "; ".join(changes), actor)
                 report.add(row.username, UPDATED if changes else UNCHANGED)
@@ -219,7 +240,8 @@ def import_staff(
 
 
 def _update(
-    user: AbstractUser, row: StaffRow, first: str, last: str, groups: dict[Role, Group]
+    user: AbstractUser, row: StaffRow, first: str, last: str, groups: dict[Role, Group],
+    *, actor: Actor,
 ) -> list[str]:
     changes: list[str] = []
     if user.get_full_name() != " ".join(row.full_name.split()):
@@ -232,7 +254,7 @@ def _update(
         user.save(update_fields=["first_name", "last_name", "email"])
     held = roles_held(user)
     if held != row.roles:
-        _set_groups(user, row.roles, groups)
+        _set_groups(user, row.roles, groups, actor=actor)
         changes.append(f"roles {_names(held)} → {_names(row.roles)}")
     return changes
 
@@ -245,7 +267,7 @@ def set_roles(
         user = _user(username)
         before = roles_held(user)
         if before != roles:
-            _set_groups(user, roles, _groups())
+            _set_groups(user, roles, _groups(), actor=actor)
             _record(user, f"roles {_names(before)} → {_names(roles)}", actor)
     return before, roles
 
@@ -262,7 +284,8 @@ def set_active(username: str, active: bool, *, actor: Actor) -> bool:
         user.is_active = active
         user.save(update_fields=["is_active"])
         if not active:
-            ApiToken.objects.filter(user=user, revoked=False).update(revoked=True)
+            for token in ApiToken.objects.filter(user=user, revoked=False):
+                token.revoke(actor=actor, reason="user deactivated")  # each one recorded
             _end_sessions(user)
         _record(user, "reactivated" if active else "deactivated", actor)
     return True

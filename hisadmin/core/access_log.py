@@ -1,7 +1,10 @@
 """Who viewed which patient's record: recorded off the request path.
 
 Adapters call :func:`record` (pages and the JSON API through the shell's middleware, the
-FHIR facade from its views): it appends to an in-process queue and returns. A background
+FHIR facade from its views): it appends to an in-process queue and returns. A view whose
+URL does not name its patient (an MRN lookup, a worklist) says which patients its answer
+shows with :func:`note_views` / :func:`note_list`; the shell's middleware records them once
+the answer is known to be a success. A background
 thread, started in server processes (:func:`start_writer`, from ``hisadmin/wsgi.py``),
 writes the queue to the sink in batches of at most ``BATCH`` every ``INTERVAL_SECONDS``.
 Without a started writer (management commands, tests) each record is written at once, in
@@ -27,7 +30,7 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -49,7 +52,8 @@ class Channel:
 
 @dataclass(frozen=True)
 class Access:
-    """One view of one patient's record."""
+    """One view of one patient's record, or (``listed``) one list showing several patients:
+    then ``patient_id`` is empty and ``listed`` holds the ids shown, in the list's order."""
 
     at: datetime
     patient_id: str
@@ -58,6 +62,7 @@ class Access:
     user_id: int | None
     username: str
     client: str  # the client's address as the server saw it
+    listed: tuple[str, ...] = ()
 
 
 Sink = Callable[[Sequence[Access]], None]
@@ -169,6 +174,45 @@ def start_writer() -> None:
 
 def flush() -> int:
     return LOG.flush()
+
+
+# ---------------------------------------------------------------- views noted by the views
+NOTED_ATTRIBUTE = "_his_access_noted"
+
+
+@dataclass(frozen=True)
+class Noted:
+    """What a view said its answer shows (recorded by the middleware on a 2xx answer)."""
+
+    patient_ids: tuple[str, ...]
+    part: str  # "" : the middleware names it from the page or the endpoint
+    listed: bool  # one list-view record with all the ids, not one record per patient
+
+
+def _note(request: object, noted: Noted) -> None:
+    if not noted.patient_ids:
+        return
+    held = getattr(request, NOTED_ATTRIBUTE, None)
+    if held is None:
+        held = []
+        setattr(request, NOTED_ATTRIBUTE, held)
+    held.append(noted)
+
+
+def note_views(request: object, patient_ids: Iterable[str], part: str = "") -> None:
+    """This request's answer shows these patients' records (an MRN lookup): one view each,
+    recorded if the answer is a success. Costs an append; nothing is written here."""
+    _note(request, Noted(tuple(dict.fromkeys(p for p in patient_ids if p)), part, False))
+
+
+def note_list(request: object, patient_ids: Iterable[str], part: str = "") -> None:
+    """This request's answer is a list showing these patients (a worklist, a name search):
+    one list-view record holding their ids, if the answer is a success; none when empty."""
+    _note(request, Noted(tuple(dict.fromkeys(p for p in patient_ids if p)), part, True))
+
+
+def noted(request: object) -> list[Noted]:
+    return list(getattr(request, NOTED_ATTRIBUTE, ()))
 
 
 @atexit.register

@@ -40,6 +40,7 @@ GROUP_PERMISSIONS: dict[Role, tuple[str, ...]] = {
     Role.NURSE: (),
     Role.ADMIN: ("auth.view_user", "auth.add_user", "auth.change_user", "auth.view_group",
                  "hisadmin.view_apitoken", "hisadmin.change_apitoken",
+                 "hisadmin.view_securityevent",  # who issued, revoked and granted what
                  # a lost phone: delete the user's device, the next login enrols a new one
                  "otp_totp.view_totpdevice", "otp_totp.delete_totpdevice",
                  # a locked-out login: delete its failed attempts to unlock it early
