@@ -110,11 +110,16 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Wherever a password is set (the admin's user pages, "change password", import_staff).
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": 12}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "admin:login"
+LOGIN_REDIRECT_URL = "admin:index"  # the home page, for a login without a usable next
 # Axes first: it refuses a locked-out username and address before any password is checked.
 AUTHENTICATION_BACKENDS = [
     "hisadmin.auth_backends.ThrottledLogins",  # django-axes, for logins with a request
@@ -237,13 +242,15 @@ ACCESS_LOG_INLINE = envbool("ACCESS_LOG_INLINE", False)
 # only (redirect, HSTS, secure cookies), frames denied, the CSP above. Without it the site
 # runs over plain HTTP on localhost (`make run`).
 HISADMIN_ENV = envstr("HISADMIN_ENV", "development").strip().lower()
+MIN_SECRET_KEY_LENGTH = 50  # what `check --deploy` asks for too (security.W009)
 if HISADMIN_ENV not in ("development", "production"):
     raise ImproperlyConfigured(
         f"HISADMIN_ENV={HISADMIN_ENV!r}: use production, or leave it unset (development).")
 if HISADMIN_ENV == "production":
-    if SECRET_KEY.startswith("insecure-dev-key"):
-        raise ImproperlyConfigured("HISADMIN_ENV=production needs SECRET_KEY (50+ random "
-                                   "characters).")
+    if SECRET_KEY.startswith("insecure-dev-key") or len(SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
+        raise ImproperlyConfigured(
+            f"HISADMIN_ENV=production needs SECRET_KEY of {MIN_SECRET_KEY_LENGTH}+ random "
+            "characters (e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))').")
     if DEBUG:
         raise ImproperlyConfigured("HISADMIN_ENV=production cannot run with DEBUG on.")
     if not ADMIN_TWO_FACTOR:

@@ -9,7 +9,7 @@ Registered by :mod:`hisadmin.testing` once Django is set up. It builds on
   through the real projection code, in-process; returns how many;
 * ``his_reference_data`` — the shipped reference data (departments, wards, medications…);
 * ``his_user`` — ``his_user("alice", "clinician")``: a user with those roles (a fast hasher;
-  the password is ``pw-<username>-123456``);
+  the password is :data:`TEST_PASSWORD`);
 * ``his_api_client`` — ``his_api_client("nurse")``: a Django test client sending a bearer
   token of a user with that role;
 * ``his_patient`` — ``his_patient(family="Doe", ward="MED-1", orders=("medication", "lab"))``:
@@ -47,6 +47,10 @@ ORDER_BODIES: dict[str, dict[str, Any]] = {
     "lab": {"test_code": "CBC"},
     "imaging": {"modality": "CR", "body_part": "CHEST"},
 }
+
+# Every test user's password: one for all, so a test logs anyone in through the form, and
+# one that passes the password validators (hisadmin.settings) for any username.
+TEST_PASSWORD = "Tq7#Vx2@Wz9!Kj4$"
 
 
 @pytest.fixture
@@ -92,7 +96,7 @@ def his_user(db: None, settings: Any) -> Callable[..., Any]:
 
     def make(username: str, *roles: str) -> Any:
         user = User.objects.filter(username=username).first() or \
-            User.objects.create_user(username, password=f"pw-{username}-123456")
+            User.objects.create_user(username, password=TEST_PASSWORD)
         user.groups.add(*Group.objects.filter(name__in=roles))
         return user
 

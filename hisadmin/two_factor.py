@@ -17,7 +17,7 @@ import base64
 import io
 import time
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import qrcode
 import qrcode.image.svg
@@ -31,7 +31,7 @@ from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
@@ -66,11 +66,30 @@ class CodeForm(forms.Form):
         return code
 
 
+def landing(request: HttpRequest, target: str | None) -> str:
+    """Where a login goes: ``target`` (the ``next`` asked for) when it is a page of this
+    site, else the home page. An off-site, malformed or unknown ``next`` is not followed
+    (Django's fallback, ``/accounts/profile/``, is no page here)."""
+    home = reverse("admin:index")
+    if not target or not url_has_allowed_host_and_scheme(
+        target, {request.get_host()}, require_https=request.is_secure()
+    ):
+        return home
+    try:
+        resolve(urlsplit(target).path)
+    except Resolver404:
+        return home
+    return target
+
+
 class HisLoginView(LoginView):
     """Django's login, except that an admin's right password leads to the code page."""
 
     template_name = "admin/login.html"
     authentication_form = AuthenticationForm
+
+    def get_success_url(self) -> str:
+        return landing(self.request, self.get_redirect_url())
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         user = form.get_user()
@@ -158,12 +177,7 @@ def second_factor(request: HttpRequest) -> HttpResponse:
             user.backend = pending["backend"]
             auth_login(request, user)
             otp_login(request, candidate)
-            target = pending.get("next") or reverse("admin:index")
-            if not url_has_allowed_host_and_scheme(
-                target, {request.get_host()}, require_https=request.is_secure()
-            ):
-                target = reverse("admin:index")
-            return HttpResponseRedirect(target)
+            return HttpResponseRedirect(landing(request, pending.get("next")))
         form.add_error(
             "code",
             "That code is not right (or was used already): wait for the next one and try again."

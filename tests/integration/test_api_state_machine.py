@@ -42,6 +42,7 @@ from hisadmin.core import store as handles
 from hisadmin.core.actor import Actor
 from hisadmin.core.consistency import HEADER
 from hisadmin.models import ApiToken
+from hisadmin.testkit import TEST_PASSWORD
 from patients.domain.mar import NOT_GIVEN_REASONS
 from patients.domain.records import (
     CRITICALITIES,
@@ -382,7 +383,7 @@ class ApiMachine(RuleBasedStateMachine):
 
 
 def _user(username: str, role: str) -> User:
-    user = User.objects.create_user(username, password=f"pw-{username}-123456")
+    user = User.objects.create_user(username, password=TEST_PASSWORD)
     user.groups.add(Group.objects.get(name=role))
     return user
 

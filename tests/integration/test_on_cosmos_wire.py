@@ -21,6 +21,7 @@ from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
 from hisadmin.embedded_redis import EmbeddedRedis
 from hisadmin.models import ApiToken
+from hisadmin.testkit import TEST_PASSWORD
 from patients import use_cases
 from tests.conftest import WIRE_KEY
 from tests.integration.processes import stack_env, start_relay, start_worker, stop, wait_for
@@ -53,7 +54,7 @@ def cosmos_stack(wire_endpoint: str, tmp_path: Path, settings) -> Iterator[dict]
 def test_it_runs_the_slice_on_the_azure_adapter(cosmos_stack: dict) -> None:
     list(use_cases.load_reference_data(UnitOfWork(handles.get_store()), actor=SYSTEM_ACTOR))
     ensure_groups()
-    user = User.objects.create_user("clerk-wire", password="pw-clerk-wire-1")
+    user = User.objects.create_user("clerk-wire", password=TEST_PASSWORD)
     user.groups.add(Group.objects.get(name="clerk"))
     _, raw = ApiToken.issue(user, "wire")
     api = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")

@@ -12,6 +12,7 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
+from hisadmin.testkit import TEST_PASSWORD
 from patients import use_cases
 from tests.integration.processes import wait_for
 
@@ -24,7 +25,7 @@ def clerk_api(running_stack, stack_settings) -> Client:
 
     list(use_cases.load_reference_data(UnitOfWork(get_store()), actor=SYSTEM_ACTOR))
     ensure_groups()
-    user = User.objects.create_user("clerk-it", password="pw-clerk-it-123")
+    user = User.objects.create_user("clerk-it", password=TEST_PASSWORD)
     user.groups.add(Group.objects.get(name="clerk"))
     _, raw = ApiToken.issue(user, "it")
     return Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
@@ -75,7 +76,7 @@ def test_it_drops_a_discharged_patient_from_the_worklist(clerk_api: Client) -> N
 
 
 def _client(role: str, username: str) -> Client:
-    user = User.objects.create_user(username, password=f"pw-{username}-123")
+    user = User.objects.create_user(username, password=TEST_PASSWORD)
     user.groups.add(Group.objects.get(name=role))
     _, raw = ApiToken.issue(user, "it")
     return Client(HTTP_AUTHORIZATION=f"Bearer {raw}")

@@ -20,6 +20,7 @@ from hisadmin import backups
 from hisadmin.core import store as handles
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
+from hisadmin.testkit import TEST_PASSWORD
 from patients import use_cases
 from tests import worklist_data as data
 from worklists.delivery.projector import project_event
@@ -81,7 +82,7 @@ def staff(settings) -> list[str]:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     ensure_groups()
     for name in ("clerk1", "nurse1", "doc1"):
-        User.objects.create_user(name, password=f"pw-{name}-123456")
+        User.objects.create_user(name, password=TEST_PASSWORD)
     return sorted(User.objects.values_list("username", flat=True))
 
 

@@ -12,6 +12,7 @@ from django.test import Client
 
 from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
+from hisadmin.testkit import TEST_PASSWORD
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
 
@@ -114,7 +115,7 @@ def test_set_roles_replaces_the_roles_and_the_admin_shows_them(tmp_path, capsys)
     assert "unchanged" in capsys.readouterr().out
 
     # The admin's user list, filtered by a role's group, lists exactly its holders.
-    admin = User.objects.create_superuser("root", password="pw-root-123456")
+    admin = User.objects.create_superuser("root", password=TEST_PASSWORD)
     client = Client()
     client.force_login(admin)
     nurse = Group.objects.get(name="nurse")
@@ -143,7 +144,7 @@ def test_set_roles_refuses_bad_input_and_changes_nothing(tmp_path) -> None:
 def test_deactivation_ends_sign_in_tokens_and_sessions(tmp_path, capsys) -> None:
     call_command("import_staff", _roster(tmp_path, ROSTER))
     user = User.objects.get(username="bnurse")
-    user.set_password("pw-bnurse-123456")
+    user.set_password(TEST_PASSWORD)
     user.save()
     _, raw = ApiToken.issue(user, "tests")
     browser = Client()
@@ -157,7 +158,7 @@ def test_deactivation_ends_sign_in_tokens_and_sessions(tmp_path, capsys) -> None
     assert not ApiToken.objects.filter(user=user, revoked=False).exists()
     assert browser.get("/admin/").status_code == 302  # the session is gone: to the login
     signed_in = Client().post(
-        "/admin/login/", {"username": "bnurse", "password": "pw-bnurse-123456"}
+        "/admin/login/", {"username": "bnurse", "password": TEST_PASSWORD}
     )
     assert signed_in.status_code == 200  # the form again, with its error: no way in
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from hisadmin.testkit import TEST_PASSWORD
 from tests.web.two_factor import give_code
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,7 +34,7 @@ def browser() -> Iterator[object]:
 def login(page, base: str, user: str) -> None:
     page.goto(f"{base}/admin/login/")
     page.fill("#id_username", user)
-    page.fill("#id_password", f"pw-{user}-123456")
+    page.fill("#id_password", TEST_PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_selector("#content")
     if "/admin/two-factor/" in page.url:  # an admin: the authenticator app's code too

@@ -14,6 +14,7 @@ from hisadmin.api import TokenAuth
 from hisadmin.core.policy import allows
 from hisadmin.core.roles import Role, ensure_groups, roles_of
 from hisadmin.models import ApiToken, hash_token
+from hisadmin.testkit import TEST_PASSWORD
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def clinician() -> User:
     ensure_groups()
-    user = User.objects.create_user("doc", password="pw-doc-123456")
+    user = User.objects.create_user("doc", password=TEST_PASSWORD)
     user.groups.add(Group.objects.get(name="clinician"))
     return user
 
@@ -105,7 +106,7 @@ def test_it_ignores_revoked_tokens(clinician: User) -> None:
 def test_it_gives_roles_by_group_and_all_roles_to_superusers(clinician: User) -> None:
     assert roles_of(clinician) == {Role.CLINICIAN}
     assert allows(clinician, "place_order") and not allows(clinician, "admit")
-    boss = User.objects.create_superuser("boss", password="pw-boss-123456")
+    boss = User.objects.create_superuser("boss", password=TEST_PASSWORD)
     assert roles_of(boss) == set(Role)
 
 

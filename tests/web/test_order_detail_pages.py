@@ -14,6 +14,7 @@ from django.test import Client
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.policy import actor_for
+from hisadmin.testkit import TEST_PASSWORD
 from patients import use_cases
 from patients.domain.events import EventType
 from patients.domain.results import GivenValue
@@ -241,7 +242,7 @@ def test_actions_on_the_order_page_follow_the_role(staff, placed) -> None:
 
 def test_the_attending_choices_are_clinicians_only(staff, placed) -> None:
     User.objects.create_superuser(
-        "boss", password="pw-boss-123456", first_name="Ada", last_name="Admin"
+        "boss", password=TEST_PASSWORD, first_name="Ada", last_name="Admin"
     )
     html = login(staff["clerk"]).get(f"/admin/patients/{placed['pid']}/admit/").content.decode()
     choices = re.search(r'<select name="attending".*?</select>', html, re.S)

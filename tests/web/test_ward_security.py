@@ -17,6 +17,7 @@ from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from hisadmin.idle import LAST_ACTIVE
+from hisadmin.testkit import TEST_PASSWORD
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,12 +107,12 @@ def test_five_wrong_passwords_lock_the_username_on_this_computer(make_user) -> N
         assert r.status_code == 200 and "correct username and password" in r.content.decode()
     r = login(client, "rn-typo", "wrong")
     assert r.status_code == 429 and "Login locked for now" in r.content.decode()
-    r = login(client, "rn-typo", "pw-rn-typo-123456")  # even the right password
+    r = login(client, "rn-typo", TEST_PASSWORD)  # even the right password
     assert r.status_code == 429 and "15 minutes" in r.content.decode()
     # Another computer, and another user on this one, can still log in.
-    assert login(Client(REMOTE_ADDR="10.9.9.10"), "rn-typo", "pw-rn-typo-123456").status_code == 302
+    assert login(Client(REMOTE_ADDR="10.9.9.10"), "rn-typo", TEST_PASSWORD).status_code == 302
     make_user("rn-next", "nurse")
-    assert login(client, "rn-next", "pw-rn-next-123456").status_code == 302
+    assert login(client, "rn-next", TEST_PASSWORD).status_code == 302
 
 
 def test_a_right_password_clears_earlier_failures(make_user) -> None:
@@ -119,7 +120,7 @@ def test_a_right_password_clears_earlier_failures(make_user) -> None:
     client = Client()
     for _ in range(4):
         login(client, "rn-once", "wrong")
-    assert login(client, "rn-once", "pw-rn-once-123456").status_code == 302
+    assert login(client, "rn-once", TEST_PASSWORD).status_code == 302
     client.logout()
     for _ in range(4):
         assert login(client, "rn-once", "wrong").status_code == 200
@@ -135,7 +136,7 @@ def code(device: TOTPDevice, step: int = 0) -> str:
 def test_an_admin_enrols_an_app_then_gives_its_code_at_every_login(make_user) -> None:
     make_user("boss-2fa", "admin")
     client = Client()
-    r = login(client, "boss-2fa", "pw-boss-2fa-123456")
+    r = login(client, "boss-2fa", TEST_PASSWORD)
     assert r.status_code == 302 and r["Location"] == "/admin/two-factor/"
     assert client.get("/admin/").status_code == 302  # not logged in before the code
     page = client.get("/admin/two-factor/").content.decode()
@@ -151,7 +152,7 @@ def test_an_admin_enrols_an_app_then_gives_its_code_at_every_login(make_user) ->
     assert device.confirmed
 
     client.logout()
-    r = login(client, "boss-2fa", "pw-boss-2fa-123456")
+    r = login(client, "boss-2fa", TEST_PASSWORD)
     assert r["Location"] == "/admin/two-factor/"
     page = client.get("/admin/two-factor/").content.decode()
     assert "totp-secret" not in page  # the secret is shown once, at enrolment
@@ -165,7 +166,7 @@ def test_an_admin_enrols_an_app_then_gives_its_code_at_every_login(make_user) ->
 
 def test_other_roles_log_in_with_the_password_alone(make_user) -> None:
     make_user("doc-1f", "clinician")
-    r = login(Client(), "doc-1f", "pw-doc-1f-123456")
+    r = login(Client(), "doc-1f", TEST_PASSWORD)
     assert r.status_code == 302 and r["Location"] == "/admin/"
 
 
@@ -173,7 +174,7 @@ def test_the_code_page_needs_a_password_first_and_expires(make_user, monkeypatch
     client = Client()
     assert client.get("/admin/two-factor/")["Location"] == "/admin/login/"
     make_user("boss-slow", "admin")
-    login(client, "boss-slow", "pw-boss-slow-123456")
+    login(client, "boss-slow", TEST_PASSWORD)
     session = client.session
     session["his_2fa_pending"]["at"] -= 301
     session.save()
@@ -183,7 +184,7 @@ def test_the_code_page_needs_a_password_first_and_expires(make_user, monkeypatch
 def test_two_factor_can_be_turned_off_in_development(make_user, settings) -> None:
     settings.ADMIN_TWO_FACTOR = False
     make_user("boss-dev", "admin")
-    assert login(Client(), "boss-dev", "pw-boss-dev-123456")["Location"] == "/admin/"
+    assert login(Client(), "boss-dev", TEST_PASSWORD)["Location"] == "/admin/"
 
 
 # --------------------------------------------------------------------------- production
@@ -242,5 +243,5 @@ def test_an_admin_may_remove_a_lost_device_and_unlock_a_login(make_user) -> None
 
 def test_client_login_works_without_a_request_to_throttle(make_user) -> None:
     make_user("rn-client", "nurse")
-    assert Client().login(username="rn-client", password="pw-rn-client-123456")
+    assert Client().login(username="rn-client", password=TEST_PASSWORD)
     assert not Client().login(username="rn-client", password="wrong")

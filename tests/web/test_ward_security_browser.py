@@ -11,6 +11,7 @@ import time
 import pytest
 from django_otp.oath import TOTP
 
+from hisadmin.testkit import TEST_PASSWORD
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -54,7 +55,7 @@ def test_an_idle_session_warns_then_ends_despite_the_worklist_refreshing(
     page.screenshot(path=str(shots / f"idle-signed-out-{width}.png"))
     # Logging in again leads back to the worklist.
     page.fill("#id_username", "desk")
-    page.fill("#id_password", "pw-desk-123456")
+    page.fill("#id_password", TEST_PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_url("**/admin/worklists/admitted/?department=MED")
 
@@ -81,7 +82,7 @@ def test_five_wrong_passwords_lock_the_login(
     login_again = page.goto(f"{base}/admin/login/")
     assert login_again is not None and login_again.status == 200
     page.fill("#id_username", "rn-typo")
-    page.fill("#id_password", "pw-rn-typo-123456")
+    page.fill("#id_password", TEST_PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_selector("#locked-out")  # the right password too, for now
 
@@ -106,7 +107,7 @@ def test_an_admin_enrols_an_app_then_needs_its_code(
     page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
     page.goto(f"{base}/admin/login/")
     page.fill("#id_username", "boss")
-    page.fill("#id_password", "pw-boss-123456")
+    page.fill("#id_password", TEST_PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_selector("text=Set up two-step login")
     assert page.locator("img.his-totp-qr").evaluate("img => img.naturalWidth") > 0
@@ -124,7 +125,7 @@ def test_an_admin_enrols_an_app_then_needs_its_code(
     page.click("#logout-form button")
     page.goto(f"{base}/admin/login/")
     page.fill("#id_username", "boss")
-    page.fill("#id_password", "pw-boss-123456")
+    page.fill("#id_password", TEST_PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_selector("text=Enter the code your authenticator app shows")
     assert page.locator("#totp-secret").count() == 0

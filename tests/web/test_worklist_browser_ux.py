@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.test import Client
 
+from hisadmin.testkit import TEST_PASSWORD
 from tests import worklist_data as data
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 from worklists.pages.worklists import TABLE_MARKER
@@ -161,7 +162,7 @@ def test_a_refresh_after_logging_out_elsewhere_opens_the_login_page(live_server,
     assert page.is_visible("#login-form") and not page.query_selector("#worklist")
 
     page.fill("#id_username", "desk")
-    page.fill("#id_password", "pw-desk-123456")
+    page.fill("#id_password", TEST_PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_selector("#worklist #result_list")
     assert page.url.endswith(LIST)
