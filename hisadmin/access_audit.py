@@ -3,11 +3,13 @@ queue (``hisadmin.core.access_log``; ``hisadmin.apps`` gives it the Django-datab
 
 A view is a successful ``GET`` of a URL naming one patient (``patient_id`` among its
 arguments): the chart, the medication record, an order's page, the forms that show the
-record, and every ``/api/v1/patients/{patient_id}/…`` read. Lists (worklists, searches by
-name) are not views of a record. Every such read counts, a timed refresh too (no patient
-page refreshes itself; a header saying "only a refresh" would be the client's word, and
-would let anyone read unrecorded). The FHIR facade records its own reads (it knows the
-patients only from the resources it answers with).
+record, and every ``/api/v1/patients/{patient_id}/…`` read. A view whose URL does not name
+its patient notes what it showed (``access_log.note_views``: an MRN lookup, one view per
+patient; ``access_log.note_list``: a worklist or a list in the API, one list-view record
+with the ids shown), and this middleware records that too, on a successful answer. Every
+such read counts, a timed refresh too (a header saying "only a refresh" would be the
+client's word, and would let anyone read unrecorded). The FHIR facade records its own
+reads (it knows the patients only from the resources it answers with).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def client_address(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR", ""))[:45]
 
 
-def access_of(request: HttpRequest, user: Any, patient_id: str, part: str, channel: str) -> Access:
+def access_of(request: HttpRequest, user: Any, patient_id: str, part: str, channel: str,
+              listed: tuple[str, ...] = ()) -> Access:
     return Access(
         at=timezone.now(),
         patient_id=patient_id[:64],
@@ -52,6 +55,7 @@ def access_of(request: HttpRequest, user: Any, patient_id: str, part: str, chann
         user_id=getattr(user, "pk", None),
         username=user.get_username() if user is not None else "",
         client=client_address(request),
+        listed=tuple(p[:64] for p in listed),
     )
 
 
@@ -73,15 +77,33 @@ class AccessAuditMiddleware:
             return response
         match = getattr(request, "resolver_match", None)
         patient_id = match.kwargs.get("patient_id") if match is not None else None
-        if not patient_id:  # a header saying "a refresh" is not trusted here: it is the client's
+        noted = access_log.noted(request)
+        if not patient_id and not noted:  # a header saying "a refresh" is not trusted here
             return response
         # The API's bearer-token user is set by its authenticator, after this middleware ran.
         user = getattr(request, "auth", None) or request.user
         if not getattr(user, "is_authenticated", False):
             return response
         if request.path.startswith(API_PREFIX):
-            part, channel = _api_part(match.route), Channel.API
+            part = _api_part(match.route) if patient_id else _api_list_part(request.path)
+            channel = Channel.API
         else:
             part, channel = admin.site.page_label(match.url_name), Channel.PAGE  # type: ignore[attr-defined]
-        access_log.record(access_of(request, user, str(patient_id), part, channel))
+        if patient_id:
+            access_log.record(access_of(request, user, str(patient_id), part, channel))
+        for note in noted:
+            if note.listed:
+                access_log.record(access_of(request, user, "", note.part or part, channel,
+                                            listed=note.patient_ids))
+            else:
+                for shown in note.patient_ids:
+                    access_log.record(access_of(request, user, shown, note.part or part,
+                                                channel))
         return response
+
+
+def _api_list_part(path: str) -> str:
+    """``/api/v1/worklists/my-orders`` → "Worklists: my orders"."""
+    area, _, rest = path.removeprefix(API_PREFIX).partition("/")[2].strip("/").partition("/")
+    words = rest.replace("/", " ").replace("-", " ").replace("_", " ")
+    return f"{area.capitalize()}: {words}" if words else area.capitalize()

@@ -14,7 +14,7 @@ from ninja import Header, Query, Router, Schema
 from ninja.errors import HttpError
 from pydantic import Field
 
-from hisadmin.core import consistency, policy
+from hisadmin.core import access_log, consistency, policy
 from hisadmin.core.inputs import PageToken, Text
 from hisadmin.core.problems import problem
 from hisadmin.core.renderers import ORJSONRenderer
@@ -64,7 +64,9 @@ def _answer(request: HttpRequest, items: list[dict[str, Any]], **fields: Any) ->
     """A :class:`WorklistPage` answer, rendered here: the rows are plain JSON already (as
     stored, keys made snake_case), so ninja validating the page against its schema and
     dumping it again would only cost time (~10 % of a read). Fields not given take the
-    schema's defaults; the schema still documents the answer in the OpenAPI."""
+    schema's defaults; the schema still documents the answer in the OpenAPI. The patients
+    shown are noted for the access audit (one list-view record, on success)."""
+    access_log.note_list(request, (row.get("patient_id") for row in items))
     page = {"items": items}
     for name, field in WorklistPage.model_fields.items():
         if name == "items":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Router
 
-from hisadmin.core import policy, tokens
+from hisadmin.core import access_log, policy, tokens
 from hisadmin.core.inputs import PageToken, Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, require_if_match
@@ -71,6 +71,8 @@ def register(request: HttpRequest, payload: PatientIn) -> HttpResponse:
 def find(request: HttpRequest, mrn: Text(40)) -> list[dict]:
     policy.require(request.user, "read")
     view = queries.by_mrn(get_store(), mrn)
+    if view is not None:  # the whole record: a view of it, as a read by id is
+        access_log.note_views(request, [view["patientId"]], "Record (MRN lookup)")
     return [] if view is None else [patient_out(view)]
 
 

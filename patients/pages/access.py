@@ -1,7 +1,8 @@
 """Who viewed this record: the access audit's page for admins (``read_access_log``).
 
 ``/admin/access-log/`` finds a patient by MRN; ``/admin/patients/<id>/access/`` lists the
-views of that patient's record, newest first, from a date on. The records are written off
+views of that patient's record and the lists that showed the patient (worklists, name
+searches, lists in the API), newest first, from a date on. The records are written off
 the request path (``hisadmin.core.access_log``), so the last second's views may not be
 listed yet.
 """
@@ -61,7 +62,8 @@ def start_of(day: object) -> datetime:
 
 @requires("read_access_log")
 def patient_access(request: HttpRequest, patient_id: str) -> HttpResponse:
-    """The views of one patient's record: when, who, what, through what, from where."""
+    """The views of one patient's record, and the list views that showed them: when, who,
+    what, through what, from where."""
     try:
         patient = queries.patient(get_store(), patient_id)
     except (UnknownPatient, store_errors.NotFound, store_errors.InvalidRequest, ValueError):

@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 
-from hisadmin.core import consistency, held_streams, keys, policy
+from hisadmin.core import access_log, consistency, held_streams, keys, policy
 from hisadmin.core.local_time import clock_time, human_date, human_time
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
@@ -220,6 +220,7 @@ def _render(request: HttpRequest, page: Page, fetch: Fetch | None, *,
     started = time.perf_counter()
     result = fetch(request.GET.get("page") or None) if fetch is not None else None
     rows = result.rows if result is not None else []
+    access_log.note_list(request, (row.get("patientId") for row in rows))  # the access audit
     params = {k: v for k, v in request.GET.items() if k not in ("page", "back", "sort", "dir")}
     sort = request.GET.get("sort") or page.default_sort
     descending = request.GET.get("dir") == "desc"
@@ -369,11 +370,19 @@ MEDS_DUE_COLUMNS = [
     Column("Bed", lambda r: r.get("bed") or "—"), *PERSON,
     Column("Medication", _get("description"), href=_order_page),
 ]
+def _flags(r: dict[str, Any]) -> str:
+    """A result's flags in words: "Abnormal: Potassium 6.1 mmol/L, high; Sodium 128 mmol/L,
+    low" (rows projected before the values were kept in words name the analytes by code)."""
+    if not r.get("abnormal"):
+        return "Within range"
+    words = r.get("abnormalValues") or (
+        [f"{a} high" for a in r.get("high") or ()] + [f"{a} low" for a in r.get("low") or ()])
+    return "Abnormal: " + "; ".join(words)
+
+
 REVIEW_COLUMNS = [
     Column("Resulted", lambda r: _local(r.get("resultedAt"), with_date=True), "resulted"),
-    Column("Flags", lambda r: "Abnormal: " + ", ".join(
-        [f"{a} high" for a in r.get("high") or ()] + [f"{a} low" for a in r.get("low") or ()])
-        if r.get("abnormal") else "Within range", "abnormal"),
+    Column("Flags", lambda r: _flags(r), "abnormal"),
     Column("Type", _label("kind", orders.KIND_LABELS)),
     Column("Order", _get("description"), href=_order_page), *PERSON,
     Column("Ward / bed", lambda r: _place(r) if r.get("wardId") else "Not admitted", "bed"),
