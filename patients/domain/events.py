@@ -228,13 +228,15 @@ class OrderPlaced(Event):
 
 @dataclass(frozen=True)
 class OrderProgressed(Event):
-    """Ready, started, completed or cancelled: ``status`` is the order's new status."""
+    """Ready, started, completed or cancelled: ``status`` is the order's new status;
+    ``endedAt`` when it completed or was cancelled."""
 
     type = EventType.ORDER_READY  # see event_type: one per transition
     progress: EventType
     order_id: str
     status: str
     cancel_reason: str | None = None
+    ended_at: str | None = None  # completed or cancelled: when its course ended
 
     @property
     def event_type(self) -> EventType:
@@ -244,6 +246,8 @@ class OrderProgressed(Event):
         data: dict[str, Any] = {"orderId": self.order_id, "status": self.status}
         if self.cancel_reason:
             data["cancelReason"] = self.cancel_reason
+        if self.ended_at:
+            data["endedAt"] = self.ended_at
         return data
 
 

@@ -45,6 +45,7 @@ TRANSITIONS: dict[str, tuple[tuple[OrderStatus, ...], OrderStatus, EventType]] =
 ORDER_STATUS_AFTER: dict[EventType, OrderStatus] = {
     event: target for _, target, event in TRANSITIONS.values()}
 ADMINISTRABLE = (OrderStatus.READY, OrderStatus.IN_PROGRESS)
+ENDED = (OrderStatus.COMPLETED, OrderStatus.CANCELLED)  # an order's course ends (endedAt)
 
 
 def actions_from(status: str) -> list[str]:
@@ -151,11 +152,19 @@ class Order:
         }
 
     @property
+    def ended_at(self) -> str | None:
+        """When a completed or cancelled order ended (None while active, and for orders
+        ended before this was kept)."""
+        return self.details.get("endedAt")
+
+    @property
     def active(self) -> bool:
         return self.status in ACTIVE
 
-    def transition(self, action: str, *, reason: str = "") -> EventType:
-        """Move the order; returns the event type. Cancelling needs a reason."""
+    def transition(self, action: str, *, reason: str = "", at: datetime | None = None
+                   ) -> EventType:
+        """Move the order; returns the event type. Cancelling needs a reason. Completing or
+        cancelling ends the course: ``endedAt`` (``at``, default now) bounds its dose times."""
         if action not in TRANSITIONS:
             raise InvalidInput(f"Unknown action {action!r}.", field="action")
         allowed, target, event = TRANSITIONS[action]
@@ -168,6 +177,8 @@ class Order:
             if not reason:
                 raise InvalidInput("Give a reason for cancelling.", field="reason")
             self.cancel_reason = reason
+        if target in ENDED:
+            self.details["endedAt"] = (at or datetime.now(UTC)).astimezone(UTC).isoformat()
         self.status = target
         self.version += 1
         return event
@@ -179,14 +190,18 @@ class Order:
         self.version += 1
         return EventType.ORDER_ASSIGNED if user_id else EventType.ORDER_UNASSIGNED
 
-    def administer(self, record: dict[str, Any]) -> bool:
-        """Record a dose given or not given (``record["status"]``, given when absent);
-        returns True when a dose given started the order."""
+    def check_administrable(self) -> None:
+        """InvalidTransition unless a dose may be recorded on this order now."""
         if self.kind != "medication":
             raise InvalidTransition("Only medication orders have administrations.")
         if self.status not in ADMINISTRABLE:
             raise InvalidTransition(
                 "Administer only a ready or in-progress prescription (mark it ready first).")
+
+    def administer(self, record: dict[str, Any]) -> bool:
+        """Record a dose given or not given (``record["status"]``, given when absent);
+        returns True when a dose given started the order."""
+        self.check_administrable()
         given = record.get("status", "given") == "given"
         if given and record["dose"] <= 0:
             raise InvalidInput("The dose must be positive.", field="dose")

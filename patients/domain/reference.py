@@ -13,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from patients.domain.checks import HARD_LIMIT_FACTOR
+from patients.domain.dose_times import parse_clock
 from patients.domain.errors import InvalidInput
 
 ALLERGEN_KINDS = ("ingredient", "drug_class", "food", "environment", "other")
@@ -123,6 +124,49 @@ def _hard_limits(code: str, entry: Mapping[str, Any], single: Decimal, daily: De
                                     "the hard daily limit is below the hard single-dose limit.")
 
 
+def _frequency(code: str, entry: Mapping[str, Any]) -> None:
+    """Exactly one kind of schedule: local ``times``, ``hours`` with an ``anchor`` clock time
+    (whole minutes dividing a day), ``once``, ``prn`` or (older entries) ``hours`` alone."""
+    if entry.get("hours") is not None:
+        _positive("Frequency", code, entry, "hours", zero=True)
+    for flag in ("once", "prn"):
+        if flag in entry and not isinstance(entry[flag], bool):
+            raise InvalidReferenceEntry("Frequency", code, flag, "give true or false.")
+    kinds = [name for name in ("times", "anchor", "once", "prn") if entry.get(name)]
+    if len(kinds) > 1:
+        raise InvalidReferenceEntry("Frequency", code, kinds[1],
+                                    f"give one of times, anchor, once or prn, not {kinds[0]} "
+                                    f"and {kinds[1]}.")
+    times = entry.get("times")
+    if times is not None:
+        if not isinstance(times, list) or not times:
+            raise InvalidReferenceEntry("Frequency", code, "times",
+                                        "give a list of local clock times HH:MM.")
+        for value in times:
+            try:
+                parse_clock(value)
+            except ValueError:
+                raise InvalidReferenceEntry("Frequency", code, "times",
+                                            f"{value!r} is not a clock time HH:MM.") from None
+        if len(set(times)) != len(times):
+            raise InvalidReferenceEntry("Frequency", code, "times", "a time is listed twice.")
+    if entry.get("anchor"):
+        try:
+            parse_clock(entry["anchor"])
+        except ValueError:
+            raise InvalidReferenceEntry("Frequency", code, "anchor",
+                                        "give the clock time HH:MM the doses count from."
+                                        ) from None
+        hours = _number(entry.get("hours"))
+        minutes = hours * 60 if hours is not None else None
+        if not minutes or minutes != minutes.to_integral_value() or 1440 % int(minutes):
+            raise InvalidReferenceEntry("Frequency", code, "hours",
+                                        "with an anchor, give hours that divide a day "
+                                        "(1, 2, 3, 4, 6, 8, 12 or 24).")
+    if entry.get("minIntervalHours") is not None:
+        _positive("Frequency", code, entry, "minIntervalHours")
+
+
 def _lab_test(code: str, entry: Mapping[str, Any], codes: Codes) -> None:
     analytes = entry.get("analytes")
     if not isinstance(analytes, list) or not analytes:
@@ -190,8 +234,8 @@ def check_entry(type_name: str, entry: Mapping[str, Any], codes: Codes) -> None:
             raise InvalidReferenceEntry(type_name, code, "dimension",
                                         "give a dimension (mass, volume, …).")
         _positive(type_name, code, entry, "factor")
-    if type_name == "Frequency" and entry.get("hours") is not None:
-        _positive(type_name, code, entry, "hours", zero=True)
+    if type_name == "Frequency":
+        _frequency(code, entry)
     if type_name == "Medication":
         _medication(code, entry, codes)
     if type_name == "LabTest":

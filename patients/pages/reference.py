@@ -60,8 +60,22 @@ class WardForm(EntryForm):
 
 
 class FrequencyForm(EntryForm):
-    hours = forms.IntegerField(min_value=1, max_value=168, required=False,
-                               help_text="Hours between doses; empty for once a day at a set time.")
+    times = forms.CharField(required=False, max_length=200, label="Standard times",
+                            help_text="Local clock times, e.g. 08:00, 14:00, 20:00.")
+    hours = forms.IntegerField(min_value=0, max_value=168, required=False,
+                               help_text="Hours between doses: with an anchor, doses every "
+                               "so many hours from that clock time; 0 for once.")
+    anchor = forms.CharField(required=False, max_length=5, label="Anchor time",
+                             help_text="HH:MM the interval counts from (e.g. 02:00 for every "
+                             "4 hours at 02, 06, 10 …).")
+    min_interval_hours = forms.DecimalField(required=False, min_value=0.25, max_digits=5,
+                                            decimal_places=2, label="Minimum interval (h)")
+    once = forms.BooleanField(required=False, label="Once only (one dose at the start)")
+    prn = forms.BooleanField(required=False, label="As needed (PRN)")
+
+    def clean_times(self) -> list[str] | None:
+        times = [t.strip() for t in self.cleaned_data["times"].split(",") if t.strip()]
+        return times or None
 
 
 def _named(store: DocumentStore, type_name: str, kind: str | None = None
@@ -185,7 +199,8 @@ TYPE_LABELS = {"Department": "Departments", "Ward": "Wards", "Allergen": "Allerg
 # Form field → document field, for the types that carry more than code and name.
 EXTRA_FIELDS: dict[str, dict[str, str]] = {
     "Ward": {"department_id": "departmentId", "beds": "beds"},
-    "Frequency": {"hours": "hours"},
+    "Frequency": {"times": "times", "hours": "hours", "anchor": "anchor",
+                  "min_interval_hours": "minIntervalHours", "once": "once", "prn": "prn"},
     "Medication": {"ingredients": "ingredients", "classes": "classes", "routes": "routes",
                    "dose_unit": "doseUnit", "max_single_dose": "maxSingleDose",
                    "max_daily_dose": "maxDailyDose",
@@ -205,8 +220,9 @@ def _make_form(type_name: str, data: Any, initial: dict[str, Any],
     form_class = FORMS.get(type_name, EntryForm)
     extra = EXTRA_FIELDS.get(type_name, {})
     initial = {**initial, **{f: initial.get(d) for f, d in extra.items() if d in initial}}
-    if isinstance(initial.get("beds"), list):
-        initial["beds"] = ", ".join(initial["beds"])
+    for listed in ("beds", "times"):
+        if isinstance(initial.get(listed), list):
+            initial[listed] = ", ".join(initial[listed])
     if isinstance(initial.get("analytes"), list):
         initial["analytes"] = "\n".join(
             " | ".join(str(a.get(k, "")) for k in ("code", "name", "unit", "low", "high"))
@@ -244,6 +260,12 @@ def _details(type_name: str, entry: dict[str, Any], store: DocumentStore) -> str
         named = department["name"] if department else entry.get("departmentId")
         return f"{named}; {len(entry['beds'])} beds"
     if type_name == "Frequency":
+        if entry.get("prn"):
+            return "as needed"
+        if entry.get("times"):
+            return ", ".join(entry["times"])
+        if entry.get("hours") and entry.get("anchor"):
+            return f"every {entry['hours']} h from {entry['anchor']}"
         return f"every {entry['hours']} h" if entry.get("hours") else "once"
     if type_name == "Medication":
         unit = reference.all_of(store, "Unit").get(entry.get("doseUnit") or "", {})

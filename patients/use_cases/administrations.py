@@ -206,8 +206,7 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     at = _instant(cmd.administered_at, "administered_at") if cmd.administered_at else now
     records = PatientRecords(uow)
     record, order = records.load_order(cmd.patient_id, cmd.order_id, cmd.expected_version)
-    if order.kind != "medication":
-        raise InvalidTransition("Only medication orders have administrations.")
+    order.check_administrable()  # before the slot: a prescription not ready has none due
     store = uow.store
     fields = (_given(cmd, order, store, at) if cmd.status == mar.GIVEN else _not_given(cmd))
     slot = resolve_slot(cmd, order, store, at, now)

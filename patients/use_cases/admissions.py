@@ -98,7 +98,8 @@ def cancel_orders(record: PatientRecord, admission_id: str, reason: str, *,
     for order in record.active_orders(admission_id)[keep:][:MAX_CANCELLATIONS_PER_BATCH]:
         progress = order.transition("cancel", reason=reason)
         events.append(OrderProgressed(progress=progress, order_id=order.order_id,
-                                      status=order.status, cancel_reason=order.cancel_reason))
+                                      status=order.status, cancel_reason=order.cancel_reason,
+                                      ended_at=order.ended_at))
     return events
 
 

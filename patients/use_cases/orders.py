@@ -16,6 +16,7 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
 from hisadmin.core.inputs import hospital_time_zone
 from patients.domain import checks
+from patients.domain.dose_times import FIRST_DOSE_NEXT, FIRST_DOSES, is_prn, schedule_for
 from patients.domain.errors import InvalidInput, NotAdmitted, OrderConflicts
 from patients.domain.events import (
     REPAIRABLE_ORDER_FIELDS,
@@ -46,6 +47,8 @@ class PlaceOrder:
     start_at: datetime | str | None = None
     end_at: datetime | str | None = None
     as_needed: bool = False
+    # the first dose: "next" standard time, or "now" (a one-off dose time, then the times)
+    first_dose: str = FIRST_DOSE_NEXT
     modality: str = ""
     body_part: str = ""
     test_code: str = ""
@@ -79,14 +82,25 @@ def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str
         frequency = reference.get(store, "Frequency", cmd.frequency, field="frequency")
         if cmd.dose is None or cmd.dose <= 0:
             raise InvalidInput("Give a positive dose.", field="dose")
-        bounds = course(cmd.start_at, cmd.end_at, hospital_time_zone())
+        zone = hospital_time_zone()
+        bounds = course(cmd.start_at, cmd.end_at, zone)
+        # the dose times count from the start; one not given is the placing moment
+        bounds["startAt"] = bounds["startAt"] or datetime.now(UTC).isoformat()
+        if cmd.first_dose not in FIRST_DOSES:
+            raise InvalidInput("first_dose must be next or now.", field="first_dose")
+        as_needed = cmd.as_needed or is_prn(frequency)
+        schedule = None if as_needed else schedule_for(
+            frequency, zone=getattr(zone, "key", None) or str(zone),
+            start=datetime.fromisoformat(bounds["startAt"]), first_dose=cmd.first_dose)
         dose = format(cmd.dose.normalize(), "f")
-        prn = " PRN" if cmd.as_needed else ""
+        prn = " PRN" if as_needed and cmd.frequency != "PRN" else ""
         return (f"{med['name']} {dose} {cmd.unit} {cmd.route} {cmd.frequency}{prn}", {
             "medicationCode": cmd.medication_code, "medicationName": med["name"],
             "dose": dose, "unit": cmd.unit, "route": cmd.route, "frequency": cmd.frequency,
             **bounds,
-            "asNeeded": cmd.as_needed,
+            "asNeeded": as_needed,
+            # the standard local times it was prescribed with (dose_times): slots never move
+            "schedule": schedule,
             # the schedule travels with the order, so readers of its events need no lookup
             "frequencyHours": frequency.get("hours") or 0})
     if cmd.kind == "imaging":
@@ -187,7 +201,8 @@ def progress_order(cmd: ProgressOrder, uow: UnitOfWork, *, actor: Actor) -> Orde
     progress = order.transition(cmd.action, reason=cmd.reason)
     records.save(record, [OrderProgressed(
         progress=progress, order_id=order.order_id, status=order.status,
-        cancel_reason=order.cancel_reason if progress == EventType.ORDER_CANCELLED else None)],
+        cancel_reason=order.cancel_reason if progress == EventType.ORDER_CANCELLED else None,
+        ended_at=order.ended_at)],
         actor=actor, now=now)
     return order
 

@@ -82,7 +82,7 @@ def complete_order(cmd: CompleteOrder, uow: UnitOfWork, *, actor: Actor) -> Orde
     progress = order.transition("complete")  # the state first: a completed order is a 409
     results = recorded_results(order, cmd, uow.store, actor=actor, now=now)
     events: list[Event] = [OrderProgressed(progress=progress, order_id=order.order_id,
-                                           status=order.status)]
+                                           status=order.status, ended_at=order.ended_at)]
     if results is not None:
         order.details["results"] = results
         events.append(ResultsRecorded(

@@ -36,12 +36,14 @@ def patient(his_store) -> str:
         "Mar", "Tin", date(1960, 5, 5)), UnitOfWork(his_store), actor=CLERK).patient_id
     use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Cellulitis"),
                             UnitOfWork(his_store), actor=CLERK)
+    use_cases.record_no_known_allergies(use_cases.RecordNoKnownAllergies(pid),
+                                        UnitOfWork(his_store), actor=DOCTOR)
     return pid
 
 
 def prescribe(store, pid: str, **more: Any) -> str:
     values: dict[str, Any] = {"medication_code": "AMOX", "dose": Decimal("1"), "unit": "g",
-                              "route": "PO", "frequency": "Q8H", **more}
+                              "route": "PO", "frequency": "Q8H", "first_dose": "now", **more}
     order = use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="medication",
                                                        **values),
                                   UnitOfWork(store), actor=DOCTOR)
@@ -144,9 +146,9 @@ def test_a_prn_dose_too_soon_is_a_409_until_overridden(his_store, patient) -> No
     before = queries.order(his_store, patient, oid)
     with pytest.raises(OrderConflicts) as err:
         record(his_store, patient, oid, dose=Decimal("1000"), unit="mg")
-    assert err.value.http_status == 409 and err.value.problem_type == "prn-interval"
+    assert err.value.http_status == 409 and err.value.problem_type == "dose-interval"
     [conflict] = err.value.extra["conflicts"]
-    assert conflict["type"] == "prn-interval" and "at least 4 h" in conflict["detail"]
+    assert conflict["type"] == "dose-interval" and "at least 4 h" in conflict["detail"]
     assert queries.order(his_store, patient, oid)["etag"] == before["etag"]
     with pytest.raises(OrderConflicts):
         record(his_store, patient, oid, dose=Decimal("1000"), unit="mg",
@@ -154,7 +156,7 @@ def test_a_prn_dose_too_soon_is_a_409_until_overridden(his_store, patient) -> No
     order = record(his_store, patient, oid, dose=Decimal("1000"), unit="mg",
                    overrides={"prn_interval": "Pyrexia 39.5, discussed with Dr Who"})
     override = order.administrations[-1]["override"]
-    assert override["check"] == "prn-interval" and override["by"] == "nurse1"
+    assert override["check"] == "dose-interval" and override["by"] == "nurse1"
     assert override["reason"] == "Pyrexia 39.5, discussed with Dr Who"
     # a dose not given never counts, and one at the interval is fine
     record(his_store, patient, oid, status="not_given", reason="patient-absent")
@@ -199,7 +201,8 @@ def test_the_mar_lists_the_days_slots_and_prn_doses(his_store, patient) -> None:
     day = use_cases.medication_record(his_store, patient, today, now=now)
     by_id = {o["orderId"]: o for o in day["orders"]}
     slots = by_id[amox]["slots"]
-    assert [s["scheduledFor"][11:16] for s in slots] == ["00:00", "08:00", "16:00"]
+    # the one-off first dose at the start, then Q8H's standard times (06, 14, 22)
+    assert [s["scheduledFor"][11:16] for s in slots] == ["00:00", "06:00", "14:00", "22:00"]
     assert slots[0]["status"] == "given" and slots[0]["administration"]["dose"] == "1"
     assert {s["status"] for s in slots[1:]} <= {"upcoming", "due", "late"}
     assert by_id[para]["slots"] == [] and len(by_id[para]["administrations"]) == 1
