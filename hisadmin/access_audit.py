@@ -103,7 +103,8 @@ class AccessAuditMiddleware:
 
 
 def _api_list_part(path: str) -> str:
-    """``/api/v1/worklists/my-orders`` → "Worklists: my orders"."""
+    """``/api/v1/worklists/my-orders`` → "Worklists: my-orders"; ``/api/v1/wards/MED-1/beds``
+    → "Wards: MED-1 beds"."""
     area, _, rest = path.removeprefix(API_PREFIX).partition("/")[2].strip("/").partition("/")
-    words = rest.replace("/", " ").replace("-", " ").replace("_", " ")
+    words = rest.replace("/", " ")
     return f"{area.capitalize()}: {words}" if words else area.capitalize()

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Header, Router, Schema
 
-from hisadmin.core import policy
+from hisadmin.core import access_log, policy
 from hisadmin.core.inputs import Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response
@@ -131,11 +131,13 @@ def ward_beds(request: HttpRequest, code: str) -> list[dict[str, Any]]:
     ward = ward_entry(store, code)
     today = datetime.now(UTC).date()
     held = beds.held(store, code)  # the board's one query, kept for the holds' etags
-    return [
+    answer = [
         bed_out(beds.bed_from_doc(held[c]), today, held[c]["_etag"]) if c in held
         else bed_out(Bed(ward_id=code, code=c, state=BedState.FREE), today)
         for c in ward.get("beds", [])
     ]
+    access_log.note_list(request, (b["patient_id"] for b in answer))  # the access audit
+    return answer
 
 
 @router.post(

@@ -22,7 +22,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_vary_headers
 
 from cosmos_backend.store import DocumentStore
-from hisadmin.core import policy
+from hisadmin.core import access_log, policy
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients.domain.beds import Bed, BedState, ward_metrics
@@ -154,6 +154,7 @@ def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
     store = get_store()
     ward = {"code": ward_id, **ward_entry(store, ward_id)}
     board = beds.board(store, ward_id, ward.get("beds", []))
+    access_log.note_list(request, (b.occupant.patient_id for b in board if b.occupant))
     today = datetime.now(UTC).date()
     cards = [_card(b, today) for b in board]
     pick = _pick(request, ward)
