@@ -132,8 +132,10 @@ class OrderIn(StrictIn):
     overrides: Overrides = Field(
         default_factory=dict, max_length=OVERRIDES_MAX,
         description="Order checks overridden, each with its reason: check type "
-        "(allergy-conflict, dose-limit, duplicate-order, prn-interval) → reason. Every check "
-        "that fails needs its own non-empty reason, or the order is refused (409).")
+        "(allergy-status-unknown, allergy-conflict, dose-limit, duplicate-order) → reason. "
+        "Every check that fails needs its own reason of at least 10 characters and two words, "
+        "or the order is refused (409). A dose above the medication's hard limit is a 422 "
+        "dose-hard-limit that no override passes.")
 
 
 class ResultValueIn(StrictIn):
@@ -352,8 +354,13 @@ class Problem(Schema):
 
 
 class ConflictOut(Schema):
-    type: str = Field(description="allergy-conflict | dose-limit | duplicate-order")
+    type: str = Field(description="a check type: allergy-status-unknown | allergy-conflict | "
+                      "dose-limit | duplicate-order (placing an order); early-dose | "
+                      "dose-interval | daily-dose (recording a dose given)")
     detail: str
+    reason_refused: str | None = Field(None, description="present when a reason was given "
+                                       "for this check but does not count (at least 10 "
+                                       "characters and two words), and why")
 
 
 class OrderConflictsProblem(Problem):

@@ -7,7 +7,12 @@ from typing import Any
 from django import forms
 
 from hisadmin.core.inputs import CheckedForm, past_date_validator, text_error
-from patients.domain.checks import CHECK_LABELS, CHECK_TYPES
+from patients.domain.checks import (
+    CHECK_LABELS,
+    CHECK_TYPES,
+    REASON_MIN_CHARACTERS,
+    REASON_MIN_WORDS,
+)
 from patients.domain.orders import URGENCY_LABELS
 from patients.domain.records import (
     CRITICALITIES,
@@ -176,6 +181,8 @@ class OverrideForm(CheckedForm):
             self.fields[self.field_name(c["type"])] = forms.CharField(
                 label=f"Reason to override ({CHECK_LABELS.get(c['type'], c['type'])})",
                 max_length=500, required=False,
+                help_text=f"At least {REASON_MIN_CHARACTERS} characters and "
+                          f"{REASON_MIN_WORDS} words.",
                 widget=forms.Textarea(attrs={"rows": 2, "required": True,
                                              "class": "override-reason",
                                              "data-check": c["type"]}))
@@ -185,7 +192,8 @@ class OverrideForm(CheckedForm):
         return "override_" + check.replace("-", "_")
 
     def reasons(self) -> dict[str, str]:
-        """The reasons given on this submit, by check type (blank ones left out)."""
+        """The reasons given on this submit, by check type (blank ones left out; one too
+        short is kept, for the use case to refuse and say why)."""
         found = {}
         for check in CHECK_TYPES:
             reason = " ".join(str(self.data.get(self.field_name(check), "")).split())

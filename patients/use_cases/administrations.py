@@ -14,11 +14,13 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
 from hisadmin.core.inputs import hospital_time_zone
-from patients.domain import checks, dose_times, mar
-from patients.domain.errors import InvalidInput, InvalidTransition, OrderConflicts
+from patients.domain import checks, dose_times, guards, mar
+from patients.domain.errors import InvalidInput, InvalidTransition
 from patients.domain.events import (
     Event,
     EventType,
@@ -29,7 +31,8 @@ from patients.domain.events import (
 from patients.domain.orders import Order
 from patients.domain.units import convert
 from patients.persistence import queries, reference
-from patients.persistence.repository import PatientRecords
+from patients.persistence.repository import PatientRecord, PatientRecords
+from patients.use_cases.orders import overridden
 
 CLOCK_SKEW = timedelta(minutes=1)  # a device clock a little ahead is not "the future"
 
@@ -48,7 +51,7 @@ class Administer:
     reason_detail: str = ""  # the text for ``other``
     scheduled_for: datetime | str | None = None  # the dose time (slot) it answers
     slot_id: str = ""  # or the slot by its id (mar.slot_id); neither: the one due now
-    # prn-interval → reason
+    # guard (early-dose, dose-interval, daily-dose) → reason, 10 characters and two words
     overrides: dict[str, str] = field(default_factory=dict)
 
 
@@ -175,28 +178,59 @@ def resolve_slot(cmd: Administer, order: Order, store: Any, at: datetime, now: d
     return slot
 
 
-def _prn_override(cmd: Administer, order: Order, store: Any, at: datetime, *, actor: Actor,
-                  now: datetime) -> dict[str, str] | None:
-    """Refuse a PRN dose sooner than its least interval unless overridden with a reason."""
+def early_window() -> timedelta:
+    """How long before its slot a dose may be given without an early-dose warning:
+    ``settings.EARLY_DOSE_WINDOW_MINUTES`` (default 60). Read on every call."""
+    return timedelta(minutes=int(getattr(settings, "EARLY_DOSE_WINDOW_MINUTES",
+                                         guards.EARLY_WINDOW_MINUTES)))
+
+
+def _doses_of(order: Order, record: PatientRecord, store: Any) -> list[guards.GivenDose]:
+    """Every dose of the order's medication given to the patient, on any of their orders:
+    the open ones loaded with the record, and the closed ones (completed, cancelled, read
+    here) whose doses still count in a 24-hour total."""
+    code = order.details.get("medicationCode") or ""
+    med = reference.all_of(store, "Medication").get(code) or {}
+    units = reference.all_of(store, "Unit")
+    loaded = {o.order_id: o.as_record() for o in record.orders.values()}
+    closed = [o for o in queries.orders(store, record.patient_id)
+              if o.get("medicationCode") == code and o.get("orderId") not in loaded]
+    return guards.given_doses([*loaded.values(), *closed], code, units,
+                              units.get(med.get("doseUnit") or ""))
+
+
+def _guarded(cmd: Administer, order: Order, record: PatientRecord, store: Any, at: datetime,
+             slot: datetime | None, *, actor: Actor, now: datetime) -> list[dict[str, str]]:
+    """Check a dose given against the guards at the bedside. A dose above a hard limit is
+    refused (``DoseHardLimit``, 422, no override); an early dose, one too soon after that
+    order's last, or one that takes the 24-hour total past the maximum is refused
+    (``OrderConflicts``, 409) unless each has its own reason; the overrides to keep."""
     overrides = checks.clean_overrides(cmd.overrides)
-    if not mar.is_prn(order.as_record()):
-        return None
-    med = reference.all_of(store, "Medication").get(order.details.get("medicationCode") or "")
-    conflict = mar.prn_conflict(order.administrations, at,
-                                (med or {}).get("prnMinIntervalHours"),
-                                name=order.details.get("medicationName") or "This drug")
-    if conflict is None:
-        return None
-    if checks.unresolved([conflict], overrides):
-        raise OrderConflicts([conflict], first=conflict.type)
-    return {"check": conflict.type, "detail": conflict.detail,
-            "reason": overrides[conflict.type], "by": actor.username, "at": now.isoformat()}
+    code = order.details.get("medicationCode") or ""
+    med = reference.all_of(store, "Medication").get(code) or {}
+    frequency = reference.all_of(store, "Frequency").get(order.details.get("frequency") or "")
+    units = reference.all_of(store, "Unit")
+    dose_unit = units.get(med.get("doseUnit") or "")
+    assert cmd.dose is not None  # _given checked it
+    amount = (convert(cmd.dose, units.get(cmd.unit) or {"code": cmd.unit}, dose_unit)
+              if dose_unit else cmd.dose)
+    unit_code = (dose_unit or {}).get("code") or cmd.unit
+    doses = _doses_of(order, record, store)
+    before = guards.given_in_day(doses, at)
+    why = guards.hard_stop(med, before, amount, code=unit_code) if med else None
+    if why:
+        raise checks.DoseHardLimit(why)
+    found = guards.guards(order=order.as_record(), slot=slot, at=at, window=early_window(),
+                          doses=doses, medication=med, frequency=frequency, amount=amount,
+                          code=unit_code, tz=hospital_time_zone())
+    return overridden(found, overrides, actor=actor, now=now,
+                      refused="The dose was not recorded.", change="check the dose and time")
 
 
 def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     """Record one administration on a medication order: a dose given (dose and unit
     convertible to the ordered unit, not above the ordered dose, at a time not in the
-    future; a PRN dose not sooner than its least interval unless overridden) or not given
+    future; past the guards at the bedside, :func:`_guarded`) or not given
     (with a reason), closing exactly one slot of a scheduled order (:func:`resolve_slot`).
     ``MedicationAdministered`` / ``MedicationNotGiven``, and ``OrderStarted`` when the
     first dose given starts a ready order."""
@@ -210,14 +244,16 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     store = uow.store
     fields = (_given(cmd, order, store, at) if cmd.status == mar.GIVEN else _not_given(cmd))
     slot = resolve_slot(cmd, order, store, at, now)
-    override = (_prn_override(cmd, order, store, at, actor=actor, now=now)
-                if cmd.status == mar.GIVEN else None)
+    overrides = (_guarded(cmd, order, record, store, at, slot, actor=actor, now=now)
+                 if cmd.status == mar.GIVEN else [])
     entry = {"administrationId": str(uuid.uuid4()), "status": cmd.status,
              "at": now.isoformat(), "administeredAt": mar.instant_text(at),
              "scheduledFor": dose_times.slot_text(slot) if slot else None,
              "slotId": mar.slot_id(order.order_id, slot) if slot else None, **fields,
              "reason": fields.get("reason"), "reasonDetail": fields.get("reasonDetail"),
-             "override": override, "by": actor.username, "note": _clean(cmd.note, 300)}
+             # every guard overridden, who and why; ``override``: the first, as before
+             "overrides": overrides, "override": overrides[0] if overrides else None,
+             "by": actor.username, "note": _clean(cmd.note, 300)}
     started = order.administer({**entry, "dose": cmd.dose if cmd.status == mar.GIVEN else None})
     order.administrations[-1] = entry  # kept as a decimal string, like the ordered dose
     event: Event = (MedicationAdministered(order_id=order.order_id, record=entry)

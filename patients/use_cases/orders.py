@@ -53,7 +53,8 @@ class PlaceOrder:
     body_part: str = ""
     test_code: str = ""
     note: str = ""
-    # check type (allergy-conflict, dose-limit, duplicate-order, prn-interval) → reason
+    # check type (allergy-status-unknown, allergy-conflict, dose-limit, duplicate-order) →
+    # reason, at least 10 characters and two words
     overrides: dict[str, str] = field(default_factory=dict)
     expected_version: str | None = None  # of the patient: the order is checked against it
 
@@ -124,23 +125,35 @@ def _allergen_names(store: DocumentStore, allergies: list[dict[str, Any]]) -> di
 
 def check_order(cmd: PlaceOrder, details: dict[str, Any], record: PatientRecord,
                 admission_id: str, store: DocumentStore) -> list[checks.Conflict]:
-    """Every order check the command fails (allergy, dose, duplicate)."""
+    """Every order check the command fails (allergy status, allergy, dose, duplicate);
+    :class:`~patients.domain.checks.DoseHardLimit` (422, no override) first when the dose or
+    its daily total passes the medication's hard limit."""
     entries: dict[str, Any] = {}
     allergies = [a for a in record.patient.allergies if a.get("status", "active") == "active"]
     if cmd.kind == "medication":
         entries = {**_medication_entries(cmd, store), "dose": cmd.dose,
-                   "allergen_names": _allergen_names(store, allergies)}
+                   "allergen_names": _allergen_names(store, allergies),
+                   "allergy_status": str(record.patient.allergy_status)}
+        if cmd.dose is not None:
+            why = checks.prescribing_hard_limit(entries["medication"], cmd.dose,
+                                                entries["unit"], entries["dose_unit"],
+                                                entries["frequency"])
+            if why:
+                raise checks.DoseHardLimit(why)
     return checks.check_order(cmd.kind, details, allergies=allergies,
                               active_orders=record.active_orders(admission_id), **entries)
 
 
-def _overridden(conflicts: list[checks.Conflict], overrides: dict[str, str], *, actor: Actor,
-                now: datetime) -> list[dict[str, str]]:
-    """Refuse the order unless every failed check has its own reason; else the overrides
-    to keep on the order (which check, what it said, why, who, when)."""
+def overridden(conflicts: list[checks.Conflict], overrides: dict[str, str], *, actor: Actor,
+               now: datetime, refused: str = "The order was not placed.",
+               change: str = "change the order") -> list[dict[str, str]]:
+    """Refuse (``OrderConflicts``, 409) unless every failed check has its own reason that
+    counts (:func:`~patients.domain.checks.reason_problem`: a refused one says why); else
+    the overrides to keep (which check, what it said, why, who, when)."""
     missing = checks.unresolved(conflicts, overrides)
     if missing:
-        raise OrderConflicts(conflicts, first=missing[0].type)
+        raise OrderConflicts(checks.answered(conflicts, overrides), first=missing[0].type,
+                             refused=refused, change=change)
     return [{"check": c.type, "detail": c.detail, "reason": overrides[c.type],
              "by": actor.username, "at": now.isoformat()} for c in conflicts]
 
@@ -158,7 +171,7 @@ def place_order(cmd: PlaceOrder, uow: UnitOfWork, *, actor: Actor) -> Order:
         raise NotAdmitted("Orders need an active admission; admit the patient first.")
     conflicts = check_order(cmd, details, record, admission.admission_id, uow.store)
     if conflicts:
-        details["overrides"] = _overridden(conflicts, overrides, actor=actor, now=now)
+        details["overrides"] = overridden(conflicts, overrides, actor=actor, now=now)
     if cmd.note:
         details["note"] = " ".join(cmd.note.split())[:500]
     order = Order.place(kind=cmd.kind, urgency=cmd.urgency, order_id=str(uuid.uuid4()),

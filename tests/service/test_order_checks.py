@@ -14,6 +14,7 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from patients import use_cases
+from patients.domain import checks
 from patients.domain.errors import InvalidInput, OrderConflicts
 from patients.persistence import queries
 
@@ -78,11 +79,11 @@ def test_an_empty_reason_is_no_override(his_store, patient) -> None:
 
 
 def test_each_failed_check_needs_its_own_reason(his_store, patient) -> None:
-    use_cases.place_order(amox(patient, overrides={"allergy-conflict": "Desensitised"}),
+    use_cases.place_order(amox(patient, overrides={"allergy-conflict": "Desensitised in clinic"}),
                           UnitOfWork(his_store), actor=DOCTOR)
     before = written(his_store, patient)
     with pytest.raises(OrderConflicts) as err:  # the allergy answered, the duplicate not
-        use_cases.place_order(amox(patient, overrides={"allergy-conflict": "Desensitised"}),
+        use_cases.place_order(amox(patient, overrides={"allergy-conflict": "Desensitised in clinic"}),
                               UnitOfWork(his_store), actor=DOCTOR)
     assert err.value.problem_type == "duplicate-order"
     assert [c["type"] for c in err.value.extra["conflicts"]] == [
@@ -93,7 +94,7 @@ def test_each_failed_check_needs_its_own_reason(his_store, patient) -> None:
     assert err.value.problem_type == "allergy-conflict"
     assert written(his_store, patient) == before
     order = use_cases.place_order(amox(patient, overrides={
-        "allergy-conflict": "Desensitised", "duplicate-order": "Second course"}),
+        "allergy-conflict": "Desensitised in clinic", "duplicate-order": "Second course"}),
         UnitOfWork(his_store), actor=DOCTOR)
     assert [o["check"] for o in order.details["overrides"]] == [
         "allergy-conflict", "duplicate-order"]
@@ -148,3 +149,57 @@ def test_unknown_override_keys_are_invalid_and_prn_interval_is_known(his_store, 
         "allergy-conflict": "Benefit outweighs risk", "prn-interval": "not relevant"}),
         UnitOfWork(his_store), actor=DOCTOR)
     assert [o["check"] for o in order.details["overrides"]] == ["allergy-conflict"]
+
+
+
+def test_a_reason_of_one_short_word_counts_as_none_and_says_why(his_store, patient) -> None:
+    before = written(his_store, patient)
+    with pytest.raises(OrderConflicts) as err:
+        use_cases.place_order(amox(patient, overrides={"allergy-conflict": "x"}),
+                              UnitOfWork(his_store), actor=DOCTOR)
+    [conflict] = err.value.extra["conflicts"]
+    assert "10 characters" in conflict["reason_refused"]
+    assert written(his_store, patient) == before
+
+
+def test_ibuprofen_10_g_every_4_hours_is_a_hard_stop_no_reason_passes(his_store, patient
+                                                                      ) -> None:
+    before = written(his_store, patient)
+    ibu = amox(patient, medication_code="IBU", dose=Decimal("10"), unit="g", frequency="Q4H",
+               overrides={"dose-limit": "Patient in severe pain after surgery"})
+    with pytest.raises(checks.DoseHardLimit) as err:
+        use_cases.place_order(ibu, UnitOfWork(his_store), actor=DOCTOR)
+    assert err.value.http_status == 422 and err.value.problem_type == "dose-hard-limit"
+    assert "cannot be overridden" in str(err.value)
+    assert written(his_store, patient) == before
+
+
+def test_a_daily_total_above_the_hard_daily_limit_is_a_hard_stop(his_store, patient) -> None:
+    para = amox(patient, medication_code="PARA", dose=Decimal("1500"), frequency="Q4H",
+                overrides={"dose-limit": "Loading regimen agreed with pharmacy"})
+    with pytest.raises(checks.DoseHardLimit) as err:  # 1500 mg × 6 = 9 g > 8 g
+        use_cases.place_order(para, UnitOfWork(his_store), actor=DOCTOR)
+    assert "9000 mg" in str(err.value)
+
+
+def test_allergies_never_asked_need_a_reason_to_prescribe(his_store) -> None:
+    list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
+    pid = use_cases.register_patient(use_cases.RegisterPatient(
+        "Una", "Conscious", date(1970, 1, 1)), UnitOfWork(his_store), actor=CLERK).patient_id
+    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Collapse"),
+                            UnitOfWork(his_store), actor=CLERK)
+    with pytest.raises(OrderConflicts) as err:
+        use_cases.place_order(amox(pid), UnitOfWork(his_store), actor=DOCTOR)
+    assert err.value.problem_type == "allergy-status-unknown"
+    # a lab test needs no allergy history
+    use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="lab", test_code="CBC"),
+                          UnitOfWork(his_store), actor=DOCTOR)
+    order = use_cases.place_order(amox(pid, overrides={
+        "allergy-status-unknown": "Unconscious patient, no relative reachable"}),
+        UnitOfWork(his_store), actor=DOCTOR)
+    [override] = order.details["overrides"]
+    assert override["check"] == "allergy-status-unknown" and override["by"] == "drwho"
+    use_cases.record_no_known_allergies(use_cases.RecordNoKnownAllergies(pid),
+                                        UnitOfWork(his_store), actor=DOCTOR)
+    use_cases.place_order(amox(pid, medication_code="PARA", dose=Decimal("1000"),
+                               frequency="Q6H"), UnitOfWork(his_store), actor=DOCTOR)

@@ -41,6 +41,8 @@ def _stay(store: DocumentStore, n: int, bed: str) -> tuple[str, str]:
         "Ana", f"Trips{n}", date(1970, 1, 1)), UnitOfWork(store), actor=CLERK).patient_id
     use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "x", bed=bed),
                             UnitOfWork(store), actor=CLERK)
+    use_cases.record_no_known_allergies(use_cases.RecordNoKnownAllergies(pid),
+                                        UnitOfWork(store), actor=CLERK)
     order = use_cases.place_order(use_cases.PlaceOrder(
         patient_id=pid, kind="medication", medication_code="PARA", dose=Decimal("1"),
         unit="g", route="PO", frequency="Q8H"), UnitOfWork(store), actor=CLERK)
@@ -99,13 +101,15 @@ def test_it_makes_one_read_and_one_batch_per_single_partition_command(metered) -
         pid, "home"), uow(), actor=CLERK)) == 2  # the beds are given back afterwards
 
 
-def test_it_administers_in_one_read_and_one_batch(metered) -> None:
+def test_it_administers_in_two_reads_and_one_batch(metered) -> None:
+    """The record, then the medication's closed orders (their doses of the last 24 hours
+    count in the daily total), then the batch."""
     store, meter = metered
     pid, order_id = _stay(store, 1, "M103")
     use_cases.progress_order(use_cases.ProgressOrder(pid, order_id, "ready"),
                              UnitOfWork(store), actor=CLERK)
     assert _count(meter, lambda: use_cases.administer(use_cases.Administer(
-        pid, order_id, Decimal("1"), "g"), UnitOfWork(store), actor=CLERK)) == 2
+        pid, order_id, Decimal("1"), "g"), UnitOfWork(store), actor=CLERK)) == 3
 
 
 def test_it_upgrades_a_record_written_before_documents_were_marked(his_store) -> None:

@@ -116,3 +116,42 @@ def test_the_409_is_documented_with_its_conflicts(team) -> None:
     assert "conflicts" in problem["properties"] and "type" in problem["properties"]
     order_in = schema["components"]["schemas"]["OrderIn"]
     assert "overrides" in order_in["properties"]
+
+
+def test_a_reason_x_is_refused_and_the_409_says_why(team, allergic) -> None:
+    r = team["doc"].post(f"/api/v1/patients/{allergic}/orders", {
+        **AMOX, "overrides": {"allergy-conflict": "x"}}, content_type=J)
+    assert r.status_code == 409, r.content
+    [conflict] = r.json()["conflicts"]
+    assert "10 characters" in conflict["reason_refused"]
+    assert orders(team, allergic) == []
+
+
+def test_a_dose_above_the_hard_limit_is_a_422_that_no_override_passes(team, allergic) -> None:
+    r = team["doc"].post(f"/api/v1/patients/{allergic}/orders", {
+        **AMOX, "medication_code": "IBU", "dose": "10", "unit": "g", "frequency": "Q4H",
+        "overrides": {"allergy-conflict": "Not relevant to this drug",
+                      "dose-limit": "Severe pain after the operation"}}, content_type=J)
+    assert r.status_code == 422, r.content
+    body = r.json()
+    assert body["type"] == "/api/v1/problems/dose-hard-limit"
+    assert "cannot be overridden" in body["detail"]
+    assert orders(team, allergic) == []
+
+
+def test_allergies_never_asked_is_a_409_overridable_with_a_reason(team) -> None:
+    pid = team["clerk"].post("/api/v1/patients", {"given_name": "Una", "family_name": "Unasked",
+                                                  "birth_date": "1950-01-01"},
+                             content_type=J).json()["id"]
+    assert team["clerk"].post(f"/api/v1/patients/{pid}/admissions", {
+        "department_id": "MED", "ward_id": "MED-1", "reason": "Collapse"},
+        content_type=J).status_code == 201
+    url = f"/api/v1/patients/{pid}/orders"
+    r = team["doc"].post(url, AMOX, content_type=J)
+    assert r.status_code == 409, r.content
+    assert r.json()["type"] == "/api/v1/problems/allergy-status-unknown"
+    assert [c["type"] for c in r.json()["conflicts"]] == ["allergy-status-unknown"]
+    placed = team["doc"].post(url, {**AMOX, "overrides": {
+        "allergy-status-unknown": "Unconscious, no relatives reachable"}}, content_type=J)
+    assert placed.status_code == 201, placed.content
+    assert placed.json()["overrides"][0]["check"] == "allergy-status-unknown"

@@ -116,10 +116,10 @@ def test_a_second_check_needs_its_own_reason(doctor, patient) -> None:
     first = doctor.post(url(patient), AMOX)
     signature = first.context["overrides"]["signature"].value()
     assert doctor.post(url(patient), {**AMOX, "signature": signature,
-                                      "override_allergy_conflict": "Desensitised"}
+                                      "override_allergy_conflict": "Desensitised in clinic"}
                        ).status_code == 302
     again = doctor.post(url(patient), {**AMOX, "signature": signature,
-                                       "override_allergy_conflict": "Desensitised"})
+                                       "override_allergy_conflict": "Desensitised in clinic"})
     assert again.status_code == 200
     html = again.content.decode()
     assert 'name="override_duplicate_order"' in html
@@ -139,3 +139,38 @@ def test_cancelling_an_order_still_needs_a_reason(doctor, patient, his_store) ->
                                 "confirm": "1"})
     assert "Give a reason for cancelling." in refused.content.decode()
     assert 'data-status="created"' in doctor.get(chart).content.decode()
+
+
+def test_a_reason_too_short_is_refused_on_its_field(doctor, patient, his_store) -> None:
+    first = doctor.post(url(patient), AMOX)
+    signature = first.context["overrides"]["signature"].value()
+    before = his_store.count()
+    short = doctor.post(url(patient), {**AMOX, "signature": signature,
+                                       "override_allergy_conflict": "x"})
+    assert short.status_code == 200 and his_store.count() == before
+    errors = short.context["overrides"].errors["override_allergy_conflict"]
+    assert "at least 10 characters and 2 words" in errors[0]
+
+
+@pytest.fixture
+def never_asked(his_store, reference_data) -> str:
+    pid = use_cases.register_patient(use_cases.RegisterPatient(
+        "Una", "Unasked", date(1950, 1, 1)), UnitOfWork(his_store),
+        actor=SYSTEM_ACTOR).patient_id
+    use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Collapse"),
+                            UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    return pid
+
+
+def test_prescribing_before_allergies_are_asked_offers_to_record_them_first(
+        doctor, never_asked) -> None:
+    r = doctor.post(url(never_asked), AMOX)
+    html = r.content.decode()
+    assert 'data-check="allergy-status-unknown"' in html
+    assert f'href="/admin/patients/{never_asked}/allergies/add/"' in html
+    assert f'href="/admin/patients/{never_asked}/allergies/none/"' in html
+    signature = r.context["overrides"]["signature"].value()
+    placed = doctor.post(url(never_asked), {
+        **AMOX, "signature": signature,
+        "override_allergy_status_unknown": "Unconscious on arrival, no relatives"})
+    assert placed.status_code == 302
