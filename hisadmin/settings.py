@@ -11,11 +11,12 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from hisadmin.core.env import envbool, envint, envlist, envstr
+from hisadmin.core.files import private_dir
 from hisadmin.core.inputs import check_zone_name
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("HIS_VAR_DIR", str(BASE_DIR / "var")))
-VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded store and SQLite live here
+private_dir(VAR_DIR)  # the embedded store and SQLite live here: 0700 (hisadmin.core.files)
 
 DEBUG = envbool("DEBUG", False)
 # The default key only exists so a fresh checkout runs; production must set SECRET_KEY.

@@ -1,13 +1,19 @@
+"""The web server's entry point (gunicorn ``hisadmin.wsgi``)."""
+
 from __future__ import annotations
 
 import os
 
-import django
-from django.conf import settings
+os.umask(0o077)  # first: every file this process creates under var/ is the owner's alone
 
-from hisadmin.core import access_log
+import django  # noqa: E402 - after the umask
+from django.conf import settings  # noqa: E402
+
+from hisadmin.core import access_log  # noqa: E402
+from hisadmin.core.files import secure_data_dir  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hisadmin.settings")
+secure_data_dir(settings.VAR_DIR)
 django.setup(set_prefix=False)  # what django.core.wsgi.get_wsgi_application does first
 
 from hisadmin.middleware import TwoChainHandler  # noqa: E402 - needs the apps loaded

@@ -88,6 +88,17 @@ def _set_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.01)
 
 
+def _owner_only(path: str) -> None:
+    """The store file, its WAL and its shared-memory index readable by their owner only
+    (0600), whatever the umask they were made with: they hold every clinical record."""
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        try:
+            if os.stat(name).st_mode & 0o077:
+                os.chmod(name, 0o600)
+        except FileNotFoundError:
+            continue
+
+
 class _Checkpointer:
     """One store file's background checkpoints in this process: a thread, started on demand,
     runs ``PRAGMA wal_checkpoint(PASSIVE)`` on its own connection when told; a passive
@@ -174,8 +185,10 @@ class EmbeddedStore(DocumentStore):
         self._bits: dict[str, int] = {}  # indexed path → its presence bit in column pm
         self._checks = PresenceChecks.of({})
         if os.path.dirname(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         self.provisioned = self.provision()  # what opening did: cosmos_init reports it
+        if self._background_checkpoints:  # a real file: the store, its WAL and index
+            _owner_only(path)
         self._range_count = self._meta("feed_range_count", feed_range_count)
         self._epoch = self._meta("epoch", int.from_bytes(os.urandom(4), "big"))
 
