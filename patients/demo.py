@@ -40,12 +40,14 @@ DEMO_PATIENTS = (
 )
 _MED = {"kind": "medication", "unit": "mg", "route": "PO"}
 DEMO_ORDERS = {  # by ward: a few active orders so the order worklists have content
-    "CARD-A": ({**_MED, "medication_code": "FURO", "dose": Decimal("40"), "frequency": "QAM"},
+    # dose times are the wards' standard local times (Europe/London under make run)
+    "CARD-A": ({**_MED, "medication_code": "FURO", "dose": Decimal("40"), "frequency": "OD"},
                {"kind": "lab", "test_code": "BMP"}),
     "CARD-CCU": ({"kind": "lab", "test_code": "TROP", "urgency": "stat"},
                  {**_MED, "medication_code": "ENOX", "dose": Decimal("80"), "route": "SC",
                   "frequency": "Q12H"}),
-    "MED-1": ({**_MED, "medication_code": "AMOX", "dose": Decimal("500"), "frequency": "Q8H"},
+    "MED-1": ({**_MED, "medication_code": "AMOX", "dose": Decimal("500"), "frequency": "TDS",
+               "first_dose": "now"},
               {"kind": "imaging", "modality": "CR", "body_part": "CHEST"}),
     "SURG-1": ({"kind": "imaging", "modality": "CT", "body_part": "ABDOMEN",
                 "urgency": "stat"},),
@@ -96,6 +98,9 @@ def load_patients(store: DocumentStore) -> Iterator[str]:
                 patient_id=patient.patient_id, department_id=department, ward_id=ward,
                 bed=bed, reason=reason, attending_id=str(clinician.pk),
                 attending_name=clinician.get_full_name()), new_uow(), actor=clerk)
+            if DEMO_ORDERS.get(ward):  # asked on admission, before anything is prescribed
+                use_cases.record_no_known_allergies(use_cases.RecordNoKnownAllergies(
+                    patient.patient_id), new_uow(), actor=doctor)
             for order in DEMO_ORDERS.get(ward, ()):
                 use_cases.place_order(use_cases.PlaceOrder(patient_id=patient.patient_id,
                                                          **order), new_uow(), actor=doctor)

@@ -218,7 +218,8 @@ def medications_due(request: HttpRequest, ward: Text(40),
         consistency_token: str | None = CONSISTENCY) -> Any:
     """One item per open dose time of the ward's scheduled medication orders: late ones of
     earlier today, due ones, and upcoming ones within the next hour, soonest first.
-    ``scheduled_for`` is the dose time to answer with ``POST …/administrations``;
+    ``slot_id`` (or ``scheduled_for``) names the dose time to answer with
+    ``POST …/administrations``;
     ``dose_status`` is due | late | upcoming (the MAR's rules). The whole list, no paging."""
     policy.require(request.user, "read_medications_due")
     if (late := _read_your_writes(request, consistency_token)) is not None:

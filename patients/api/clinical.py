@@ -166,7 +166,9 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
     """``status`` given (default): ``dose`` and ``unit`` convertible to the ordered unit, at
     most the ordered dose, ``administered_at`` (default now) not in the future; not_given:
     ``reason`` (refused | held | unavailable | patient-absent | other with ``reason_detail``).
-    ``scheduled_for`` names the dose time answered. 201: the order; 404: no such patient or
+    ``slot_id`` (or ``scheduled_for``, to the minute) names the dose time answered; without
+    either, the one due then (none or several: 422 slot-required on ``slot_id`` with
+    ``candidates``; a slot already recorded: 409). 201: the order; 404: no such patient or
     order; 409: ``prn-interval`` (with ``conflicts``; resend with ``overrides``) or an order
     that cannot be administered; 412: stale ``If-Match`` (the order's ETag); 422: a rule
     above. Send an ``Idempotency-Key`` so a retry never records the same dose twice.
@@ -177,7 +179,8 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
         patient_id, order_id, payload.dose, payload.unit, payload.note, if_match,
         status=payload.status, administered_at=payload.administered_at,
         reason=payload.reason or "", reason_detail=payload.reason_detail,
-        scheduled_for=payload.scheduled_for, overrides=payload.overrides), uow,
+        scheduled_for=payload.scheduled_for, slot_id=payload.slot_id,
+        overrides=payload.overrides), uow,
         actor=actor_for(request.user))
     return _saved_order(request, uow, patient_id, order_id, 201)
 

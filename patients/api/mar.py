@@ -6,12 +6,11 @@ from datetime import date
 from typing import Any, Literal
 
 from django.http import HttpRequest
-from django.utils import timezone
 from ninja import Router, Schema
 from pydantic import Field
 
 from hisadmin.core import policy
-from hisadmin.core.inputs import Text
+from hisadmin.core.inputs import Text, hospital_time_zone, hospital_today
 from hisadmin.core.store import get_store
 from patients import use_cases
 from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus, DataErrorOut
@@ -28,6 +27,7 @@ class MarAdministrationOut(Schema):
     status: AdministrationStatus
     administered_at: str
     scheduled_for: str | None = None
+    slot_id: str | None = None
     dose: str | None = None
     unit: str | None = None
     reason: str | None = None
@@ -40,7 +40,10 @@ class MarAdministrationOut(Schema):
 
 
 class SlotOut(Schema):
-    scheduled_for: str
+    slot_id: str = Field(description="the slot's stable name (order id and its minute in "
+                         "UTC): give it as slot_id to POST …/administrations")
+    scheduled_for: str = Field(description="the dose time, ISO 8601 in UTC to the minute; "
+                               "standard times are the hospital's local clock times")
     status: SlotStatus = Field(description="upcoming; due from 30 min before to 60 min after "
                                "the time; late after that; missed once the day is over; "
                                "given / not_given when recorded")
@@ -80,7 +83,8 @@ class MarOut(Schema):
 def administration_out(e: dict[str, Any]) -> dict[str, Any]:
     return {"administration_id": e["administrationId"], "status": e.get("status") or "given",
             "administered_at": e.get("administeredAt") or e["at"],
-            "scheduled_for": e.get("scheduledFor"), "dose": e.get("dose"),
+            "scheduled_for": e.get("scheduledFor"), "slot_id": e.get("slotId"),
+            "dose": e.get("dose"),
             "unit": e.get("unit"), "reason": e.get("reason"),
             "reason_detail": e.get("reasonDetail"), "override": e.get("override"),
             "by": e.get("by", ""), "recorded_at": e["at"], "note": e.get("note") or ""}
@@ -98,7 +102,8 @@ def mar_out(record: dict[str, Any]) -> dict[str, Any]:
                 "prn_min_interval_hours": o.get("prnMinIntervalHours"),
                 "start_at": o.get("startAt") or o["placedAt"], "end_at": o.get("endAt"),
                 "etag": o["etag"],
-                "slots": [{"scheduled_for": s["scheduledFor"], "status": s["status"],
+                "slots": [{"slot_id": s["slotId"], "scheduled_for": s["scheduledFor"],
+                           "status": s["status"],
                            "administration": administration_out(s["administration"])
                            if s["administration"] else None} for s in o["slots"]],
                 "administrations": [administration_out(e) for e in o["administrations"]],
@@ -107,10 +112,10 @@ def mar_out(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_day(value: str | None) -> date:
-    """``YYYY-MM-DD`` from 1900 to 2100; today (in the site's time zone) when empty; else
+    """``YYYY-MM-DD`` from 1900 to 2100; today (in the hospital's time zone) when empty; else
     :class:`mar.BadDay`, a 400 (type /api/v1/problems/bad-day)."""
     if not value:
-        return timezone.localdate()
+        return hospital_today()
     return mar.parse_day(value)
 
 
@@ -118,11 +123,11 @@ def parse_day(value: str | None) -> date:
             summary="The medication administration record for one day")
 def medication_record(request: HttpRequest, patient_id: str, date: Text(20) | None = None
                       ) -> dict[str, Any]:
-    """Each medication order active on ``date`` (YYYY-MM-DD, in the site's time zone; default
+    """Each medication order active on ``date`` (YYYY-MM-DD, in the hospital's time zone; default
     today) with its dose times and their status, and the day's administrations (for PRN
     orders, the only entries). A malformed date, or one outside 1900–2100 → 400; unknown
     patient → 404."""
     policy.require(request.user, "read")
     day = parse_day(date)
     return mar_out(use_cases.medication_record(get_store(), patient_id, day,
-                                               tz=timezone.get_current_timezone()))
+                                               tz=hospital_time_zone()))

@@ -125,6 +125,10 @@ class OrderIn(StrictIn):
     end_at: Instant | None = Field(None, description="ISO 8601 date and time, not before "
                                    "start_at; default: no end")
     as_needed: bool = False
+    first_dose: Literal["next", "now"] = Field(
+        "next", description="scheduled medication: 'next' — the first dose at the next "
+        "standard time of its frequency (hospital's local time); 'now' — a one-off dose time "
+        "at the start, then the standard times. ONCE/STAT: one dose time at the start")
     modality: ShortCode = ""
     body_part: Code = ""
     test_code: Code = ""
@@ -165,7 +169,8 @@ AdministrationStatus = Literal["given", "not_given"]
 
 class AdministrationIn(StrictIn):
     """A dose given (``dose``, ``unit``; ``administered_at`` default now) or not given
-    (``reason``; ``reason_detail`` for other). ``scheduled_for``: the dose time it answers."""
+    (``reason``; ``reason_detail`` for other). ``slot_id`` or ``scheduled_for``: the dose
+    time it answers (default: the one due)."""
 
     status: AdministrationStatus = "given"
     dose: Amount(gt=0, max_digits=10, decimal_places=3) | None = Field(
@@ -178,7 +183,13 @@ class AdministrationIn(StrictIn):
     reason: Text(40) | None = Field(None, description="not given: why — refused | "
                                     "held | unavailable | patient-absent | other")
     reason_detail: MultilineText(300) = Field("", description="the text for reason other")
-    scheduled_for: Instant | None = Field(None, description="the order's dose time answered")
+    slot_id: Text(120) = Field("", description="the dose time (slot) answered, as the MAR "
+                               "and Medications due name it; or give scheduled_for")
+    scheduled_for: Instant | None = Field(None, description="the order's dose time answered, "
+                                          "at any precision (compared to the minute). "
+                                          "Neither given: the one slot due at the dose's "
+                                          "time; none or several → 422 on slot_id with "
+                                          "candidates [{slot_id, scheduled_for, status}]")
     note: MultilineText(300) = ""
     overrides: Overrides = Field(
         default_factory=dict, max_length=OVERRIDES_MAX, description="prn-interval → reason, "
@@ -265,6 +276,7 @@ class AdministrationOut(Schema):
     at: str = Field(description="when it was recorded")
     administered_at: str | None = Field(None, description="when it happened")
     scheduled_for: str | None = None
+    slot_id: str | None = Field(None, description="the dose time (slot) it closed")
     dose: str | None = None
     unit: str | None = None
     reason: str | None = None
@@ -312,6 +324,12 @@ class OrderOut(Schema):
     frequency: str | None = None
     start_at: str | None = None
     end_at: str | None = None
+    ended_at: str | None = Field(None, description="when a completed or cancelled order "
+                                 "ended: no dose time after it")
+    schedule: dict[str, Any] | None = Field(
+        None, description="a scheduled medication's dose times: {times: [HH:MM local], "
+        "time_zone, min_interval_hours, first_dose_at} or {once: true}; null: as needed, or "
+        "every frequency_hours from the start (orders placed before schedules)")
     as_needed: bool | None = None
     modality: str | None = None
     body_part: str | None = None

@@ -20,6 +20,7 @@ MAX_REPORT = 10_000  # characters
 RESULT_KINDS = ("lab", "imaging")  # the order kinds that complete with results
 HIGH, LOW = "H", "L"
 FLAG_LABELS = {HIGH: "High", LOW: "Low"}
+FLAG_WORDS = {HIGH: "high", LOW: "low"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,42 @@ def _number(value: Decimal) -> int | float:
     return int(value) if value == value.to_integral_value() else float(value)
 
 
+def _text(value: Decimal, *, converted: bool) -> str:
+    """The value as written, to the precision it was measured at ("5.0" stays "5.0"), at
+    most 6 decimals as the number keeps; a converted value with its trailing zeros dropped
+    (they mean nothing there)."""
+    exponent = value.as_tuple().exponent
+    if converted or (isinstance(exponent, int) and exponent < -6):
+        value = value.quantize(Decimal("0.000001")).normalize()
+    return format(value, "f")
+
+
+def value_text(v: Mapping[str, Any]) -> str:
+    """A stored value's number as text: its ``text`` (the measured precision) when kept,
+    else the JSON number (results stored before the text was kept)."""
+    text = v.get("text")
+    if text:
+        return str(text)
+    number = to_decimal(v.get("value"))
+    return "" if number is None else format(number, "f")
+
+
+def in_words(v: Mapping[str, Any]) -> str:
+    """A stored value as a clinician reads it: "Sodium 128 mmol/L, low" (no flag: "Potassium
+    4.1 mmol/L")."""
+    name = v.get("name") or v.get("analyte") or ""
+    unit = v.get("unitName") or v.get("unit") or ""
+    words = " ".join(x for x in (name, value_text(v), unit) if x)
+    flagged = FLAG_WORDS.get(v.get("flag") or "")
+    return f"{words}, {flagged}" if flagged else words
+
+
+def abnormal_in_words(values: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The flagged values of a result in words, high ones first, each in test order."""
+    values = list(values)
+    return [in_words(v) for flag_ in (HIGH, LOW) for v in values if v.get("flag") == flag_]
+
+
 def lab_values(analytes: Iterable[Mapping[str, Any]], given: Iterable[GivenValue],
                units: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The stored values of a lab result, in the test's analyte order.
@@ -86,7 +123,7 @@ def lab_values(analytes: Iterable[Mapping[str, Any]], given: Iterable[GivenValue
     values = []
     for code, analyte in expected.items():
         g = entered[code]
-        value = to_decimal(g.value)
+        value, converted = to_decimal(g.value), False
         if value is None:
             raise InvalidInput(f"The value of {analyte['name']} must be a number.",
                                field=f"results.{code}")
@@ -98,11 +135,13 @@ def lab_values(analytes: Iterable[Mapping[str, Any]], given: Iterable[GivenValue
                                    field=f"results.{code}.unit")
             try:
                 value = convert(value, source, target or {"code": unit_code})
+                converted = True
             except UnitMismatch as exc:
                 raise UnitMismatch(f"{analyte['name']}: {exc}",
                                    field=f"results.{code}.unit") from exc
         values.append({"analyte": code, "name": analyte.get("name", code),
-                       "value": _number(value), "unit": unit_code,
+                       "value": _number(value), "text": _text(value, converted=converted),
+                       "unit": unit_code,
                        "unitName": (units.get(unit_code or "") or {}).get("name", unit_code),
                        "low": analyte.get("low"), "high": analyte.get("high"),
                        "flag": flag(value, analyte.get("low"), analyte.get("high"))})

@@ -32,6 +32,7 @@ from patients.pages.clinical_forms import (
     RemoveAllergyForm,
     TransferForm,
 )
+from patients.pages.mar import administer_asking
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context, _report
 from patients.persistence import queries, reference
 
@@ -375,8 +376,9 @@ def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResp
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         etag = data.pop("etag")
-        if _run(request, form, lambda: use_cases.administer(use_cases.Administer(
-                patient_id, order_id, expected_version=etag, **data), new_uow(),
+        # one use case with the MAR: it closes the slot due, or the form asks which
+        if _run(request, form, lambda: administer_asking(form, use_cases.Administer(
+                patient_id, order_id, expected_version=etag, **data),
                 actor=actor_for(request.user)), "Administration recorded.",
                 lambda: order["etag"]):
             return redirect("admin:patient_chart", patient_id)

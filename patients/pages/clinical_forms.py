@@ -13,6 +13,7 @@ from patients.domain.checks import (
     REASON_MIN_CHARACTERS,
     REASON_MIN_WORDS,
 )
+from patients.domain.dose_times import FIRST_DOSE_LABELS, FIRST_DOSE_NEXT
 from patients.domain.orders import URGENCY_LABELS
 from patients.domain.records import (
     CRITICALITIES,
@@ -145,11 +146,15 @@ class PrescriptionForm(OrderForm):
     unit = forms.ChoiceField()
     route = forms.ChoiceField()
     frequency = forms.ChoiceField()
+    first_dose = forms.ChoiceField(
+        label="First dose", choices=list(FIRST_DOSE_LABELS.items()), initial=FIRST_DOSE_NEXT,
+        widget=forms.RadioSelect, help_text="Doses are given at the frequency's standard "
+        "times (hospital time); Once and STAT: one dose now.")
     as_needed = forms.BooleanField(required=False, label="As needed (PRN)")
     CHOSEN = (("medication_code", "Medication"), ("unit", "Unit"), ("route", "Route"),
               ("frequency", "Frequency"))
-    field_order = ("medication_code", "dose", "unit", "route", "frequency", "as_needed",
-                   "urgency", "note")
+    field_order = ("medication_code", "dose", "unit", "route", "frequency", "first_dose",
+                   "as_needed", "urgency", "note")
 
 
 class ImagingForm(OrderForm):
@@ -212,6 +217,8 @@ class AdministrationForm(CheckedForm):
                               error_messages={"min_value": "The dose given must be more than 0."})
     unit = forms.CharField(max_length=20, help_text="As prescribed, e.g. mg.")
     note = forms.CharField(max_length=300, required=False)
+    # the dose time answered: the one due now unless the nurse is asked which
+    slot_id = forms.CharField(required=False, widget=forms.HiddenInput)
     etag = forms.CharField(widget=forms.HiddenInput)
 
 

@@ -16,16 +16,18 @@ from django.utils import timezone
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
-from hisadmin.core.inputs import CheckedForm
+from hisadmin.core.inputs import CheckedForm, hospital_time_zone, hospital_today
+from hisadmin.core.local_time import human_time
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
-from patients.domain import mar
+from patients.domain import dose_times, mar
 from patients.domain.errors import DomainError, OrderConflicts
 from patients.domain.orders import ADMINISTRABLE, STATUS_LABELS
 from patients.domain.units import DOSE_DIMENSIONS
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context
 from patients.persistence import queries, reference
+from patients.use_cases.administrations import SlotRequired
 
 
 def _day(value: str | None) -> date | None:
@@ -39,8 +41,10 @@ def _day(value: str | None) -> date | None:
         raise BadRequest(str(exc)) from None
 
 
-def _local(moment: str | None) -> datetime | None:
-    return timezone.localtime(mar.parse_instant(moment)) if moment else None
+def _local(moment: str | datetime | None) -> datetime | None:
+    """An instant in the hospital's time (MAR days and slots are the hospital's)."""
+    return (mar.parse_instant(moment).astimezone(hospital_time_zone())
+            if moment else None)
 
 
 def _entry_view(e: dict[str, Any]) -> dict[str, Any]:
@@ -82,16 +86,16 @@ def _grid(record: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list
 @requires("read")
 def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
-    day = _day(request.GET.get("date")) or timezone.localdate()
+    day = _day(request.GET.get("date")) or hospital_today()
     record = use_cases.medication_record(get_store(), patient_id, day,
-                                         tz=timezone.get_current_timezone())
+                                         tz=hospital_time_zone())
     columns, rows, prn = _grid(record)
     return admin.site.render(request, "patients/mar.html", {
-        **context, "day": day, "today": timezone.localdate(), "columns": columns,
+        **context, "day": day, "today": hospital_today(), "columns": columns,
         "rows": rows, "prn": prn, "can_record": policy.allows(request.user, "administer"),
         "previous_day": (day - timedelta(days=1)).isoformat(),
         "next_day": (day + timedelta(days=1)).isoformat(),
-        "time_zone": timezone.get_current_timezone_name(),
+        "time_zone": str(hospital_time_zone()),
         "reasons": mar.NOT_GIVEN_REASONS},
         title=f"Medication record — {day:%a %d %b %Y}")
 
@@ -110,7 +114,7 @@ class RecordDoseForm(CheckedForm):
                                choices=[("", "—"), *mar.NOT_GIVEN_REASONS.items()])
     reason_detail = forms.CharField(required=False, max_length=300, label="Other reason")
     note = forms.CharField(required=False, max_length=300)
-    scheduled_for = forms.CharField(required=False, widget=forms.HiddenInput)
+    slot_id = forms.CharField(required=False, widget=forms.HiddenInput)
     etag = forms.CharField(widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, units: list[tuple[str, str]], conflict: str = "",
@@ -130,6 +134,45 @@ def _dose_units() -> list[tuple[str, str]]:
             if u.get("dimension") in DOSE_DIMENSIONS and u.get("active", True)]
 
 
+def offer_slots(form: forms.Form, candidates: list[dict[str, str]]) -> None:
+    """Ask which dose time a dose answers: ``slot_id`` becomes a choice of the open slots
+    (none open: the field goes, so the error shows above the form)."""
+    if not candidates:
+        form.fields.pop("slot_id", None)
+        return
+    form.fields["slot_id"] = forms.ChoiceField(
+        label="Dose time", widget=forms.RadioSelect,
+        choices=[(c["slot_id"], f"{human_time(c['scheduled_for'])} — "
+                  f"{mar.STATUS_LABELS.get(c['status'], c['status'])}") for c in candidates],
+        help_text="Which dose time this dose answers.")
+
+
+def administer_asking(form: forms.Form, command: use_cases.Administer, *, actor: Any
+                      ) -> Any:
+    """Run :func:`use_cases.administer`; when the nurse must say which dose time, the form
+    offers the candidates (and the error lands on that choice)."""
+    try:
+        return use_cases.administer(command, new_uow(), actor=actor)
+    except SlotRequired as exc:
+        offer_slots(form, exc.candidates)
+        raise
+
+
+def _named_slot(order_id: str, value: str) -> tuple[str, datetime | None]:
+    """A slot given in a link or a form: a slot id, or a dose time (old links) turned into
+    one; ("", None) for anything else."""
+    try:
+        named, moment = dose_times.parse_slot_id(value)
+        if named == order_id:
+            return value, moment
+    except ValueError:
+        pass
+    if value and _valid_instant(value):
+        moment = mar.parse_instant(value)
+        return mar.slot_id(order_id, moment), moment
+    return "", None
+
+
 @requires("administer")
 def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
     context = _chart_context(patient_id)
@@ -137,37 +180,42 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
                   and o["kind"] == "medication"), None)
     if order is None:
         raise Http404("No such medication order on this patient.")
-    slot = request.POST.get("scheduled_for") or request.GET.get("slot") or ""
-    slot_time = _local(slot) if slot and _valid_instant(slot) else None
+    slot, moment = _named_slot(order_id, request.POST.get("slot_id")
+                               or request.GET.get("slot") or "")
+    slot_time = _local(moment)
     if slot_time is not None:
         try:
             mar.check_day(slot_time.date())
         except mar.BadDay as exc:
             raise BadRequest(str(exc)) from None
     day = (slot_time.date() if slot_time else _day(request.GET.get("date"))) or (
-        timezone.localdate())
+        hospital_today())
     back = reverse("admin:patient_mar", args=[patient_id]) + "?" + urlencode(
         {"date": day.isoformat()})
     units = _dose_units()
     conflict = request.POST.get("conflict", "") if request.method == "POST" else ""
-    form = RecordDoseForm(request.POST or None, units=units, conflict=conflict, initial={
+    data_in = request.POST.copy() if request.method == "POST" else None
+    if data_in is not None:
+        data_in["slot_id"] = slot
+    form = RecordDoseForm(data_in, units=units, conflict=conflict, initial={
         "status": "given", "dose": order.get("dose"), "unit": order.get("unit"),
-        "administered_at": timezone.localtime().replace(second=0, microsecond=0),
-        "scheduled_for": slot if slot_time else "", "etag": order["etag"]})
+        "administered_at": timezone.now().astimezone(hospital_time_zone()).replace(
+            second=0, microsecond=0, tzinfo=None),
+        "slot_id": slot, "etag": order["etag"]})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         at = data["administered_at"]
         overrides = {"prn-interval": data["prn_override"]} if data.get("prn_override") else {}
         try:
-            use_cases.administer(use_cases.Administer(
+            administer_asking(form, use_cases.Administer(
                 patient_id, order_id, data["dose"], data["unit"] or "", data["note"],
                 data["etag"], status=data["status"],
                 administered_at=at if data["status"] == "given" and at else None,
                 reason=data["reason"], reason_detail=data["reason_detail"],
-                scheduled_for=data["scheduled_for"] or None, overrides=overrides),
-                new_uow(), actor=actor_for(request.user))
+                slot_id=data.get("slot_id") or "", overrides=overrides),
+                actor=actor_for(request.user))
         except OrderConflicts as exc:
-            form = RecordDoseForm(request.POST, units=units, conflict=exc.conflicts[0].detail)
+            form = RecordDoseForm(data_in, units=units, conflict=exc.conflicts[0].detail)
             form.is_valid()
             if "prn_override" in form.errors:
                 del form.errors["prn_override"]

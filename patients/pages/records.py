@@ -67,6 +67,8 @@ def _report(request: HttpRequest, command: Callable[[], object], success: str) -
 
 def _attach(form: forms.Form, exc: DomainError) -> None:
     field = exc.field if exc.field in form.fields else None
+    if field is not None and form.fields[field].widget.is_hidden:
+        field = None  # an error on a hidden field would show nowhere
     form.add_error(field, str(exc))
 
 

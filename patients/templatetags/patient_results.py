@@ -1,11 +1,14 @@
-"""Template filters for the chart's Results section."""
+"""Template filters for the Results sections (the chart and the order page): results newest
+first, and values in words with the precision they were measured at."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django import template
 
+from patients.domain.results import abnormal_in_words, value_text
 from patients.domain.results import resulted as resulted_orders
 
 register = template.Library()
@@ -15,3 +18,15 @@ register = template.Library()
 def resulted(orders: list[dict[str, Any]]) -> list[Any]:
     """The orders with results, newest result first."""
     return resulted_orders(orders or [])
+
+
+@register.filter
+def result_value(value: Mapping[str, Any]) -> str:
+    """A stored value's number to its measured precision ("5.0" stays "5.0")."""
+    return value_text(value or {})
+
+
+@register.filter
+def abnormal_words(values: list[Mapping[str, Any]] | None) -> str:
+    """A result's flagged values in words, "Sodium 128 mmol/L, low; …" ("" when none)."""
+    return "; ".join(abnormal_in_words(values or ()))

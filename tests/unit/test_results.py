@@ -10,11 +10,14 @@ from patients.domain.errors import InvalidInput, UnitMismatch
 from patients.domain.results import (
     MAX_REPORT,
     GivenValue,
+    abnormal_in_words,
     flag,
     flags_summary,
     imaging_report,
+    in_words,
     lab_values,
     resulted,
+    value_text,
 )
 
 UNITS = {"mmol_l": {"code": "mmol_l", "name": "mmol/L", "dimension": "substance_concentration",
@@ -48,8 +51,9 @@ def test_it_keeps_one_value_per_analyte_in_the_tests_order_with_flags() -> None:
     values = lab_values(BMP, list(reversed(given("150", "50"))), UNITS)
     assert [(v["analyte"], v["value"], v["unit"], v["flag"]) for v in values] == [
         ("NA", 150, "mmol_l", "H"), ("CREAT", 50, "umol_l", "L")]
-    assert values[0] == {"analyte": "NA", "name": "Sodium", "value": 150, "unit": "mmol_l",
-                         "unitName": "mmol/L", "low": 133, "high": 146, "flag": "H"}
+    assert values[0] == {"analyte": "NA", "name": "Sodium", "value": 150, "text": "150",
+                         "unit": "mmol_l", "unitName": "mmol/L", "low": 133, "high": 146,
+                         "flag": "H"}
     assert flags_summary(values) == {"abnormal": True, "high": ["NA"], "low": ["CREAT"]}
 
 
@@ -117,3 +121,27 @@ def test_resulted_orders_are_the_lab_and_imaging_ones_with_results_newest_first(
               {"kind": "medication", "n": 2}, {"kind": "lab", "n": 3},
               {"kind": "imaging", "results": {"resultedAt": "2026-01-02T10:00"}, "n": 4}]
     assert [o["n"] for o in resulted(orders)] == [4, 1]
+
+
+def test_a_typed_value_keeps_its_precision() -> None:
+    values = lab_values(BMP, given("128.0", "80.50"), UNITS)
+    assert [value_text(v) for v in values] == ["128.0", "80.50"]
+    assert values[0]["value"] == 128  # the JSON number is unchanged
+
+
+def test_a_converted_value_drops_meaningless_zeros() -> None:
+    creat = lab_values(BMP, given(creat="0.2000", creat_unit="mmol_l"), UNITS)[1]
+    assert value_text(creat) == "200"
+
+
+def test_a_value_stored_before_the_text_was_kept_shows_its_number() -> None:
+    assert value_text({"value": 5.5}) == "5.5" and value_text({"value": 7}) == "7"
+
+
+def test_values_read_in_words_with_units_and_flags() -> None:
+    na, creat = lab_values(BMP, given("128", "120.0"), UNITS)
+    assert in_words(na) == "Sodium 128 mmol/L, low"
+    assert in_words(creat) == "Creatinine 120.0 µmol/L, high"
+    assert in_words({**na, "flag": None}) == "Sodium 128 mmol/L"
+    assert abnormal_in_words([na, creat]) == ["Creatinine 120.0 µmol/L, high",
+                                              "Sodium 128 mmol/L, low"]

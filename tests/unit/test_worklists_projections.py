@@ -276,3 +276,26 @@ def test_a_gated_consumer_is_asked_once_per_page_and_gets_nothing_while_closed(
     assert sorted(sent) == [("t.always", ["P_p1", [1]]), ("t.always", ["P_p2", [1]]),
                             ("t.gated", ["P_p1", [1]]), ("t.gated", ["P_p2", [1]])]
     assert len(asked) == 2
+
+
+def test_a_review_row_names_its_abnormal_values_in_words_from_the_event() -> None:
+    h = _admitted()
+    h.add(ORDER_PLACED["lab"], {"orderId": "l2", "admissionId": h.admission,
+                                "urgency": "routine", "description": "BMP",
+                                "departmentId": "CARD", "wardId": "CARD-1", "placedAt": T0,
+                                "placedBy": "7"})
+    h.add(EventType.ORDER_COMPLETED, {"orderId": "l2", "status": "completed"})
+    values = [{"analyte": "NA", "name": "Sodium", "value": 128, "text": "128",
+               "unitName": "mmol/L", "flag": "L"},
+              {"analyte": "K", "name": "Potassium", "value": 5, "text": "5.0",
+               "unitName": "mmol/L", "flag": None},
+              {"analyte": "UREA", "name": "Urea", "value": 9.1, "text": "9.10",
+               "unitName": "mmol/L", "flag": "H"}]
+    h.add(EventType.RESULTS_RECORDED, {
+        "orderId": "l2", "placedBy": "7", "kind": "lab", "description": "BMP",
+        "flags": {"abnormal": True, "high": ["UREA"], "low": ["NA"]},
+        "results": {"values": values, "resultedAt": "2026-01-05T09:00:00+00:00",
+                    "resultedByName": "Lab"}})
+    [row] = [r for r in rows_for(fold_all(h.events)).values() if r.view == REVIEWS]
+    assert row.contents["abnormalValues"] == ["Urea 9.10 mmol/L, high",
+                                              "Sodium 128 mmol/L, low"]

@@ -172,8 +172,9 @@ def source_record(state: PatientState) -> Record:
                     administrations=[{"scheduledFor": s} for s in o.get("recorded", ())])
               for o in state.orders.values()]
     for r in state.reviews.values():
-        values = ([{"analyte": a, "flag": HIGH} for a in r["high"]]
-                  + [{"analyte": a, "flag": LOW} for a in r["low"]])
+        # the events' values are all 9 (History._result): the record keeps the same
+        values = ([{"analyte": a, "value": "9", "flag": HIGH} for a in r["high"]]
+                  + [{"analyte": a, "value": "9", "flag": LOW} for a in r["low"]])
         orders.append(Order(
             order_id=r["orderId"], patient_id=state.patient_id, admission_id="old",
             kind=r["kind"], urgency="routine", description=r["description"],

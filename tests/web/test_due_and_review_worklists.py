@@ -192,7 +192,8 @@ def test_the_pages_show_the_lists_with_their_one_click_actions(
     owner = Client()
     owner.force_login(make_user("api-clinician", "clinician"))
     listed = owner.get("/admin/worklists/results-to-review/").content.decode()
-    assert "DOSEY, Ada" in listed and "Abnormal: PLT high, HGB low" in listed
+    assert "DOSEY, Ada" in listed
+    assert "Abnormal: Platelets 450 ×10⁹/L, high; Haemoglobin 120 g/L, low" in listed
     assert f"/admin/patients/{patient}/orders/{lab}/acknowledge/" in listed
     back = owner.post(f"/admin/patients/{patient}/orders/{lab}/acknowledge/"
                       "?next=/admin/worklists/results-to-review/")
@@ -224,3 +225,14 @@ def test_check_finds_the_new_views_clean_and_a_rebuild_gives_the_same_lists(
     assert [strip(x) for x in after[0]] == [strip(x) for x in before[0]]
     assert [strip(x) for x in after[1]] == [strip(x) for x in before[1]]
     assert after[0] and after[1]
+
+
+def test_results_to_review_names_the_abnormal_values_in_words(
+        team, patient, make_user, drain_worklists) -> None:
+    resulted(team, patient)
+    drain_worklists()
+    owner = Client()
+    owner.force_login(make_user("api-clinician", "clinician"))
+    listed = owner.get("/admin/worklists/results-to-review/").content.decode()
+    assert "Abnormal: Platelets 450 ×10⁹/L, high; Haemoglobin 120 g/L, low" in listed
+    assert "PLT high" not in listed and "UTC" not in listed

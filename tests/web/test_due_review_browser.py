@@ -85,7 +85,8 @@ def test_a_clinician_acknowledges_a_result_from_the_list(live_server, browser, w
     login(page, base, "doctor")
     page.goto(f"{base}/admin/worklists/results-to-review/")
     row = page.locator("#result_list tbody tr").first
-    assert "DUELIST, Vera" in row.inner_text() and "Abnormal: HGB low" in row.inner_text()
+    assert "DUELIST, Vera" in row.inner_text()
+    assert "Abnormal: Haemoglobin 95 g/L, low" in row.inner_text()
     page.screenshot(path=str(shots / f"results-to-review-{width}.png"), full_page=True)
     row.locator("button", has_text="Acknowledge").click()
     assert "Results acknowledged." in page.inner_text("ul.messagelist")

@@ -89,3 +89,21 @@ def test_results_show_beside_other_orders_and_a_stale_form_is_reshown(
     assert nurse.post(url, {**values, "etag": fresh}).status_code == 302
     chart = doc.get(f"/admin/patients/{lab['pid']}/").content.decode()
     assert "Haemoglobin" in chart and "No results." not in chart
+
+
+def test_results_read_in_words_with_their_precision_on_the_chart_and_order_page(
+        make_user, lab) -> None:
+    nurse = _login(make_user, "ward-nurse", "nurse")
+    url = f"/admin/patients/{lab['pid']}/orders/{lab['oid']}/results/"
+    etag = nurse.get(url).context["form"].initial["etag"]
+    done = nurse.post(url, {"results.HGB": "120.0", "results.WBC": "5.0",
+                            "results.PLT": "450", "etag": etag})
+    assert done.status_code == 302
+    summary = "<strong>Abnormal:</strong> Platelets 450 ×10⁹/L, high; Haemoglobin 120.0 g/L, low"
+    for page in (f"/admin/patients/{lab['pid']}/",
+                 f"/admin/patients/{lab['pid']}/orders/{lab['oid']}/"):
+        html = nurse.get(page).content.decode()
+        assert summary in html, page
+        assert '<td class="result-value">5.0</td>' in html  # not "5"
+        assert '<td class="result-value">120.0</td>' in html
+        assert "UTC" not in html and "resulted 20" not in html  # local time, in words

@@ -370,13 +370,26 @@ MEDS_DUE_COLUMNS = [
     Column("Bed", lambda r: r.get("bed") or "—"), *PERSON,
     Column("Medication", _get("description"), href=_order_page),
 ]
+
+
+def _analyte_names() -> dict[str, str]:
+    """Analyte names by code, from the LabTest reference data (cached per process)."""
+    return {a["code"]: a.get("name") or a["code"]
+            for test in reference.all_of(get_store(), "LabTest").values()
+            for a in test.get("analytes") or ()}
+
+
 def _flags(r: dict[str, Any]) -> str:
     """A result's flags in words: "Abnormal: Potassium 6.1 mmol/L, high; Sodium 128 mmol/L,
-    low" (rows projected before the values were kept in words name the analytes by code)."""
+    low". A row projected before the values were kept in words names its analytes from the
+    reference data ("Abnormal: Potassium high; Sodium low")."""
     if not r.get("abnormal"):
         return "Within range"
-    words = r.get("abnormalValues") or (
-        [f"{a} high" for a in r.get("high") or ()] + [f"{a} low" for a in r.get("low") or ()])
+    words = r.get("abnormalValues")
+    if not words:
+        names = _analyte_names()
+        words = ([f"{names.get(a, a)} high" for a in r.get("high") or ()]
+                 + [f"{names.get(a, a)} low" for a in r.get("low") or ()])
     return "Abnormal: " + "; ".join(words)
 
 

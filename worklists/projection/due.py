@@ -20,14 +20,15 @@ LISTED = ("due", "late", "upcoming")  # upcoming only when its time is within WI
 
 def doses_due(row: Mapping[str, Any], now: datetime, tz: tzinfo,
               within: timedelta = WITHIN) -> list[dict[str, Any]]:
-    """The row's open dose times of today (in ``tz``) up to ``now + within``: late ones of
-    earlier today, due ones, and upcoming ones within the window, each with its status."""
+    """The row's open dose times of today (in ``tz``, the hospital's time zone) up to
+    ``now + within``: late ones of earlier today, due ones, and upcoming ones within the
+    window, each with its status and ``slotId`` (the MAR's name for it)."""
     horizon = now + within
     today = mar.Day(now.astimezone(tz).date(), tz)
     days = [today]
     if horizon >= today.end:  # the window crosses midnight
         days.append(mar.Day(today.day + timedelta(days=1), tz))
-    recorded = set(row.get("recorded") or ())
+    recorded = {mar.slot_key(mar.parse_instant(r)) for r in row.get("recorded") or ()}
     order = {**row, "kind": "medication", "asNeeded": False}
     hours = row.get("frequencyHours") or 0
     doses = []
@@ -35,10 +36,11 @@ def doses_due(row: Mapping[str, Any], now: datetime, tz: tzinfo,
         for moment in mar.slot_times(order, hours, day):
             if moment > horizon:
                 break
-            text = mar.instant_text(moment)
-            if text in recorded:
+            if mar.slot_key(moment) in recorded:
                 continue
             status = mar.slot_status(moment, None, now, day.end)
             if status in LISTED:
-                doses.append({**row, "scheduledFor": text, "doseStatus": status})
+                doses.append({**row, "scheduledFor": mar.instant_text(moment),
+                              "slotId": mar.slot_id(str(row.get("orderId") or ""), moment),
+                              "doseStatus": status})
     return doses

@@ -115,19 +115,10 @@ def next_dose_time(order: dict[str, Any]) -> str | None:
         # than a patient whose rows are marked not current until the order is repaired.
         raise UnreadableCourse(f"order {order.get('orderId')}: "
                                + "; ".join(f"{e['field']}: {e['message']}" for e in unreadable))
-    recorded = set(order.get("recorded") or ())
-    start = mar.order_start(order)
-    end = mar.order_end(order)
-    hours = float(order["frequencyHours"] or 0)
-    step = mar.slot_step(hours)
-    for k in range(len(recorded) + 1 if step else 1):
-        moment = start if step is None else start + k * step
-        if end is not None and moment >= end:
-            return None
-        text = mar.instant_text(moment)
-        if text not in recorded:
-            return text
-    return None
+    recorded = {mar.slot_key(mar.parse_instant(r)) for r in order.get("recorded") or ()}
+    moment = mar.first_open_slot({**order, "kind": "medication"},
+                                 order["frequencyHours"] or 0, recorded)
+    return mar.instant_text(moment) if moment is not None else None
 
 
 def medication_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
@@ -149,7 +140,8 @@ def medication_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
                     "status": o.get("status"), "description": o.get("description") or "",
                     "urgency": o.get("urgency") or "routine", "placedAt": o.get("placedAt"),
                     **{n: o.get(n) for n in ("medicationName", "dose", "unit", "route",
-                                             "startAt", "endAt", "frequencyHours")},
+                                             "startAt", "endAt", "frequencyHours",
+                                             "schedule")},
                     "recorded": list(o.get("recorded") or ()), "nextDueAt": due}
         query = {**pq, "QueryBed": loc["QueryBed"], "QueryNextDue": due}
         rows.append(Row(MEDS_DUE, str(loc["wardId"]), order_id, contents, query))
@@ -166,7 +158,7 @@ def review_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
             continue  # no ordering clinician on record: nobody's list to put it on
         contents = {**person, **{n: r.get(n) for n in (
             "orderId", "kind", "description", "resultedAt", "resultedByName", "abnormal",
-            "high", "low")}, "wardId": loc["wardId"], "bed": loc["bed"]}
+            "high", "low", "abnormalValues")}, "wardId": loc["wardId"], "bed": loc["bed"]}
         query = {**pq, "QueryBed": loc["QueryBed"], "QueryResultedAt": r.get("resultedAt"),
                  "QueryAbnormal": 1 if r.get("abnormal") else 0, "QueryKind": r.get("kind")}
         rows.append(Row(REVIEWS, str(r["placedBy"]), order_id, contents, query))

@@ -17,7 +17,7 @@ from typing import Any
 from patients.domain.events import ORDER_PLACED, REPAIRABLE_ORDER_FIELDS, EventType
 from patients.domain.orders import ACTIVE, ORDER_STATUS_AFTER, Order, OrderStatus
 from patients.domain.records import Admission, AdmissionStatus, Patient
-from patients.domain.results import RESULT_KINDS, flags_summary
+from patients.domain.results import RESULT_KINDS, abnormal_in_words, flags_summary
 from worklists.projection.state import SHAPE, PatientState, Row, RowKey
 
 PATIENT_FIELDS = ("mrn", "givenName", "familyName", "birthDate", "sex")
@@ -29,10 +29,10 @@ ORDER_KIND_BY_EVENT = {event: kind for kind, event in ORDER_PLACED.items()}
 # A medication order's schedule, kept for "Medications due" (``recorded``: the dose times
 # answered, given or not given, as stored instants).
 MEDICATION_FIELDS = ("medicationName", "dose", "unit", "route", "startAt", "endAt",
-                     "frequencyHours", "asNeeded")
+                     "frequencyHours", "asNeeded", "schedule")
 MAX_RECORDED = 200  # dose times kept per order: a q4h course of a month; older ones drop out
 REVIEW_FIELDS = ("orderId", "placedBy", "kind", "description", "resultedAt", "resultedByName",
-                 "abnormal", "high", "low")
+                 "abnormal", "high", "low", "abnormalValues")
 PLACED_STATUS = OrderStatus.CREATED.value  # when the placing event does not say
 # Events that change nothing any view shows: applied by bumping the sequence only.
 NO_VIEW_EFFECT = frozenset({EventType.ALLERGY_ADDED, EventType.ALLERGY_REMOVED,
@@ -94,7 +94,10 @@ def _review(data: Mapping[str, Any]) -> dict[str, Any]:
               "resultedAt": results.get("resultedAt"),
               "resultedByName": results.get("resultedByName") or results.get("resultedBy"),
               "abnormal": bool(flags.get("abnormal")), "high": list(flags.get("high") or ()),
-              "low": list(flags.get("low") or ())}
+              "low": list(flags.get("low") or ()),
+              # in words from the values the event carries ("Sodium 128 mmol/L, low"): the
+              # row needs no reference data to name an analyte
+              "abnormalValues": abnormal_in_words(results.get("values") or ())}
     if not review["orderId"] or not review["resultedAt"]:
         raise NeedsSource("results without their order or time")
     return review

@@ -14,8 +14,9 @@ RowKey = tuple[str, str, str]  # (view, bucket, row id)
 # shape lacks what newer views need, or owns rows of an older format: the guard rebuilds its
 # state from the source record instead of folding onto it, and every row is written again.
 # 2: medications due, results to review. 3: name rows carry the folded given name.
-# 4: patients by year of birth.
-SHAPE = 4
+# 4: patients by year of birth. 5: medication rows carry the order's schedule (standard
+# local dose times) and answer dose times by their minute.
+SHAPE = 5
 
 
 @dataclass(frozen=True)
