@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
+from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
@@ -33,6 +34,7 @@ from hisadmin.models import ApiToken, SecurityEvent
 log = logging.getLogger("hisadmin.staff")
 
 HEADER = ("username", "full_name", "email", "roles")
+PASSWORD_COLUMN = "password"  # optional fifth column: the account's first password
 ROLE_SEPARATOR = ";"
 CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
 # The roles any admin gives or takes away; the admin role only a superuser (or the operator
@@ -53,6 +55,7 @@ class StaffRow:
     full_name: str
     email: str
     roles: frozenset[Role]
+    password: str = field(default="", repr=False)  # "" leaves the password as it is
 
 
 @dataclass
@@ -89,9 +92,11 @@ def read_roster(text: str) -> list[StaffRow]:
     header = next(reader, None)
     if header is None:
         raise StaffError("the file is empty; its first line must be " + ",".join(HEADER))
-    if tuple(h.strip().lower() for h in header) != HEADER:
+    columns = tuple(h.strip().lower() for h in header)
+    if columns not in (HEADER, (*HEADER, PASSWORD_COLUMN)):
         raise StaffError(
-            f"line 1: the header must be {','.join(HEADER)} (found {','.join(header)[:120]})"
+            f"line 1: the header must be {','.join(HEADER)}, optionally followed by "
+            f"{PASSWORD_COLUMN} (found {','.join(header)[:120]})"
         )
     rows: list[StaffRow] = []
     seen: dict[str, int] = {}
@@ -100,12 +105,13 @@ def read_roster(text: str) -> list[StaffRow]:
         line = reader.line_num
         if not any(v.strip() for v in values):
             continue  # blank lines are allowed (a trailing newline, a spacer)
-        if len(values) != len(HEADER):
+        if len(values) != len(columns):
             raise StaffError(
-                f"line {line}: expected {len(HEADER)} fields "
-                f"({','.join(HEADER)}), found {len(values)}"
+                f"line {line}: expected {len(columns)} fields "
+                f"({','.join(columns)}), found {len(values)}"
             )
-        username, full_name, email, roles = (v.strip() for v in values)
+        username, full_name, email, roles = (v.strip() for v in values[:4])
+        password = values[4] if len(values) > 4 else ""  # as typed: spaces count
         where = f"line {line}, "
         if not username:
             raise StaffError(f"{where}username: it is empty")
@@ -129,6 +135,8 @@ def read_roster(text: str) -> list[StaffRow]:
                 validate_email(email)
             except ValidationError:
                 raise StaffError(f"{where}email: {email[:60]!r} is not an email address") from None
+        if password:
+            check_password(password, username, full_name, email, where=where)
         rows.append(
             StaffRow(
                 line,
@@ -136,9 +144,22 @@ def read_roster(text: str) -> list[StaffRow]:
                 full_name,
                 email,
                 parse_roles(roles.split(ROLE_SEPARATOR), where=f"{where}roles: "),
+                password,
             )
         )
     return rows
+
+
+def check_password(password: str, username: str, full_name: str, email: str, *,
+                   where: str = "") -> None:
+    """The password validators of the settings, with the row's own name and email to be
+    unlike; a :class:`StaffError` naming the line and what is wrong (never the password)."""
+    first, last = split_name(full_name)
+    user = get_user_model()(username=username, first_name=first, last_name=last, email=email)
+    try:
+        validate_password(password, user)
+    except ValidationError as exc:
+        raise StaffError(f"{where}password: {' '.join(exc.messages)}") from None
 
 
 def split_name(full_name: str) -> tuple[str, str]:
@@ -211,9 +232,10 @@ def import_staff(
     rows: Sequence[StaffRow], *, actor: Actor, progress: Callable[[int], object] = lambda n: None
 ) -> ImportReport:
     """Create or update one account per row, idempotently: full name, email and exactly the
-    row's roles. New accounts get no usable password (they are given one by an admin, or
-    sign in through the hospital's identity provider); an existing account keeps its
-    password and its active flag (deactivation is deliberate, never a side effect)."""
+    row's roles. New accounts get the row's password (checked by :func:`read_roster`), else
+    no usable one (they are given one by an admin, or sign in through the hospital's
+    identity provider); an existing account keeps its password unless the row gives another,
+    and always its active flag (deactivation is deliberate, never a side effect)."""
     report = ImportReport()
     model = get_user_model()
     with transaction.atomic():
@@ -225,7 +247,10 @@ def import_staff(
                 user = model(
                     username=row.username, first_name=first, last_name=last, email=row.email
                 )
-                user.set_unusable_password()
+                if row.password:
+                    user.set_password(row.password)
+                else:
+                    user.set_unusable_password()
                 user.save()
                 _set_groups(user, row.roles, groups, actor=actor)
                 _record(user, f"created with roles {_names(row.roles)}", actor, created=True)
@@ -252,6 +277,10 @@ def _update(
         changes.append("email changed")
     if changes:
         user.save(update_fields=["first_name", "last_name", "email"])
+    if row.password and not user.check_password(row.password):
+        user.set_password(row.password)
+        user.save(update_fields=["password"])
+        changes.append("password set")
     held = roles_held(user)
     if held != row.roles:
         _set_groups(user, row.roles, groups, actor=actor)

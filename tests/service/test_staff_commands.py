@@ -183,3 +183,34 @@ def test_changes_are_attributed_to_the_admin_named(tmp_path) -> None:
     with pytest.raises(CommandError, match="--by 'aoko': not an active user who may change"):
         call_command("set_roles", "bnurse", "admin", "--by", "aoko")
     assert _state() == before
+
+
+@pytest.mark.parametrize(("password", "why"), [
+    ("nursenurse", "too short"),
+    ("123456789012345", "entirely numeric"),
+    ("password123456", "too common"),
+    ("ben.hale.hospital", "too similar"),
+])
+def test_a_weak_password_in_a_roster_names_its_row_and_imports_nothing(
+    tmp_path, password: str, why: str
+) -> None:
+    roster = ("username,full_name,email,roles,password\n"
+              f"aoko,Ada Okonkwo,,clinician,{TEST_PASSWORD}\n"
+              f"ben.hale,Ben Hale,ben.hale@hospital.example,nurse,{password}\n")
+    with pytest.raises(CommandError) as refused:
+        call_command("import_staff", _roster(tmp_path, roster))
+    message = str(refused.value)
+    assert "nothing imported: line 3, password:" in message and why in message
+    assert password not in message  # the error names the row, never repeats the password
+    assert not User.objects.exists()
+
+
+def test_a_roster_password_is_set_and_changed_only_when_it_differs(tmp_path, capsys) -> None:
+    roster = "username,full_name,email,roles,password\naoko,Ada Okonkwo,,clinician,{}\n"
+    call_command("import_staff", _roster(tmp_path, roster.format(TEST_PASSWORD)))
+    assert User.objects.get(username="aoko").check_password(TEST_PASSWORD)
+    call_command("import_staff", _roster(tmp_path, roster.format(TEST_PASSWORD)))
+    assert "0 updated, 1 unchanged" in capsys.readouterr().out
+    call_command("import_staff", _roster(tmp_path, roster.format("Ward-7 rounds at dawn")))
+    assert "1 updated" in capsys.readouterr().out
+    assert User.objects.get(username="aoko").check_password("Ward-7 rounds at dawn")

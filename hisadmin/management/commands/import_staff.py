@@ -14,7 +14,8 @@ from hisadmin.management.cli import add_by_argument, progress_bar
 class Command(BaseCommand):
     help = (
         "Import staff from a CSV file with the header username,full_name,email,roles "
-        "(roles separated by ';'): creates, updates and reports unchanged accounts."
+        "(roles separated by ';'), optionally followed by password (checked by the password "
+        "validators): creates, updates and reports unchanged accounts."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
