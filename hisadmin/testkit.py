@@ -130,13 +130,15 @@ class SeededPatient:
 def his_patient(his_api_client: Callable[..., Any], his_reference_data: None
                 ) -> Callable[..., SeededPatient]:
     """``his_patient(family="Doe", given="Jo", birth_date="1960-01-01", department="MED",
-    ward="MED-1", admit=True, orders=("medication", "lab", "imaging"))``."""
+    ward="MED-1", admit=True, orders=("medication", "lab", "imaging"),
+    allergies_asked=True)``: an admitted patient's allergies are asked (no known
+    allergies recorded) unless ``allergies_asked=False``."""
     clients = {"clerk": his_api_client("clerk"), "clinician": his_api_client("clinician"),
                "nurse": his_api_client("nurse")}
 
     def make(family: str = "Doe", *, given: str = "Jo", birth_date: str = "1960-01-01",
              department: str = "MED", ward: str = "MED-1", admit: bool = True,
-             orders: tuple[str, ...] = ()) -> SeededPatient:
+             orders: tuple[str, ...] = (), allergies_asked: bool = True) -> SeededPatient:
         created = clients["clerk"].post("/api/v1/patients", {
             "given_name": given, "family_name": family, "birth_date": birth_date,
             "confirm_not_duplicate": True}, content_type=JSON)
@@ -150,6 +152,10 @@ def his_patient(his_api_client: Callable[..., Any], his_reference_data: None
             content_type=JSON)
         assert admitted.status_code == 201, admitted.content
         seeded.admission_id = admitted.json()["id"]
+        if allergies_asked:  # else a medication order needs an allergy-status override
+            asked = clients["clinician"].post(f"/api/v1/patients/{seeded.id}/allergies/none",
+                                              content_type=JSON)
+            assert asked.status_code in (200, 201), asked.content
         for kind in orders:
             placed = clients["clinician"].post(f"/api/v1/patients/{seeded.id}/orders", {
                 "kind": kind, **ORDER_BODIES[kind]}, content_type=JSON)

@@ -22,9 +22,11 @@ from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.domain import dose_times, mar
+from patients.domain.checks import CHECK_LABELS
 from patients.domain.errors import DomainError, OrderConflicts
 from patients.domain.orders import ADMINISTRABLE, STATUS_LABELS
 from patients.domain.units import DOSE_DIMENSIONS
+from patients.pages import guard_warnings
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context
 from patients.persistence import queries, reference
 from patients.use_cases.administrations import SlotRequired
@@ -48,8 +50,12 @@ def _local(moment: str | datetime | None) -> datetime | None:
 
 
 def _entry_view(e: dict[str, Any]) -> dict[str, Any]:
-    """An administration as the page shows it (local times, the reason by name)."""
+    """An administration as the page shows it (local times, the reason by name, each guard
+    overridden: ``overrides_shown``)."""
+    overridden = e.get("overrides") or ([e["override"]] if e.get("override") else [])
     return {**e, "status_label": mar.STATUS_LABELS.get(mar.entry_status(e), ""),
+            "overrides_shown": [{**o, "label": CHECK_LABELS.get(o.get("check", ""), "")}
+                                for o in overridden],
             "when": _local(e.get("administeredAt") or e.get("at")),
             "reason_label": mar.NOT_GIVEN_REASONS.get(e.get("reason") or "", "")}
 
@@ -202,10 +208,12 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
         "administered_at": timezone.now().astimezone(hospital_time_zone()).replace(
             second=0, microsecond=0, tzinfo=None),
         "slot_id": slot, "etag": order["etag"]})
+    guards = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         at = data["administered_at"]
-        overrides = {"prn-interval": data["prn_override"]} if data.get("prn_override") else {}
+        signature = guard_warnings.dose_signature(order_id, data)
+        overrides = guard_warnings.given_reasons(request.POST, signature)
         try:
             administer_asking(form, use_cases.Administer(
                 patient_id, order_id, data["dose"], data["unit"] or "", data["note"],
@@ -214,12 +222,10 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
                 reason=data["reason"], reason_detail=data["reason_detail"],
                 slot_id=data.get("slot_id") or "", overrides=overrides),
                 actor=actor_for(request.user))
-        except OrderConflicts as exc:
-            form = RecordDoseForm(data_in, units=units, conflict=exc.conflicts[0].detail)
-            form.is_valid()
-            if "prn_override" in form.errors:
-                del form.errors["prn_override"]
-            form.add_error("prn_override", "Give a reason to record this dose sooner.")
+        except OrderConflicts as exc:  # each guard with its own reason box
+            guards = guard_warnings.refused(
+                exc, signature, overrides,
+                answered=request.POST.get("signature") == signature)
         except StaleWrite:
             form.add_error(None, STALE_MESSAGE)
             data = form.data.copy()
@@ -232,8 +238,9 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
                              else "Dose not given recorded.")
             return redirect(back)
     return admin.site.render(request, "patients/mar_record.html", {
-        **context, "form": form, "submit": "Record", "order": order, "slot_time": slot_time,
-        "back": back}, title=f"Record a dose: {order['description']}")
+        **context, "form": form, "submit": "Record anyway" if guards else "Record",
+        "order": order, "slot_time": slot_time, "back": back, "guards": guards},
+        title=f"Record a dose: {order['description']}")
 
 
 def _valid_instant(value: str) -> bool:

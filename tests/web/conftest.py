@@ -36,10 +36,11 @@ def team(api_client: Callable[..., Client], reference_data: None) -> dict[str, C
 @pytest.fixture
 def admit(team: dict[str, Client]) -> Callable[..., str]:
     """``admit(family, bed="", reason=...)`` registers a patient, admits them to MED-1
-    through the API and returns their id."""
+    through the API and returns their id. Their allergies are asked (no known allergies)
+    unless ``allergies_asked=False``: a medication ordered otherwise needs an override."""
 
     def admit(family: str, *, given: str = "Ann", bed: str = "", reason: str = "Pneumonia",
-              birth_date: str = "1955-02-02") -> str:
+              birth_date: str = "1955-02-02", allergies_asked: bool = True) -> str:
         pid = team["clerk"].post("/api/v1/patients", {
             "given_name": given, "family_name": family, "birth_date": birth_date},
             content_type="application/json").json()["id"]
@@ -47,6 +48,10 @@ def admit(team: dict[str, Client]) -> Callable[..., str]:
             "department_id": "MED", "ward_id": "MED-1", "bed": bed, "reason": reason},
             content_type="application/json")
         assert r.status_code == 201, r.content
+        if allergies_asked:
+            asked = team["doc"].post(f"/api/v1/patients/{pid}/allergies/none",
+                                     content_type="application/json")
+            assert asked.status_code in (200, 201), asked.content
         return pid
 
     return admit

@@ -30,7 +30,7 @@ def _cleaning(team, his_store, pid: str) -> None:
 
 
 def test_it_shows_every_bed_as_a_card_with_the_ward_counts(login, team, admit, his_store) -> None:
-    admit("Cardholder", bed="M101")
+    admit("Cardholder", bed="M101", allergies_asked=False)
     _cleaning(team, his_store, admit("Leaver", bed="M102"))
     page = login("nurse").get("/admin/wards/MED-1/")
     assert page.status_code == 200

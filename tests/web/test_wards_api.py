@@ -45,7 +45,7 @@ def test_it_lists_wards_with_their_counts(team, admit) -> None:
 
 
 def test_it_lists_a_wards_beds_with_the_occupant(team, admit) -> None:
-    pid = admit("Occupant", bed="M103", birth_date="1950-01-01")
+    pid = admit("Occupant", bed="M103", birth_date="1950-01-01", allergies_asked=False)
     beds = _beds(team["clerk"])
     assert list(beds)[:3] == ["M101", "M102", "M103"]  # the ward's order
     bed = beds["M103"]
