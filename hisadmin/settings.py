@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from hisadmin.core.env import envbool, envint, envlist, envstr
 from hisadmin.core.files import private_dir
 from hisadmin.core.inputs import check_zone_name
+from hisadmin.core.log_redaction import install as install_log_redaction
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("HIS_VAR_DIR", str(BASE_DIR / "var")))
@@ -134,6 +135,9 @@ USE_TZ = True
 # Where a time sent without an offset (an order's start, a dose time) was meant: an IANA
 # name, checked at start-up; unset, the server's TIME_ZONE.
 HOSPITAL_TIME_ZONE = check_zone_name(envstr("HOSPITAL_TIME_ZONE", "") or TIME_ZONE)
+# The ward's day shift in local time, "HH:MM-HH:MM"; the night shift is the rest. The MAR
+# shows the shift on now first (patients.pages.mar_shifts).
+WARD_DAY_SHIFT = envstr("WARD_DAY_SHIFT", "07:30-19:30")
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
@@ -212,6 +216,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {"cosmos_backend.ru": {"level": "INFO"}},
 }
+install_log_redaction()  # exceptions in logs by class, never by message (typed text)
 
 # --------------------------------------------------------------------------- shared ward computers
 # A session with no activity for IDLE_TIMEOUT_MINUTES ends (the worklists' own refreshes do
