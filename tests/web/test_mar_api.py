@@ -12,7 +12,7 @@ from django.test import Client
 pytestmark = pytest.mark.django_db
 J = "application/json"
 AMOX = {"kind": "medication", "medication_code": "AMOX", "dose": "1", "unit": "g",
-        "route": "PO", "frequency": "Q8H"}
+        "route": "PO", "frequency": "Q8H", "first_dose": "now"}  # a dose time at the start
 PARA_PRN = {"kind": "medication", "medication_code": "PARA", "dose": "1000", "unit": "mg",
             "route": "PO", "frequency": "Q6H", "as_needed": True}
 
@@ -55,7 +55,8 @@ def test_a_nurse_records_a_dose_at_its_time_and_the_mar_shows_it(
     assert day["date"] == start.date().isoformat()
     [row] = day["orders"]
     assert row["order_id"] == base.rsplit("/", 1)[1] and row["frequency_hours"] == 8
-    assert [s["scheduled_for"][11:16] for s in row["slots"]] == ["00:00", "08:00", "16:00"]
+    assert [s["scheduled_for"][11:16] for s in row["slots"]] == [
+        "00:00", "06:00", "14:00", "22:00"]  # then Q8H's standard times
     first = row["slots"][0]
     assert first["status"] == "given" and first["administration"]["dose"] == "1000"
     assert first["administration"]["unit"] == "mg" and first["administration"]["by"] == (
@@ -100,6 +101,8 @@ def test_reasons_are_read_with_underscores_and_other_takes_the_note(
         "status": "not_given", "reason": "patient_absent"}, content_type=J)
     assert absent.status_code == 201, absent.content
     assert absent.json()["administrations"][0]["reason"] == "patient-absent"
+    # each record closes one dose time: the next one is another order's
+    base = ready(team, admitted, {**PARA_PRN, "as_needed": False, "first_dose": "now"})
     other = team["nurse"].post(f"{base}/administrations", {
         "status": "not_given", "reason": "other", "note": "In theatre"}, content_type=J)
     assert other.status_code == 201, other.content
@@ -191,3 +194,47 @@ def test_the_openapi_documents_the_answers(team: dict[str, Client]) -> None:
     body = post["requestBody"]["content"]["application/json"]["schema"]
     assert "mar" in str(spec["paths"].keys())
     assert body
+
+
+def test_a_dose_names_its_slot_by_id_or_by_a_time_with_microseconds_and_only_once(
+        team: dict[str, Client], admitted: str) -> None:
+    base = ready(team, admitted, AMOX)
+    day = team["nurse"].get(f"/api/v1/patients/{admitted}/mar").json()
+    first, *rest = day["orders"][0]["slots"]
+    assert first["slot_id"].startswith(base.rsplit("/", 1)[1] + ".")
+    by_id = team["nurse"].post(f"{base}/administrations", {
+        "status": "not_given", "reason": "held", "slot_id": first["slot_id"]}, content_type=J)
+    assert by_id.status_code == 201, by_id.content
+    assert by_id.json()["administrations"][0]["slot_id"] == first["slot_id"]
+    again = team["nurse"].post(f"{base}/administrations", {
+        "status": "not_given", "reason": "held",
+        "scheduled_for": first["scheduled_for"].replace("+00:00", ".123456+00:00")},
+        content_type=J)
+    assert again.status_code == 409 and "conflicts" in again.json(), again.content
+    closed = team["nurse"].get(f"/api/v1/patients/{admitted}/mar").json()
+    assert closed["orders"][0]["slots"][0]["status"] == "not_given"
+    if rest:  # a later dose time of today, named by its time to the microsecond
+        later = team["nurse"].post(f"{base}/administrations", {
+            "status": "not_given", "reason": "refused",
+            "scheduled_for": rest[0]["scheduled_for"].replace("+00:00", ".654321+00:00")},
+            content_type=J)
+        assert later.status_code == 201, later.content
+        assert later.json()["administrations"][-1]["slot_id"] == rest[0]["slot_id"]
+
+
+def test_a_dose_with_no_slot_due_is_422_naming_slot_id_with_the_candidates(
+        team: dict[str, Client], admitted: str) -> None:
+    base = ready(team, admitted, {**AMOX, "first_dose": "next"})
+    day = team["nurse"].get(f"/api/v1/patients/{admitted}/mar").json()
+    slots = day["orders"][0]["slots"]
+    r = team["nurse"].post(f"{base}/administrations", {
+        "status": "not_given", "reason": "held"}, content_type=J)
+    if any(s["status"] == "due" for s in slots):
+        assert r.status_code == 201, r.content  # the one due is answered
+        return
+    assert r.status_code == 422, r.content
+    problem = r.json()
+    assert problem["type"].endswith("/slot-required")
+    assert problem["errors"][0]["field"] == "slot_id"
+    assert [c["slot_id"] for c in problem["candidates"]] == [
+        s["slot_id"] for s in slots if s["status"] in ("upcoming", "due", "late")]
