@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from decimal import Decimal
 from typing import Any
 
@@ -54,8 +54,9 @@ def _gap(delta: timedelta) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def _when(moment: datetime) -> str:
-    return moment.isoformat(timespec="minutes")
+def _when(moment: datetime, tz: tzinfo) -> str:
+    """A time as a ward reads it: local, to the minute ("Wed 25 Nov, 14:00")."""
+    return moment.astimezone(tz).strftime("%a %d %b, %H:%M")
 
 
 def _parse(value: str | datetime) -> datetime:
@@ -63,12 +64,15 @@ def _parse(value: str | datetime) -> datetime:
 
 
 # ------------------------------------------------------------------ early
-def early_dose(slot: datetime | None, at: datetime, window: timedelta) -> Conflict | None:
-    """A dose given more than ``window`` before the slot it answers (none without a slot)."""
+def early_dose(slot: datetime | None, at: datetime, window: timedelta, tz: tzinfo = UTC
+               ) -> Conflict | None:
+    """A dose given more than ``window`` before the slot it answers (none without a slot);
+    times said in ``tz``."""
     if slot is None or at >= slot - window:
         return None
     return Conflict(EARLY_DOSE, (
-        f"This dose is for {_when(slot)} and is being given at {_when(at)}, {_gap(slot - at)} "
+        f"This dose is for {_when(slot, tz)} and is being given at {_when(at, tz)}, "
+        f"{_gap(slot - at)} "
         f"early; doses are given at most {int(window.total_seconds() // 60)} min before their "
         "time."))
 
@@ -90,7 +94,7 @@ def min_interval_hours(order: Entry, frequency: Entry | None, medication: Entry 
 
 
 def dose_interval(doses: Iterable[GivenDose], order_id: str, at: datetime,
-                  hours: Decimal | None, *, name: str) -> Conflict | None:
+                  hours: Decimal | None, *, name: str, tz: tzinfo = UTC) -> Conflict | None:
     """A dose given sooner than ``hours`` after (or before, for a dose recorded late) another
     dose of the same order (``order_id``) given."""
     if not hours:
@@ -102,7 +106,7 @@ def dose_interval(doses: Iterable[GivenDose], order_id: str, at: datetime,
     nearest = min(close, key=lambda t: abs(at - t))
     return Conflict(DOSE_INTERVAL, (
         f"{name}: at least {_text(hours)} h between doses; a dose was given at "
-        f"{_when(nearest)}, {_gap(at - nearest)} {'before' if nearest <= at else 'after'} "
+        f"{_when(nearest, tz)}, {_gap(at - nearest)} {'before' if nearest <= at else 'after'} "
         "this one."))
 
 
@@ -161,13 +165,13 @@ def hard_stop(medication: Entry, before: Decimal, amount: Decimal, *, code: str)
 
 def guards(*, order: Entry, slot: datetime | None, at: datetime, window: timedelta,
            doses: list[GivenDose], medication: Entry, frequency: Entry | None,
-           amount: Decimal, code: str) -> list[Conflict]:
-    """Every guard the dose fails, in the order early, interval, daily."""
+           amount: Decimal, code: str, tz: tzinfo = UTC) -> list[Conflict]:
+    """Every guard the dose fails, in the order early, interval, daily (times in ``tz``)."""
     name = str(order.get("medicationName") or medication.get("name") or "This drug")
     if order.get("asNeeded"):
         name += " as needed"
-    found = [early_dose(slot, at, window),
+    found = [early_dose(slot, at, window, tz),
              dose_interval(doses, str(order.get("orderId") or ""), at,
-                           min_interval_hours(order, frequency, medication), name=name),
+                           min_interval_hours(order, frequency, medication), name=name, tz=tz),
              daily_dose(medication, given_in_day(doses, at), amount, code=code)]
     return [c for c in found if c is not None]
