@@ -135,6 +135,9 @@ USE_TZ = True
 # Where a time sent without an offset (an order's start, a dose time) was meant: an IANA
 # name, checked at start-up; unset, the server's TIME_ZONE.
 HOSPITAL_TIME_ZONE = check_zone_name(envstr("HOSPITAL_TIME_ZONE", "") or TIME_ZONE)
+# The ward's day shift in local time, "HH:MM-HH:MM"; the night shift is the rest. The MAR
+# shows the shift on now first (patients.pages.mar_shifts).
+WARD_DAY_SHIFT = envstr("WARD_DAY_SHIFT", "07:30-19:30")
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"

@@ -26,7 +26,7 @@ from patients.domain.checks import CHECK_LABELS
 from patients.domain.errors import DomainError, OrderConflicts
 from patients.domain.orders import ADMINISTRABLE, STATUS_LABELS
 from patients.domain.units import DOSE_DIMENSIONS
-from patients.pages import guard_warnings
+from patients.pages import guard_warnings, mar_shifts
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context
 from patients.persistence import queries, reference
 from patients.use_cases.administrations import SlotRequired
@@ -101,7 +101,7 @@ def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
         "rows": rows, "prn": prn, "can_record": policy.allows(request.user, "administer"),
         "previous_day": (day - timedelta(days=1)).isoformat(),
         "next_day": (day + timedelta(days=1)).isoformat(),
-        "time_zone": str(hospital_time_zone()),
+        "time_zone": str(hospital_time_zone()), **mar_shifts.context(columns, rows, day),
         "reasons": mar.NOT_GIVEN_REASONS},
         title=f"Medication record — {day:%a %d %b %Y}")
 
