@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import policy
+from hisadmin.core.local_time import human_time
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain.errors import UnknownOrder, UnknownPatient
@@ -54,9 +55,10 @@ def order_history(store: DocumentStore, patient_id: str, order_id: str) -> list[
 
 def _other_fields(order: dict[str, Any]) -> list[tuple[str, Any]]:
     """Fields of the order's kind this page has no row for (added later), by a readable
-    name, so every field is shown."""
+    name, so every field is shown; an instant (``…At``) in the hospital's time, in words."""
     return [
-        (re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize(), value)
+        (re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize(),
+         human_time(value) if key.endswith("At") else value)
         for key, value in sorted(order.items())
         if key not in SHOWN and not isinstance(value, dict | list) and value not in (None, "")
     ]
