@@ -151,6 +151,7 @@ def registered_urls(w: dict[str, str]) -> Iterator[str]:
         "code": "MED-1",
         "ward_id": "MED-1",
         "bed": "M101",
+        "subscription_id": "no-such-subscription",  # a webhook's pages answer 404, not 500
     }
     variants = [
         real,
