@@ -3,6 +3,7 @@ choose from. Read only, active entries only, snake_case keys; any clinical role 
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django.http import HttpRequest
@@ -11,6 +12,7 @@ from ninja import Field, Router, Schema
 from hisadmin.core import policy
 from hisadmin.core.store import get_store
 from patients.api.schemas import Problem
+from patients.domain.checks import hard_limits
 from patients.persistence import reference
 
 router = Router(tags=["reference data"])
@@ -27,6 +29,12 @@ class MedicationOut(Schema):
     dose_unit: str | None = Field(description="Unit code doses and the limits are given in")
     max_single_dose: Number | None = Field(description="largest single dose, in dose_unit")
     max_daily_dose: Number | None = Field(description="largest dose in 24 hours, in dose_unit")
+    hard_max_single_dose: Number | None = Field(
+        description="hard limit of a single dose, in dose_unit: no override passes it "
+        "(422 dose-hard-limit); twice max_single_dose when the entry sets none")
+    hard_max_daily_dose: Number | None = Field(
+        description="hard limit in 24 hours, in dose_unit: no override passes it; twice "
+        "max_daily_dose when the entry sets none")
     prn_min_interval_hours: Number | None = Field(
         description="least hours between two as-needed doses")
 
@@ -52,11 +60,23 @@ class LabTestOut(Schema):
 
 
 def medication_out(e: dict[str, Any]) -> dict[str, Any]:
+    """A medication as the API shows it, with the hard limits that apply (stored, or twice
+    the maximum)."""
+    hard_single, hard_daily = hard_limits(e)
     return {"code": e["code"], "name": e["name"], "ingredients": e.get("ingredients", []),
             "classes": e.get("classes", []), "routes": e.get("routes", []),
             "dose_unit": e.get("doseUnit"), "max_single_dose": e.get("maxSingleDose"),
             "max_daily_dose": e.get("maxDailyDose"),
+            "hard_max_single_dose": _number(hard_single),
+            "hard_max_daily_dose": _number(hard_daily),
             "prn_min_interval_hours": e.get("prnMinIntervalHours")}
+
+
+def _number(value: Decimal | None) -> Number | None:
+    """A limit as a JSON number (an int when whole)."""
+    if value is None:
+        return None
+    return int(value) if value == value.to_integral_value() else float(value)
 
 
 def allergen_out(e: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.domain import reference as rules
+from patients.domain.checks import hard_limits
 from patients.domain.errors import DomainError
 from patients.persistence import reference
 
@@ -110,6 +111,16 @@ class MedicationForm(EntryForm):
     max_daily_dose = forms.DecimalField(label="Max daily dose", min_value=Decimal("0.0001"),
                                         max_digits=12, decimal_places=4,
                                         help_text="In 24 hours, in the dose unit.")
+    hard_max_single_dose = forms.DecimalField(
+        label="Hard limit, single dose", required=False, min_value=Decimal("0.0001"),
+        max_digits=12, decimal_places=4,
+        help_text="No override passes it, at prescribing or at the bedside; at least the max "
+                  "single dose. Empty: twice the max single dose.")
+    hard_max_daily_dose = forms.DecimalField(
+        label="Hard limit, daily dose", required=False, min_value=Decimal("0.0001"),
+        max_digits=12, decimal_places=4,
+        help_text="In 24 hours; no override passes it; at least the max daily dose. Empty: "
+                  "twice the max daily dose.")
     prn_min_interval_hours = forms.DecimalField(
         label="PRN minimum interval (hours)", required=False, min_value=Decimal("0.25"),
         max_digits=5, decimal_places=2,
@@ -203,7 +214,8 @@ EXTRA_FIELDS: dict[str, dict[str, str]] = {
                   "min_interval_hours": "minIntervalHours", "once": "once", "prn": "prn"},
     "Medication": {"ingredients": "ingredients", "classes": "classes", "routes": "routes",
                    "dose_unit": "doseUnit", "max_single_dose": "maxSingleDose",
-                   "max_daily_dose": "maxDailyDose",
+                   "max_daily_dose": "maxDailyDose", "hard_max_single_dose": "hardMaxSingleDose",
+                   "hard_max_daily_dose": "hardMaxDailyDose",
                    "prn_min_interval_hours": "prnMinIntervalHours", "source": "source"},
     "Allergen": {"kind": "kind"},
     "Unit": {"dimension": "dimension", "factor": "factor"},
@@ -275,6 +287,9 @@ def _details(type_name: str, entry: dict[str, Any], store: DocumentStore) -> str
         if entry.get("maxSingleDose") is not None:
             parts.append(f"up to {entry['maxSingleDose']} {unit_name} a dose, "
                          f"{entry.get('maxDailyDose')} {unit_name} a day")
+            hard_single, hard_daily = hard_limits(entry)
+            parts.append(f"hard stop above {_number(hard_single)} {unit_name} a dose, "
+                         f"{_number(hard_daily)} {unit_name} a day")
         return "; ".join(p for p in parts if p)
     if type_name == "Allergen":
         return rules.ALLERGEN_KIND_LABELS.get(entry.get("kind", ""), "")
@@ -287,6 +302,11 @@ def _details(type_name: str, entry: dict[str, Any], store: DocumentStore) -> str
             f"{units.get(a['unit'], {}).get('name', a['unit'])}"
             for a in entry.get("analytes", []))
     return ""
+
+
+def _number(value: Decimal | None) -> str:
+    """A limit as typed: 2000, not 2000.0000."""
+    return "—" if value is None else format(value.normalize(), "f")
 
 
 def _type_or_404(type_name: str) -> str:

@@ -13,7 +13,8 @@ from patients import use_cases
 pytestmark = pytest.mark.django_db
 
 MEDICATION_KEYS = {"code", "name", "ingredients", "classes", "routes", "dose_unit",
-                   "max_single_dose", "max_daily_dose", "prn_min_interval_hours"}
+                   "max_single_dose", "max_daily_dose", "hard_max_single_dose",
+                   "hard_max_daily_dose", "prn_min_interval_hours"}
 
 
 def test_it_lists_medications_with_their_codes_and_limits(api_client, reference_data) -> None:
@@ -26,6 +27,7 @@ def test_it_lists_medications_with_their_codes_and_limits(api_client, reference_
     assert {"PENICILLINS", "BETA_LACTAMS"} <= set(amox["classes"])
     assert "PO" in amox["routes"] and amox["dose_unit"] == "mg"
     assert amox["max_single_dose"] == 1000 and amox["max_daily_dose"] == 3000
+    assert amox["hard_max_single_dose"] == 2000 and amox["hard_max_daily_dose"] == 6000
     insulin = next(i for i in items if i["code"] == "INSUL")
     assert insulin["dose_unit"] == "units"
 
@@ -51,6 +53,16 @@ def test_it_leaves_retired_entries_out(api_client, reference_data, his_store) ->
         "Allergen", "SESAME", {"active": False}), UnitOfWork(his_store), actor=SYSTEM_ACTOR)
     codes = {a["code"] for a in api_client("nurse").get("/api/v1/reference/allergens").json()}
     assert "SESAME" not in codes and "PEANUT" in codes
+
+
+def test_it_answers_the_hard_limits_that_apply(api_client, reference_data, his_store) -> None:
+    """A hard limit the entry does not set is twice the maximum; one it sets is its own."""
+    use_cases.save_reference_entry(use_cases.SaveReferenceEntry(
+        "Medication", "IBU", {"hardMaxSingleDose": None, "hardMaxDailyDose": 3000}),
+        UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    items = api_client("nurse").get("/api/v1/reference/medications").json()
+    ibu = next(i for i in items if i["code"] == "IBU")
+    assert ibu["hard_max_single_dose"] == 1600 and ibu["hard_max_daily_dose"] == 3000
 
 
 @pytest.mark.parametrize("path", ["medications", "allergens", "lab-tests"])

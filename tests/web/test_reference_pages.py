@@ -98,3 +98,38 @@ def test_it_edits_allergens_units_and_lab_tests(admin_client, his_store) -> None
     assert stored(his_store, "LabTest", "CRP")["analytes"] == [
         {"code": "CRP", "name": "C-reactive protein", "unit": "mg_l", "low": 0, "high": 10},
         {"code": "PCT", "name": "Procalcitonin", "unit": "ng_l", "low": 0, "high": 500}]
+
+
+def test_it_shows_and_edits_a_medications_hard_limits(admin_client, his_store) -> None:
+    url = "/admin/reference/Medication/IBU/"
+    page = admin_client.get(url)
+    form = page.context["form"]
+    assert form.initial["hard_max_single_dose"] == 1600
+    assert form.initial["hard_max_daily_dose"] == 4800
+    html = page.content.decode()
+    assert 'name="hard_max_single_dose"' in html and 'name="hard_max_daily_dose"' in html
+    assert "hard stop above 1600 milligram a dose, 4800 milligram a day" in html
+    saved = admin_client.post(url, medication_post(form, hard_max_single_dose="1200",
+                                                   hard_max_daily_dose=""))
+    assert saved.status_code == 302, saved.context["form"].errors
+    ibu = stored(his_store, "Medication", "IBU")
+    assert ibu["hardMaxSingleDose"] == 1200 and ibu.get("hardMaxDailyDose") is None
+    listing = admin_client.get(url).content.decode()  # the daily one: twice the maximum
+    assert "hard stop above 1200 milligram a dose, 4800 milligram a day" in listing
+
+
+def test_it_refuses_a_hard_limit_below_its_maximum_on_its_field(admin_client, his_store) -> None:
+    url = "/admin/reference/Medication/IBU/"
+    form = admin_client.get(url).context["form"]
+    single = admin_client.post(url, medication_post(form, hard_max_single_dose="500"))
+    assert single.status_code == 200
+    assert "below the maximum single dose" in " ".join(
+        single.context["form"].errors["hard_max_single_dose"])
+    daily = admin_client.post(url, medication_post(form, hard_max_daily_dose="2000"))
+    assert "below the maximum daily dose" in " ".join(
+        daily.context["form"].errors["hard_max_daily_dose"])
+    crossed = admin_client.post(url, medication_post(form, hard_max_single_dose="2500",
+                                                     hard_max_daily_dose="2400"))
+    assert "below the hard single-dose limit" in " ".join(
+        crossed.context["form"].errors["hard_max_daily_dose"])
+    assert stored(his_store, "Medication", "IBU")["hardMaxSingleDose"] == 1600
