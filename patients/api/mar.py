@@ -13,7 +13,7 @@ from hisadmin.core import policy
 from hisadmin.core.inputs import Text, hospital_time_zone, hospital_today
 from hisadmin.core.store import get_store
 from patients import use_cases
-from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus, DataErrorOut
+from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus, DataErrorOut, OverrideOut
 from patients.domain import mar
 from patients.domain.mar import SLOT_STATUSES
 
@@ -33,7 +33,10 @@ class MarAdministrationOut(Schema):
     reason: str | None = None
     reason_detail: str | None = None
     override: dict[str, Any] | None = Field(
-        None, description="prn-interval overridden: {check, detail, reason, by, at}")
+        None, description="the first guard overridden (the first of overrides)")
+    overrides: list[OverrideOut] = Field(
+        default_factory=list, description="every guard the dose overrode (early-dose, "
+        "dose-interval, daily-dose): {check, detail, reason, by, at}; empty when none")
     by: str
     recorded_at: str
     note: str = ""
@@ -87,6 +90,7 @@ def administration_out(e: dict[str, Any]) -> dict[str, Any]:
             "dose": e.get("dose"),
             "unit": e.get("unit"), "reason": e.get("reason"),
             "reason_detail": e.get("reasonDetail"), "override": e.get("override"),
+            "overrides": e.get("overrides") or ([e["override"]] if e.get("override") else []),
             "by": e.get("by", ""), "recorded_at": e["at"], "note": e.get("note") or ""}
 
 

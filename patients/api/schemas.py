@@ -281,8 +281,12 @@ class AdministrationOut(Schema):
     unit: str | None = None
     reason: str | None = None
     reason_detail: str | None = None
-    override: dict[str, Any] | None = Field(None, description="prn-interval overridden: "
-                                            "{check, detail, reason, by, at}")
+    override: dict[str, Any] | None = Field(None, description="the first guard overridden "
+                                            "(the first of overrides), as before overrides")
+    overrides: list[OverrideOut] = Field(
+        default_factory=list, description="every guard the dose overrode (early-dose, "
+        "dose-interval, daily-dose), each with what it said, the reason, who and when: "
+        "{check, detail, reason, by, at}; empty when none")
     by: str
     note: str = ""
 
@@ -446,8 +450,12 @@ _ORDER_FIELDS = frozenset(OrderOut.model_fields)
 
 
 def order_out(c: dict[str, Any]) -> dict[str, Any]:
-    """An order as stored, snake_case, its documented fields only (overrides always)."""
+    """An order as stored, snake_case, its documented fields only (overrides always, on the
+    order and on each administration: one kept before overrides, ``override``, is listed)."""
     order = snake_keys({"overrides": [], **c})
+    for entry in order.get("administrations") or []:
+        if not entry.get("overrides"):
+            entry["overrides"] = [entry["override"]] if entry.get("override") else []
     return {**{k: v for k, v in order.items() if k in _ORDER_FIELDS},
             "data_errors": data_errors(c)}
 

@@ -74,8 +74,8 @@ def _given(d: Data, n: Names) -> str:
     line = f"Given {d.get('dose')} {entry['unit_name']}{_dose_time(d)}"
     if d.get("note"):
         line += f": {d['note']}"
-    if entry["override_shown"]:
-        line += _overrides({"overrides": [d["override"]]}, n)
+    for o in entry["overrides_shown"]:  # each guard overridden, by whom and why
+        line += f"; {o['check_label'].lower()} overridden by {o['by_name']}: {o.get('reason')}"
     return line
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -17,10 +19,12 @@ from hisadmin.core.local_time import human_date
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
+from patients.domain import dose_times
 from patients.domain.errors import DomainError, OrderConflicts, UnknownPatient
 from patients.domain.orders import STATUS_LABELS
 from patients.domain.records import SEX_LABELS
 from patients.pages import beds as beds_pages
+from patients.pages import guard_warnings
 from patients.pages.clinical_forms import (
     ORDER_FORMS,
     AdministrationForm,
@@ -373,15 +377,42 @@ def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResp
         raise Http404("No such order on this patient.")
     form = AdministrationForm(request.POST or None, initial={
         "dose": order.get("dose"), "unit": order.get("unit"), "etag": order["etag"]})
+    guards = None
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         etag = data.pop("etag")
-        # one use case with the MAR: it closes the slot due, or the form asks which
-        if _run(request, form, lambda: administer_asking(form, use_cases.Administer(
-                patient_id, order_id, expected_version=etag, **data),
-                actor=actor_for(request.user)), "Administration recorded.",
-                lambda: order["etag"]):
+        # the guards' reasons count only for the dose they were given for (as on the MAR)
+        signature = guard_warnings.dose_signature(order_id, data)
+        overrides = guard_warnings.given_reasons(request.POST, signature)
+        try:
+            # one use case with the MAR: it closes the slot due, or the form asks which
+            administer_asking(form, use_cases.Administer(
+                patient_id, order_id, expected_version=etag, overrides=overrides, **data),
+                actor=actor_for(request.user))
+        except OrderConflicts as exc:  # each guard with its own reason box
+            guards = guard_warnings.refused(
+                exc, signature, overrides, answered=request.POST.get("signature") == signature)
+        except StaleWrite:
+            form.add_error(None, STALE_MESSAGE)
+            rebind_etag(form, order["etag"])
+        except DomainError as exc:  # a hard stop (dose-hard-limit) lands on the dose: no box
+            _attach(form, exc)
+        else:
+            messages.success(request, "Administration recorded.")
             return redirect("admin:patient_chart", patient_id)
-    return admin.site.render(request, "patients/form.html", {
-        **context, "form": form, "submit": "Record", "order": order},
+    return admin.site.render(request, "patients/administer.html", {
+        **context, "form": form, "submit": "Record anyway" if guards else "Record",
+        "order": order, "guards": guards, "slot_time": _chosen_slot(form, order_id)},
         title=f"Record an administration: {order['description']}")
+
+
+def _chosen_slot(form: AdministrationForm, order_id: str) -> datetime | None:
+    """The dose time the nurse chose (after being asked which), to say on the form what the
+    warnings are about; None when none was chosen yet."""
+    if not form.is_bound or isinstance(form.fields.get("slot_id"), forms.ChoiceField):
+        return None
+    try:
+        named, moment = dose_times.parse_slot_id(str(form.data.get("slot_id") or ""))
+    except ValueError:
+        return None
+    return moment if named == order_id else None

@@ -108,7 +108,7 @@ def order_usernames(order: Mapping[str, Any]) -> list[str]:
     return [
         *(o.get("by") for o in order.get("overrides") or []),
         *(a.get("by") for a in order.get("administrations") or []),
-        *((a.get("override") or {}).get("by") for a in order.get("administrations") or []),
+        *(o.get("by") for a in order.get("administrations") or [] for o in dose_overrides(a)),
         results.get("resultedBy"),
         results.get("acknowledgedBy"),
     ]
@@ -154,10 +154,17 @@ def label_override(override: Mapping[str, Any], n: Names) -> dict[str, Any]:
     }
 
 
+def dose_overrides(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every guard a dose overrode (``overrides``; an entry from before them has only the
+    one ``override``, a PRN interval)."""
+    return list(entry.get("overrides") or ([entry["override"]] if entry.get("override") else []))
+
+
 def label_administration(entry: Mapping[str, Any], n: Names) -> dict[str, Any]:
-    """A dose given or not given, in words: its status, reason, unit and who recorded it."""
+    """A dose given or not given, in words: its status, reason, unit, who recorded it and
+    each guard it overrode, by whom and why (``overrides_shown``)."""
     status = entry_status(dict(entry))
-    override = entry.get("override")
+    shown = [label_override(o, n) for o in dose_overrides(entry)]
     return {
         **entry,
         "status": status,
@@ -165,7 +172,8 @@ def label_administration(entry: Mapping[str, Any], n: Names) -> dict[str, Any]:
         "reason_label": label(NOT_GIVEN_REASONS, entry.get("reason")),
         "unit_name": n.of("Unit", entry.get("unit")),
         "by_name": n.person(entry.get("by")),
-        "override_shown": label_override(override, n) if override else None,
+        "overrides_shown": shown,
+        "override_shown": shown[0] if shown else None,
     }
 
 
