@@ -23,6 +23,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from hisadmin import staff
+from hisadmin.core.local_time import human_time
 from hisadmin.core.policy import actor_for
 from hisadmin.models import ApiToken, SecurityEvent
 
@@ -61,7 +62,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
             return "—"
         return format_html("<ul class=\"token-events\">{}</ul>", format_html_join(
             "", "<li>{} · {} · {} {}</li>",
-            ((f"{e.at:%Y-%m-%d %H:%M}", e.actor, e.action, e.detail) for e in events)))
+            ((human_time(e.at), e.actor, e.action, e.detail) for e in events)))
 
 
 @admin.register(SecurityEvent)
