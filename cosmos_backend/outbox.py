@@ -30,6 +30,22 @@ def is_event(doc: Document) -> bool:
     return doc.get("docType") == EVENT_DOC_TYPE
 
 
+def event_stream(doc: Document) -> str:
+    """The stream (partition) an event document belongs to."""
+    return str(doc["partitionKey"])
+
+
+def event_seq(doc: Document) -> int:
+    """An event document's sequence number in its stream."""
+    return int(doc["docContents"]["seq"])
+
+
+def event_payload(doc: Document) -> dict[str, Any]:
+    """An event document's contents, as :func:`read_events` answers them (the stored event:
+    ``eventId``, ``stream``, ``seq``, ``type``, ``occurredAt``, ``actor``, ``data`` …)."""
+    return doc["docContents"]
+
+
 def _head(doc: Document | None) -> int:
     return 0 if doc is None else int(doc["docContents"]["seq"])
 
@@ -49,10 +65,10 @@ def read_events(store: DocumentStore, pk: str, seqs: list[int]) -> dict[int, dic
     time to live) are missing from the answer."""
     if len(seqs) == 1:
         doc = store.try_read(pk, event_id(seqs[0]))
-        return {} if doc is None else {seqs[0]: doc["docContents"]}
+        return {} if doc is None else {seqs[0]: event_payload(doc)}
     docs = store.query_all(pk, Query(where=(Cond("id", "in", [event_id(s) for s in seqs]),)),
                            page_size=len(seqs) or 1)
-    return {int(doc["docContents"]["seq"]): doc["docContents"] for doc in docs}
+    return {event_seq(doc): event_payload(doc) for doc in docs}
 
 
 def start_stream(uow: UnitOfWork, pk: str, *, fields: Mapping[str, Any] | None = None) -> None:

@@ -32,6 +32,7 @@ from ninja.openapi.docs import Swagger
 from ninja.security import APIKeyCookie, HttpBearer
 
 from cosmos_backend import errors as store_errors
+from cosmos_backend.envelope import etag
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core.cache import ExpiringCache
 from hisadmin.core.idempotency import HEADER as IDEMPOTENCY_KEY
@@ -268,9 +269,9 @@ def _stale(request: HttpRequest, exc: StaleWrite) -> HttpResponse:
                        "The record changed since you read it. Fetch it again (GET), review the "
                        "current values and resend with the new ETag in If-Match.",
                        type=problem_type("precondition-failed"),
-                       current_etag=current["_etag"] if current else None)
+                       current_etag=etag(current) if current else None)
     if current is not None:
-        response["ETag"] = current["_etag"]
+        response["ETag"] = etag(current)
     return response
 
 

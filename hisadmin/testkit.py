@@ -28,7 +28,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from cosmos_backend.outbox import is_event
+from cosmos_backend.outbox import event_seq, event_stream, is_event
 from cosmos_backend.pytest_plugin import FeedDrainer
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
@@ -77,8 +77,8 @@ def drain_worklists(his_store: DocumentStore) -> Callable[[], int]:
     drainer = FeedDrainer(his_store)
 
     def drain() -> int:
-        return drainer(lambda doc: project_event(his_store, doc["partitionKey"],
-                                                 int(doc["docContents"]["seq"])), only=is_event)
+        return drainer(lambda doc: project_event(his_store, event_stream(doc), event_seq(doc)),
+                       only=is_event)
 
     return drain
 

@@ -6,6 +6,9 @@ next page; ``lag`` tells how far the views are behind the store.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
@@ -146,61 +149,77 @@ def _read_your_writes(request: HttpRequest, token: str | None) -> HttpResponse |
     return late
 
 
+View = Callable[..., Any]
+
+
+def worklist_read(action: str) -> Callable[[View], View]:
+    """The one gate of every worklist endpoint: the role's ``action`` (the policy), then the
+    read-your-writes wait on the ``X-Consistency-Token`` header (:func:`_read_your_writes`),
+    in that order; the view runs only when both let it. The header is added to the view's
+    signature here, so every worklist documents and honours it the same way."""
+
+    def decorate(view: View) -> View:
+        @functools.wraps(view)
+        def read(request: HttpRequest, *args: Any, consistency_token: str | None = None,
+                 **kwargs: Any) -> Any:
+            policy.require(request.user, action)
+            if (late := _read_your_writes(request, consistency_token)) is not None:
+                return late
+            return view(request, *args, **kwargs)
+
+        signature = inspect.signature(view)
+        header = inspect.Parameter("consistency_token", inspect.Parameter.KEYWORD_ONLY,
+                                   default=CONSISTENCY, annotation="str | None")
+        read.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*signature.parameters.values(), header])
+        return read
+
+    return decorate
+
+
 @router.get("/admitted", response=ANSWERS, summary="Admitted patients (census)")
+@worklist_read("read_worklists")
 def admitted(request: HttpRequest, department: Text(40) = "", ward: Text(40) = "", q: Text(100) = "",
              sort: AdmittedSort = "bed", dir: Dir = "asc", page: PageToken | None = PAGE,
-             page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL,
-        consistency_token: str | None = CONSISTENCY) -> Any:
+             page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> Any:
     """``q``: name prefix (case- and accent-insensitive) or exact MRN. Without
     ``department``, every department's census merged in the same order."""
-    policy.require(request.user, "read_worklists")
-    if (late := _read_your_writes(request, consistency_token)) is not None:
-        return late
     return _per_department(request, department, lambda d: queries.admitted(
         d, ward=ward, q=q, sort=sort, descending=dir == "desc"), page, page_size, total)
 
 
 @router.get("/orders", response=ANSWERS, summary="Active orders of a department")
+@worklist_read("read_order_worklists")
 def orders(request: HttpRequest, department: Text(40) = "", kind: Text(20) = "", status: Text(20) = "",
            urgency: Text(20) = "", assignee: Text(150) = "", sort: OrderSort = "placed", dir: Dir = "asc",
            page: PageToken | None = PAGE, page_size: int = Query(50, ge=1, le=200),
-           total: bool = TOTAL,
-        consistency_token: str | None = CONSISTENCY) -> Any:
+           total: bool = TOTAL) -> Any:
     """Without ``department``, every department's active orders merged in the same order."""
-    policy.require(request.user, "read_order_worklists")
-    if (late := _read_your_writes(request, consistency_token)) is not None:
-        return late
     return _per_department(request, department, lambda d: queries.orders(
         d, kind=kind, status=status, urgency=urgency, assignee=assignee, sort=sort,
         descending=dir == "desc"), page, page_size, total)
 
 
 @router.get("/my-orders", response=ANSWERS, summary="Active orders assigned to me")
+@worklist_read("read_order_worklists")
 def my_orders(request: HttpRequest, kind: Text(20) = "", status: Text(20) = "", urgency: Text(20) = "",
               department: Text(40) = "", sort: OrderSort = "placed", dir: Dir = "asc",
               page: PageToken | None = PAGE, page_size: int = Query(50, ge=1, le=200),
-              total: bool = TOTAL,
-        consistency_token: str | None = CONSISTENCY) -> Any:
-    policy.require(request.user, "read_order_worklists")
-    if (late := _read_your_writes(request, consistency_token)) is not None:
-        return late
+              total: bool = TOTAL) -> Any:
     return _page(request, queries.my_orders(str(request.user.pk), kind=kind, status=status,
                                    urgency=urgency, department=department, sort=sort,
                                    descending=dir == "desc"), page, page_size, total)
 
 
 @router.get("/patients", response=ANSWERS, summary="Find patients by name prefix or MRN")
+@worklist_read("read_worklists")
 def patients(request: HttpRequest, q: Text(100) = "", mrn: Text(40) = "", sort: SearchSort = "name",
              dir: Dir = "asc", page: PageToken | None = PAGE,
-             page_size: int = Query(50, ge=1, le=200),
-        consistency_token: str | None = CONSISTENCY) -> Any:
+             page_size: int = Query(50, ge=1, le=200)) -> Any:
     """``mrn``: exact (a point read). ``q``: a name, case- and accent-insensitive, each part
     possibly partial: "SMITH, John" (family, given), "Smith" or "Smi" (family), "John Smith"
     (read both ways round and merged: then no next page, and ``truncated`` when more
     match). At least two letters of the family name."""
-    policy.require(request.user, "read_worklists")
-    if (late := _read_your_writes(request, consistency_token)) is not None:
-        return late
     if mrn.strip():
         rows = queries.by_mrn(get_store(), mrn)
         return _answer(request, [_snake(r) for r in rows], continuation=None, total=len(rows))
@@ -214,16 +233,13 @@ def patients(request: HttpRequest, q: Text(100) = "", mrn: Text(40) = "", sort: 
 
 @router.get("/medications-due", response={**ANSWERS, 404: Problem},
             summary="Doses due, late or coming up within the hour on a ward")
-def medications_due(request: HttpRequest, ward: Text(40),
-        consistency_token: str | None = CONSISTENCY) -> Any:
+@worklist_read("read_medications_due")
+def medications_due(request: HttpRequest, ward: Text(40)) -> Any:
     """One item per open dose time of the ward's scheduled medication orders: late ones of
     earlier today, due ones, and upcoming ones within the next hour, soonest first.
     ``slot_id`` (or ``scheduled_for``) names the dose time to answer with
     ``POST …/administrations``;
     ``dose_status`` is due | late | upcoming (the MAR's rules). The whole list, no paging."""
-    policy.require(request.user, "read_medications_due")
-    if (late := _read_your_writes(request, consistency_token)) is not None:
-        return late
     if ward not in reference.all_of(get_store(), "Ward"):
         raise HttpError(404, f"No ward {ward!r}.")
     result = queries.medications_due(get_store(), ward, tz=timezone.get_current_timezone())
@@ -233,16 +249,13 @@ def medications_due(request: HttpRequest, ward: Text(40),
 
 @router.get("/results-to-review", response=ANSWERS,
             summary="Results of my orders not yet acknowledged")
+@worklist_read("read_results_to_review")
 def results_to_review(request: HttpRequest, kind: ResultKind = "", abnormal: bool = False,
                       sort: ReviewSort = "resulted", dir: Dir = "asc", page: PageToken | None = PAGE,
-                      page_size: int = Query(50, ge=1, le=200),
-        consistency_token: str | None = CONSISTENCY) -> Any:
+                      page_size: int = Query(50, ge=1, le=200)) -> Any:
     """For the calling clinician: lab and imaging results of the orders they placed, newest
     first by default; acknowledge one with ``POST /api/v1/patients/{id}/orders/{order_id}/
     acknowledge`` and it leaves the list."""
-    policy.require(request.user, "read_results_to_review")
-    if (late := _read_your_writes(request, consistency_token)) is not None:
-        return late
     return _page(request, queries.results_to_review(
         str(request.user.pk), kind=kind, abnormal=abnormal, sort=sort,
         descending=dir == "desc"), page, page_size)

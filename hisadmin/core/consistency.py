@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar, Token
 
-from cosmos_backend.outbox import is_event
+from cosmos_backend.outbox import event_seq, event_stream, is_event
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import tokens
 
@@ -51,8 +51,7 @@ def positions_committed(uows: list[UnitOfWork]) -> dict[str, int]:
     for uow in uows:
         for doc in uow.committed:
             if is_event(doc):
-                seq = int(doc["docContents"]["seq"])
-                pk = doc["partitionKey"]
+                seq, pk = event_seq(doc), event_stream(doc)
                 out[pk] = max(seq, out.get(pk, 0))
     return out
 

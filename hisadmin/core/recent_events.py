@@ -39,8 +39,8 @@ def keep(docs: Iterable[Document]) -> None:
     """Keep the events among a change-feed page's documents."""
     for doc in docs:
         if outbox.is_event(doc):
-            contents = doc["docContents"]
-            _kept.put((doc["partitionKey"], int(contents["seq"])), orjson.dumps(contents))
+            _kept.put((outbox.event_stream(doc), outbox.event_seq(doc)),
+                      orjson.dumps(outbox.event_payload(doc)))
 
 
 def read_events(store: DocumentStore, stream: str, seqs: Iterable[int]

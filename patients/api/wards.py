@@ -13,6 +13,7 @@ from typing import Any, Literal
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Header, Router, Schema
 
+from cosmos_backend.envelope import etag
 from hisadmin.core import access_log, policy
 from hisadmin.core.inputs import Text
 from hisadmin.core.policy import actor_for
@@ -132,7 +133,7 @@ def ward_beds(request: HttpRequest, code: str) -> list[dict[str, Any]]:
     today = datetime.now(UTC).date()
     held = beds.held(store, code)  # the board's one query, kept for the holds' etags
     answer = [
-        bed_out(beds.bed_from_doc(held[c]), today, held[c]["_etag"]) if c in held
+        bed_out(beds.bed_from_doc(held[c]), today, etag(held[c])) if c in held
         else bed_out(Bed(ward_id=code, code=c, state=BedState.FREE), today)
         for c in ward.get("beds", [])
     ]

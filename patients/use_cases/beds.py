@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from cosmos_backend.envelope import etag
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import StaleWrite, UnitOfWork
 from hisadmin.core.actor import Actor
@@ -91,7 +92,7 @@ def mark_bed_clean(cmd: MarkBedClean, uow: UnitOfWork, *, actor: Actor) -> None:
     if cmd.expected_version is not None:
         pk, doc_id = beds.ward_pk(cmd.ward_id), beds.bed_doc_id(cmd.bed)
         held = uow.try_get(pk, doc_id)  # tracked: the clean below deletes this very version
-        if held is None or held.get("_etag") != cmd.expected_version:
+        if held is None or etag(held) != cmd.expected_version:
             raise StaleWrite(pk, doc_id)
     for attempt in range(3):
         try:

@@ -227,3 +227,45 @@ def test_it_keeps_function_local_imports_few() -> None:
     assert len(found) <= MAX_FUNCTION_LOCAL_IMPORTS, (
         f"{len(found)} function-local imports (at most {MAX_FUNCTION_LOCAL_IMPORTS}):\n  "
         + "\n  ".join(str(item) for item in found))
+
+
+# --------------------------------------------------------------------------- the envelope
+
+# The store's envelope around a document: only the store and the persistence modules (the
+# mapping of records to documents) read or write it; everything else asks them.
+ENVELOPE_KEYS = re.compile(r"""["'](docContents|partitionKey|docType|docSubType|_etag)["']""")
+ENVELOPE_READERS = (
+    "cosmos_backend/",
+    "*/persistence/*",
+    "hisadmin/core/store.py",  # provisions the container: the indexed envelope paths
+    "hisadmin/core/held_streams.py",  # the held-stream markers' own documents
+    "worklists/delivery/relay.py",  # the relay's presence beside its leases
+)
+
+
+def envelope_readers_outside_persistence(root: Path = ROOT) -> list[str]:
+    """``path:line`` of every envelope key named outside the store and persistence."""
+    found = []
+    for package in ("hisadmin", "patients", "webhooks", "worklists", "fhir_facade"):
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if any(Path(rel).match(p) or rel.startswith(p) for p in ENVELOPE_READERS):
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if ENVELOPE_KEYS.search(line):
+                    found.append(f"{rel}:{number}")
+    return found
+
+
+def test_it_finds_an_envelope_key_outside_persistence(tmp_path: Path) -> None:
+    (tmp_path / "patients" / "api").mkdir(parents=True)
+    (tmp_path / "patients" / "persistence").mkdir(parents=True)
+    (tmp_path / "patients" / "api" / "x.py").write_text('seq = doc["docContents"]["seq"]\n')
+    (tmp_path / "patients" / "persistence" / "y.py").write_text('pk = doc["partitionKey"]\n')
+    assert envelope_readers_outside_persistence(tmp_path) == ["patients/api/x.py:1"]
+
+
+def test_it_reads_the_envelope_only_in_the_store_and_persistence() -> None:
+    assert envelope_readers_outside_persistence() == [], (
+        "read events through cosmos_backend.outbox (event_seq, event_stream, event_payload) "
+        "and etags through cosmos_backend.envelope.etag")
