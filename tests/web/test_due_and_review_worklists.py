@@ -1,17 +1,17 @@
 """The two clinical worklists fed by the relay: "Medications due" (a ward's open dose times)
 and "Results to review" (the ordering clinician's unacknowledged results), through the real
-use cases, the real projection (drained) and the API and pages; and check/rebuild."""
+use cases, the real projection (drained) and the API and pages; and check/rebuild. Dose
+times are the hospital's standard local times, so the clock is fixed (Europe/London)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
 
 from hisadmin.models import ApiToken
-from patients.domain import mar
+from tests.web.fixed_clock import Clock, fixed_clock, london, slot_of, utc_text  # noqa: F401
 from worklists.ops import maintenance
 
 pytestmark = pytest.mark.django_db
@@ -22,16 +22,21 @@ CBC = [{"analyte_code": "HGB", "value": 120}, {"analyte_code": "WBC", "value": "
        {"analyte_code": "PLT", "value": 450}]
 
 
-def minute(moment: datetime) -> datetime:
-    return moment.replace(second=0, microsecond=0)
+DAY = "2026-06-10"
 
 
-def prescribe(team: dict[str, Client], pid: str, start: datetime, *, frequency: str = "Q8H",
+@pytest.fixture(autouse=True)
+def clock(fixed_clock: Callable[[str, str], Clock]) -> Clock:  # noqa: F811
+    """Every test on a fixed clock: 07:50 in London, ten minutes before the 08:00 round
+    (first, so every record and token is made on it)."""
+    return fixed_clock(DAY, "07:50")
+
+
+def prescribe(team: dict[str, Client], pid: str, *, frequency: str = "TDS",
               **extra: object) -> str:
     placed = team["doc"].post(f"/api/v1/patients/{pid}/orders", {
         "kind": "medication", "medication_code": "AMOX", "dose": "1", "unit": "g",
-        "route": "PO", "frequency": frequency, "start_at": start.isoformat(), **extra},
-        content_type=J)
+        "route": "PO", "frequency": frequency, **extra}, content_type=J)
     assert placed.status_code == 201, placed.content
     oid = placed.json()["order_id"]
     assert team["nurse"].post(f"/api/v1/patients/{pid}/orders/{oid}/ready", {},
@@ -52,45 +57,42 @@ def due(team: dict[str, Client], ward: str = "MED-1") -> list[dict]:
 
 def test_a_dose_due_now_is_listed_for_its_ward_until_a_nurse_answers_it(
         team, patient, drain_worklists) -> None:
-    start = minute(datetime.now(UTC) - timedelta(minutes=10))
-    if start.date() != datetime.now(UTC).date():
-        pytest.skip("a dose time of yesterday is missed, not due: run after 00:10 UTC")
-    oid = prescribe(team, patient, start)
+    oid = prescribe(team, patient)  # TDS from 07:50, first dose at the next standard time
     drain_worklists()
     [item] = due(team)
     assert item["patient_id"] == patient and item["order_id"] == oid
-    assert item["dose_status"] == "due" and item["scheduled_for"] == mar.instant_text(start)
+    assert item["dose_status"] == "due" and item["scheduled_for"] == utc_text(DAY, "08:00")
+    assert item["slot_id"] == slot_of(oid, DAY, "08:00")
     assert item["bed"] == "M103" and item["name"] == "DOSEY, Ada"
     assert "Amoxicillin" in item["description"]
     assert due(team, "MED-2") == []
     r = team["nurse"].post(f"/api/v1/patients/{patient}/orders/{oid}/administrations", {
-        "status": "given", "dose": "1", "unit": "g", "scheduled_for": item["scheduled_for"],
-        "administered_at": datetime.now(UTC).isoformat()}, content_type=J)
+        "status": "given", "dose": "1", "unit": "g", "slot_id": item["slot_id"]},
+        content_type=J)
     assert r.status_code == 201, r.content
     drain_worklists()
     assert due(team) == []
 
 
-def test_late_upcoming_and_as_needed_doses(team, patient, drain_worklists) -> None:
-    now = datetime.now(UTC)
-    if now.hour < 3:
-        pytest.skip("a dose time two hours ago must be today: run after 03:00 UTC")
+def test_late_upcoming_and_as_needed_doses(team, patient, drain_worklists, clock) -> None:
     again = {"overrides": {"duplicate-order": "a separate course on purpose",
                            "dose-limit": "one dose of each course only"}}
-    late = prescribe(team, patient, minute(now - timedelta(hours=2)))
-    soon = prescribe(team, patient, minute(now + timedelta(minutes=45)), frequency="ONCE",
-                     **again)
-    later = prescribe(team, patient, minute(now + timedelta(hours=3)), frequency="ONCE", **again)
-    prescribe(team, patient, minute(now - timedelta(hours=1)), frequency="Q6H", as_needed=True,
-              **again)
+    late = prescribe(team, patient)  # its 08:00 dose is late by 10:00
+    clock.at("10:00")
+    soon = prescribe(team, patient, frequency="ONCE",
+                     start_at=london(DAY, "10:45").isoformat(), **again)
+    later = prescribe(team, patient, frequency="ONCE",
+                      start_at=london(DAY, "13:00").isoformat(), **again)
+    prescribe(team, patient, frequency="Q6H", as_needed=True, **again)
     drain_worklists()
     items = due(team)
-    assert [(i["order_id"], i["dose_status"]) for i in items] == [(late, "late"),
-                                                                   (soon, "upcoming")]
-    assert later not in {i["order_id"] for i in items}
-    # a dose recorded as not given answers its time too
+    assert [(i["order_id"], i["dose_status"], i["scheduled_for"]) for i in items] == [
+        (late, "late", utc_text(DAY, "08:00")), (soon, "upcoming", utc_text(DAY, "10:45"))]
+    assert later not in {i["order_id"] for i in items}  # not within the hour
+    # a dose recorded as not given answers its time too (named by its time, to the second)
     r = team["nurse"].post(f"/api/v1/patients/{patient}/orders/{late}/administrations", {
-        "status": "not_given", "reason": "refused", "scheduled_for": items[0]["scheduled_for"]},
+        "status": "not_given", "reason": "refused",
+        "scheduled_for": london(DAY, "08:00").replace(second=42).isoformat()},
         content_type=J)
     assert r.status_code == 201, r.content
     drain_worklists()
@@ -99,10 +101,7 @@ def test_late_upcoming_and_as_needed_doses(team, patient, drain_worklists) -> No
 
 def test_doses_follow_the_patient_to_another_ward_and_leave_on_discharge(
         team, patient, drain_worklists) -> None:
-    start = minute(datetime.now(UTC) - timedelta(minutes=5))
-    if start.date() != datetime.now(UTC).date():
-        pytest.skip("run after 00:05 UTC")
-    prescribe(team, patient, start)
+    prescribe(team, patient)
     moved = team["clerk"].post(f"/api/v1/patients/{patient}/transfer", {
         "ward_id": "MED-2", "bed": ""}, content_type=J)
     assert moved.status_code in (200, 201), moved.content
@@ -169,10 +168,7 @@ def test_who_may_read_results_to_review(team) -> None:
 
 def test_the_pages_show_the_lists_with_their_one_click_actions(
         team, patient, make_user, drain_worklists) -> None:
-    start = minute(datetime.now(UTC) - timedelta(minutes=10))
-    if start.date() != datetime.now(UTC).date():
-        pytest.skip("run after 00:10 UTC")
-    oid = prescribe(team, patient, start)
+    oid = prescribe(team, patient)
     lab = resulted(team, patient)
     drain_worklists()
     nurse = Client()
@@ -181,7 +177,7 @@ def test_the_pages_show_the_lists_with_their_one_click_actions(
     assert page.status_code == 200
     html = page.content.decode()
     assert "DOSEY, Ada" in html and "Due" in html
-    assert f"/admin/patients/{patient}/mar/{oid}/record/?slot=" in html
+    assert f"/admin/patients/{patient}/mar/{oid}/record/?slot={slot_of(oid, DAY, '08:00')}" in html
     assert nurse.get("/admin/worklists/medications-due/", {"ward": "x'<"}).status_code == 200
     assert nurse.get("/admin/worklists/results-to-review/").status_code == 403
     doc = Client()
@@ -208,10 +204,7 @@ def test_the_pages_show_the_lists_with_their_one_click_actions(
 
 def test_check_finds_the_new_views_clean_and_a_rebuild_gives_the_same_lists(
         team, patient, his_store, drain_worklists) -> None:
-    start = minute(datetime.now(UTC) - timedelta(minutes=10))
-    if start.date() != datetime.now(UTC).date():
-        pytest.skip("run after 00:10 UTC")
-    prescribe(team, patient, start)
+    prescribe(team, patient)
     resulted(team, patient)
     drain_worklists()
     report = maintenance.check(his_store, [patient])
