@@ -17,6 +17,7 @@ from tests.unit.worklist_events import T0, History, source_record
 from worklists.delivery.relay import consumer_publisher
 from worklists.delivery.tasks import QUEUE, TASK
 from worklists.persistence.feed import EventRef
+from worklists.projection.census import CENSUS
 from worklists.projection.due import doses_due
 from worklists.projection.rows import (
     ADMITTED,
@@ -57,7 +58,7 @@ def test_it_lists_an_admitted_patient_in_census_search_and_no_order_views() -> N
     h._admit(random.Random(1))
     rows = rows_for(fold_all(h.events))
     views = sorted(k[0] for k in rows)
-    assert views == [ADMITTED, BIRTHS, NAMES]
+    assert views == [ADMITTED, BIRTHS, CENSUS, NAMES]
     census = next(r for r in rows.values() if r.view == ADMITTED)
     assert census.contents["name"] == "IBÁÑEZ, Inés"
     assert census.query["QueryName"] == "IBANEZ INES"
@@ -84,7 +85,8 @@ def test_it_removes_census_and_orders_on_discharge() -> None:
     h._admit(rnd)
     h._prescribe(rnd)
     h._discharge(rnd)
-    assert [k[0] for k in rows_for(fold_all(h.events))] == [NAMES, BIRTHS]
+    # the midnight census keeps the stay, ended, in its ward-month
+    assert [k[0] for k in rows_for(fold_all(h.events))] == [NAMES, BIRTHS, CENSUS]
 
 
 def test_it_rebuilds_from_source_on_an_unknown_event_type() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from patients.domain import mar
 from patients.domain.events import ORDER_PLACED, EventType
 from patients.domain.orders import Order
-from patients.domain.records import Admission, Patient
+from patients.domain.records import Admission, AdmissionStatus, Patient
 from patients.domain.results import HIGH, LOW, flags_summary
 from worklists.projection.state import PatientState
 
@@ -71,7 +71,7 @@ class History:
     def _transfer(self, rnd: random.Random) -> None:
         dept = rnd.choice(["CARD", "MED"])
         self.add(EventType.PATIENT_TRANSFERRED, {"admissionId": self.admission, "toWard": f"{dept}-2",
-                                        "toBed": None, "toDepartment": dept})
+                                        "toBed": None, "toDepartment": dept, "at": T0})
 
     def _discharge(self, rnd: random.Random) -> None:
         self.add(EventType.ADMISSION_ENDED, {"admissionId": self.admission, "disposition": "home",
@@ -143,6 +143,29 @@ class History:
 Record = tuple[Patient | None, list[Admission], list[Order]]
 
 
+def _admissions(state: PatientState) -> list[Admission]:
+    """Every admission of the state's stays, the active one with its current details, with
+    the transfers between wards and the end they record."""
+    stays_by_admission: dict[str, list[dict[str, Any]]] = {}
+    for stay in state.stays:
+        stays_by_admission.setdefault(stay["admissionId"], []).append(stay)
+    admissions = []
+    for admission_id, stays in stays_by_admission.items():
+        a = state.admission if (state.admission or {}).get("admissionId") == admission_id else None
+        transfers = [{"at": s["since"], "fromWard": before["wardId"], "fromBed": None,
+                      "toWard": s["wardId"], "toBed": None, "toDepartment": "CARD", "by": "7"}
+                     for before, s in zip(stays, stays[1:], strict=False)]
+        admissions.append(Admission(
+            admission_id=admission_id, patient_id=state.patient_id,
+            department_id=a["departmentId"] if a else "CARD", ward_id=stays[-1]["wardId"],
+            bed=a["bed"] if a else None, attending_id=a["attendingId"] if a else "7",
+            attending_name=a["attendingName"] if a else "Dr Who", reason="r",
+            started_at=stays[0]["since"], transfers=transfers,
+            status=AdmissionStatus.ACTIVE if a else AdmissionStatus.ENDED,
+            ended_at=None if a else stays[-1]["until"]))
+    return admissions
+
+
 def source_record(state: PatientState) -> Record:
     """The record a patient partition would hold for ``state`` (active parts only), as the
     domain objects ``patients.persistence.snapshots.read_snapshot`` returns."""
@@ -152,14 +175,7 @@ def source_record(state: PatientState) -> Record:
         patient = Patient(patient_id=state.patient_id, mrn=p["mrn"], given_name=p["givenName"],
                           family_name=p["familyName"],
                           birth_date=date.fromisoformat(p["birthDate"]), sex=p["sex"])
-    admissions = []
-    if state.admission:
-        a = state.admission
-        admissions.append(Admission(
-            admission_id=a["admissionId"], patient_id=state.patient_id,
-            department_id=a["departmentId"], ward_id=a["wardId"], bed=a["bed"],
-            attending_id=a["attendingId"], attending_name=a["attendingName"], reason="r",
-            started_at=a["startedAt"]))
+    admissions = _admissions(state)
     medication = ("medicationName", "dose", "unit", "route", "startAt", "endAt",
                   "frequencyHours", "asNeeded")
     orders = [Order(order_id=o["orderId"], patient_id=state.patient_id,

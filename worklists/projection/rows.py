@@ -13,6 +13,7 @@ import unicodedata
 from typing import Any
 
 from patients.domain import mar
+from worklists.projection.census import census_rows
 from worklists.projection.state import PatientState, Row, RowKey
 
 ADMITTED = "Admitted"
@@ -198,4 +199,5 @@ def rows_for(state: PatientState) -> dict[RowKey, Row]:
     rows.extend(order_rows(state, person, pq))
     rows.extend(medication_rows(state, person, pq))
     rows.extend(review_rows(state, person, pq))
+    rows.extend(census_rows(state))
     return {row.key: row for row in rows}

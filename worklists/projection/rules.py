@@ -18,6 +18,7 @@ from patients.domain.events import ORDER_PLACED, REPAIRABLE_ORDER_FIELDS, EventT
 from patients.domain.orders import ACTIVE, ORDER_STATUS_AFTER, Order, OrderStatus
 from patients.domain.records import Admission, AdmissionStatus, Patient
 from patients.domain.results import RESULT_KINDS, abnormal_in_words, flags_summary
+from worklists.projection import census
 from worklists.projection.state import SHAPE, PatientState, Row, RowKey
 
 PATIENT_FIELDS = ("mrn", "givenName", "familyName", "birthDate", "sex")
@@ -170,7 +171,13 @@ def fold(state: PatientState, event: dict[str, Any]) -> PatientState:
     """Apply the event contents ``event`` (seq must be ``state.seq + 1``)."""
     if int(event["seq"]) != state.seq + 1:
         raise ValueError(f"event {event['seq']} does not follow {state.seq}")
-    folded = _apply(state, event["type"], dict(event.get("data") or {}))
+    data = dict(event.get("data") or {})
+    folded = _apply(state, event["type"], data)
+    if event["type"] in census.STAY_EVENTS:
+        try:
+            folded = replace(folded, stays=census.follow(state.stays, event["type"], data))
+        except census.StaysUnclear as exc:
+            raise NeedsSource(str(exc)) from None
     return replace(folded, seq=state.seq + 1)
 
 
@@ -220,6 +227,7 @@ def from_source(patient_id: str, seq: int, patient: Patient | None,
     person = None if patient is None else _patient(patient)
     if person is not None and not all(person[k] for k in PATIENT_FIELDS[:4]):
         raise ValueError("patient document lacks a required field")
+    admissions = list(admissions)
     admission = None
     for adm in admissions:
         if adm.status == AdmissionStatus.ACTIVE:
@@ -230,7 +238,7 @@ def from_source(patient_id: str, seq: int, patient: Patient | None,
               if o.status in ACTIVE and o.admission_id in held}
     reviews = {o.order_id: review for o in orders if (review := _pending_review(o))}
     return PatientState(patient_id, seq=seq, patient=person, admission=admission,
-                        orders=active, reviews=reviews)
+                        orders=active, reviews=reviews, stays=census.stays_of(admissions))
 
 
 Outcome = str  # "applied" | "duplicate" | "rebuilt"

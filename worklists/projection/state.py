@@ -15,8 +15,8 @@ RowKey = tuple[str, str, str]  # (view, bucket, row id)
 # state from the source record instead of folding onto it, and every row is written again.
 # 2: medications due, results to review. 3: name rows carry the folded given name.
 # 4: patients by year of birth. 5: medication rows carry the order's schedule (standard
-# local dose times) and answer dose times by their minute.
-SHAPE = 5
+# local dose times) and answer dose times by their minute. 6: ward stays (the census).
+SHAPE = 6
 
 
 @dataclass(frozen=True)
@@ -33,18 +33,21 @@ class PatientState:
     orders: dict[str, dict[str, Any]] = field(default_factory=dict)  # active ones
     # Results not yet acknowledged, by order id (they outlive the order and the admission).
     reviews: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Every ward stay of every admission, oldest first (worklists.projection.census).
+    stays: list[dict[str, Any]] = field(default_factory=list)
     shape: int = SHAPE
 
     def as_json(self) -> dict[str, Any]:
         return {"patientId": self.patient_id, "seq": self.seq, "shape": self.shape,
                 "patient": self.patient, "admission": self.admission, "orders": self.orders,
-                "reviews": self.reviews}
+                "reviews": self.reviews, "stays": self.stays}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PatientState:
         return cls(patient_id=data["patientId"], seq=int(data["seq"]), patient=data.get("patient"),
                    admission=data.get("admission"), orders=dict(data.get("orders") or {}),
-                   reviews=dict(data.get("reviews") or {}), shape=int(data.get("shape", 1)))
+                   reviews=dict(data.get("reviews") or {}),
+                   stays=list(data.get("stays") or ()), shape=int(data.get("shape", 1)))
 
 
 @dataclass(frozen=True)
