@@ -334,4 +334,6 @@ api.add_router("/", "patients.api.mar.router")
 api.add_router("/worklists", worklists_router)
 api.add_router("/reference", "patients.api.reference.router")
 api.add_router("/wards", "patients.api.wards.router")
+api.add_router("/wards", "patients.api.assignments.router")  # /{code}/assignments
+api.add_router("/", "patients.api.handovers.router")  # /patients/{id}/handovers
 api.add_router("/", "webhooks.api.router")  # /subscriptions, /webhooks/dead-letters

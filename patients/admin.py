@@ -91,3 +91,19 @@ _site.register_page(section="Wards", label="Bed board", route="wards/<str:ward_i
 _site.register_page(section="Wards", label="Mark bed clean",
                     route="wards/<str:ward_id>/beds/<str:bed>/clean/", view=bedv.clean_bed,
                     name="bed_clean", in_menu=False)
+
+from patients.pages import assignments as assignv  # noqa: E402
+from patients.pages import handovers as handv  # noqa: E402
+
+_site.register_page(section="Wards", label="Nurses for a shift",
+                    route="wards/<str:ward_id>/assignments/", view=assignv.ward_assignments,
+                    name="ward_assignments", in_menu=False)
+_site.register_page(section="Wards", label="Handover sheet",
+                    route="wards/<str:ward_id>/handover/", view=handv.handover_sheet,
+                    name="handover_sheet", in_menu=False)
+_site.register_page(section="Patients", label="Handover",
+                    route="patients/<str:patient_id>/handovers/new/", view=handv.write_handover,
+                    name="handover_new", in_menu=False)
+_site.register_page(section="Patients", label="Acknowledge handover",
+                    route="patients/<str:patient_id>/handovers/<str:handover_id>/acknowledge/",
+                    view=handv.acknowledge_handover, name="handover_acknowledge", in_menu=False)

@@ -30,3 +30,24 @@ def attending(username_or_id: str, *, field: str = "attending") -> tuple[str, st
         raise InvalidInput(f"{username_or_id!r} is not an active clinician; choose one from "
                            "the list.", field=field)
     return str(user.pk), user.get_full_name() or user.get_username()
+
+
+def nurses() -> list[tuple[str, str]]:
+    """(user id, display name) of active users who may be assigned to a bed for a shift:
+    the members of the nursing groups (the nurse in charge among them), by name."""
+    users = get_user_model().objects.filter(
+        is_active=True, groups__name__in=[r.value for r in roles_for("administer")]).distinct()
+    return sorted(((str(u.pk), u.get_full_name() or u.get_username()) for u in users),
+                  key=lambda c: c[1])
+
+
+def nurse(user_id: str, *, field: str = "nurse") -> tuple[str, str]:
+    """A nurse by user id (or username) → (id, display name); InvalidInput otherwise."""
+    known = dict(nurses())
+    if user_id in known:
+        return user_id, known[user_id]
+    user = get_user_model().objects.filter(username=user_id, is_active=True).first()
+    if user is not None and str(user.pk) in known:
+        return str(user.pk), known[str(user.pk)]
+    raise InvalidInput(f"{user_id!r} is not an active nurse; choose one from the list.",
+                       field=field)

@@ -18,9 +18,10 @@ from hisadmin.core.actor import Actor
 from hisadmin.core.roles import Role, roles_of
 
 C, N, K, A = Role.CLINICIAN, Role.NURSE, Role.CLERK, Role.ADMIN
+CN = Role.CHARGE_NURSE
 
 RECORD_ACTIONS: dict[str, tuple[Role, ...]] = {  # the clinical record
-    "read": (K, C, N),
+    "read": (K, C, N, CN),
     "register": (K,),
     "update_demographics": (K,),
     "admit": (K,),
@@ -34,12 +35,16 @@ RECORD_ACTIONS: dict[str, tuple[Role, ...]] = {  # the clinical record
     "assign_order": (C, N),
     "administer": (N,),
     "acknowledge_result": (C,),  # mark a lab or imaging result reviewed
+    "write_handover": (N, CN),  # the outgoing nurse's SBAR note on a patient
+    "acknowledge_handover": (N, CN),  # the incoming nurse has read it
 }
 WORKLIST_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_worklists": (K, C, N),  # admitted patients, name search
     "read_order_worklists": (C, N),  # active orders, my orders
     "read_medications_due": (C, N),  # a ward's doses due, late or coming up
     "read_results_to_review": (C,),  # the results of one's own orders, not yet acknowledged
+    "read_my_patients": (N, CN),  # the patients of one's beds this shift
+    "read_census": (K, C, N, CN, A),  # a ward's midnight census and occupancy over days
 }
 REFERENCE_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_reference": (K, C, N),  # coded reference data: medications, allergens, lab tests
@@ -51,8 +56,11 @@ ADMIN_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_access_log": (A,),  # who viewed a patient's record (the access audit)
 }
 BED_ACTIONS: dict[str, tuple[Role, ...]] = {
-    "read_beds": (K, C, N),  # ward bed boards, the wards API
+    "read_beds": (K, C, N, CN),  # ward bed boards, the wards API
     "clean_bed": (K, N),  # mark a bed being cleaned as clean (free again)
+    "read_assignments": (K, C, N, CN),  # which nurse has which bed, per shift
+    "assign_nurses": (CN,),  # set a shift's nurses by bed on the bed board
+    "read_handover_sheet": (C, N, CN),  # a ward's printable handover sheet for a shift
 }
 STAFF_ACTIONS: dict[str, tuple[Role, ...]] = {
     "attend": (C,),  # may be named an admission's attending clinician

@@ -11,6 +11,7 @@ class Role(StrEnum):
     CLERK = "clerk"  # registration, admission, transfer, discharge
     CLINICIAN = "clinician"  # orders
     NURSE = "nurse"  # progress orders, administrations
+    CHARGE_NURSE = "charge_nurse"  # the nurse in charge: assigns nurses to beds per shift
     ADMIN = "admin"  # reference data, users
 
 
@@ -38,6 +39,7 @@ GROUP_PERMISSIONS: dict[Role, tuple[str, ...]] = {
     Role.CLERK: (),
     Role.CLINICIAN: (),
     Role.NURSE: (),
+    Role.CHARGE_NURSE: (),
     Role.ADMIN: ("auth.view_user", "auth.add_user", "auth.change_user", "auth.view_group",
                  "hisadmin.view_apitoken", "hisadmin.change_apitoken",
                  "hisadmin.view_securityevent",  # who issued, revoked and granted what

@@ -40,6 +40,11 @@ class EventType(StrEnum):
     REFERENCE_ENTRY_CHANGED = "ReferenceEntryChanged"
     # beds (in the ward's own stream)
     BED_CLEANED = "BedCleaned"
+    # a shift's nurses by bed (in the ward's own stream)
+    NURSES_ASSIGNED = "NursesAssigned"
+    # shift handover of one patient (in the patient's stream)
+    HANDOVER_WRITTEN = "HandoverWritten"
+    HANDOVER_ACKNOWLEDGED = "HandoverAcknowledged"
 
 
 # What the audit trail calls each event.
@@ -69,6 +74,9 @@ EVENT_LABELS: dict[EventType, str] = {
     EventType.REFERENCE_ENTRY_ADDED: "Reference entry added",
     EventType.REFERENCE_ENTRY_CHANGED: "Reference entry changed",
     EventType.BED_CLEANED: "Bed cleaned",
+    EventType.NURSES_ASSIGNED: "Nurses assigned",
+    EventType.HANDOVER_WRITTEN: "Handover written",
+    EventType.HANDOVER_ACKNOWLEDGED: "Handover acknowledged",
 }
 
 # The event that places an order of each kind.
@@ -388,3 +396,52 @@ class BedCleaned(Event):
     def payload(self) -> dict[str, Any]:
         return {"wardId": self.ward_id, "bed": self.bed, "admissionId": self.admission_id,
                 "cleaningSince": self.cleaning_since}
+
+
+@dataclass(frozen=True)
+class NursesAssigned(Event):
+    """A nurse in charge set who looks after which bed of ``ward_id`` in ``shift`` (e.g.
+    ``2026-11-25-day``), in the ward's stream. ``assignments`` and ``previous``: bed →
+    ``{nurseId, nurseName}``, the whole shift after and before (so every nurse who gained or
+    lost a bed is named in the event)."""
+
+    type = EventType.NURSES_ASSIGNED
+    ward_id: str
+    shift: str
+    assignments: dict[str, Any]
+    previous: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        return {"wardId": self.ward_id, "shift": self.shift, "assignments": self.assignments,
+                "previous": self.previous}
+
+
+@dataclass(frozen=True)
+class HandoverWritten(Event):
+    """The outgoing nurse's SBAR note on a patient for ``shift`` (the shift handing over):
+    ``handover`` as kept on the record (``handoverId``, ``shift``, ``wardId``, ``bed``,
+    ``situation``, ``background``, ``assessment``, ``recommendation``, ``writtenAt``,
+    ``writtenBy``, ``writtenByName``)."""
+
+    type = EventType.HANDOVER_WRITTEN
+    handover: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.handover)
+
+
+@dataclass(frozen=True)
+class HandoverAcknowledged(Event):
+    """The incoming nurse has read and taken over a handover."""
+
+    type = EventType.HANDOVER_ACKNOWLEDGED
+    handover_id: str
+    shift: str
+    acknowledged_at: str
+    acknowledged_by: str
+    acknowledged_by_name: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"handoverId": self.handover_id, "shift": self.shift,
+                "acknowledgedAt": self.acknowledged_at, "acknowledgedBy": self.acknowledged_by,
+                "acknowledgedByName": self.acknowledged_by_name}

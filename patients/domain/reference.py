@@ -15,6 +15,7 @@ from typing import Any
 from patients.domain.checks import HARD_LIMIT_FACTOR
 from patients.domain.dose_times import parse_clock
 from patients.domain.errors import InvalidInput
+from patients.domain.shifts import hours_problem
 
 ALLERGEN_KINDS = ("ingredient", "drug_class", "food", "environment", "other")
 ALLERGEN_KIND_LABELS = {"ingredient": "Ingredient", "drug_class": "Drug class", "food": "Food",
@@ -213,6 +214,9 @@ def _ward(code: str, entry: Mapping[str, Any], codes: Codes) -> None:
     if bad:
         raise InvalidReferenceEntry("Ward", code, "beds",
                                     f"bed {bad[0]!r}: a code may not contain / \\ ? or #.")
+    hours = hours_problem(entry)
+    if hours is not None:
+        raise InvalidReferenceEntry("Ward", code, *hours)
 
 
 def check_entry(type_name: str, entry: Mapping[str, Any], codes: Codes) -> None:

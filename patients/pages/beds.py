@@ -28,6 +28,7 @@ from hisadmin.core.store import get_store, new_uow
 from patients.domain.beds import Bed, BedState, ward_metrics
 from patients.domain.errors import DomainError
 from patients.domain.records import ALLERGY_STATUS_LABELS, SEX_LABELS, AllergyStatus
+from patients.pages.assignments import panel as shift_panel
 from patients.persistence import beds, reference
 from patients.use_cases.beds import MarkBedClean, mark_bed_clean, ward_entry
 
@@ -181,6 +182,7 @@ def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
         "switch": switch,
         "refresh": REFRESH_SECONDS,
         "loaded_at": time.time(),
+        "shift": shift_panel(request, store, ward, cards),  # the nurses of the shift
         "query_ms": (time.perf_counter() - started) * 1000,
         "query": request.GET.urlencode(),
     }

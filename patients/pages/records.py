@@ -45,6 +45,7 @@ from patients.domain.records import (
 )
 from patients.pages import audit
 from patients.pages import beds as beds_pages
+from patients.pages.handover_notes import chart_handovers
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 from patients.pages.labels import label_allergy
 from patients.persistence import queries, reference
@@ -204,6 +205,7 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context["can_remove_allergy"] = policy.allows(user, "remove_allergy")
     context["can_progress"] = policy.allows(user, "progress_order")
     context["can_read_access_log"] = policy.allows(user, "read_access_log")
+    context["handover"] = chart_handovers(patient_id, user)
     if context["active_admission"] is not None and policy.allows(user, "discharge"):
         context["discharge_form"] = DischargeForm(
             initial={"etag": context["active_admission"]["etag"]})

@@ -1,0 +1,81 @@
+"""Shift handover: SBAR written by the outgoing nurse, acknowledged by the next; events,
+chart, sheet, roles and problems."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from cosmos_backend.store import Cond, Query
+from hisadmin.core import keys
+
+pytestmark = pytest.mark.django_db
+J = "application/json"
+SBAR = {"situation": "Stable, afebrile", "background": "Pneumonia day 3",
+        "assessment": "Improving", "recommendation": "Switch to oral antibiotics"}
+
+
+@pytest.fixture
+def next_nurse(api_client) -> Client:
+    return api_client("nurse", "charge_nurse")
+
+
+def test_it_writes_and_acknowledges_a_handover_as_events(team, admit, next_nurse,
+                                                        his_store) -> None:
+    pid = admit("Handed", bed="M102")
+    r = team["nurse"].post(f"/api/v1/patients/{pid}/handovers",
+                           {**SBAR, "shift": "2026-11-25-day"}, content_type=J)
+    assert r.status_code == 201, r.content
+    body = r.json()
+    assert body["id"] == "2026-11-25-day" and body["bed"] == "M102"
+    assert body["acknowledged_at"] is None and body["written_by"] == "api-nurse"
+    own = team["nurse"].post(f"/api/v1/patients/{pid}/handovers/{body['id']}/acknowledge")
+    assert own.status_code == 409 and own.json()["type"].endswith("own-handover")
+    ok = next_nurse.post(f"/api/v1/patients/{pid}/handovers/{body['id']}/acknowledge")
+    assert ok.status_code == 200 and ok.json()["acknowledged_by"] == "api-nurse-charge_nurse"
+    again = next_nurse.post(f"/api/v1/patients/{pid}/handovers/{body['id']}/acknowledge")
+    assert again.status_code == 409
+    rewrite = team["nurse"].post(f"/api/v1/patients/{pid}/handovers",
+                                 {**SBAR, "shift": "2026-11-25-day"}, content_type=J)
+    assert rewrite.status_code == 409
+    events = his_store.query_all(keys.patient(pid), Query(where=(Cond("docType", "=", "Event"),)))
+    kinds = [e["docContents"]["type"] for e in events]
+    assert kinds[-2:] == ["HandoverWritten", "HandoverAcknowledged"]
+
+
+def test_it_refuses_bad_handovers(team, admit) -> None:
+    pid = admit("Refused")
+    url = f"/api/v1/patients/{pid}/handovers"
+    assert team["nurse"].post(url, {**SBAR, "situation": ""}, content_type=J).status_code == 422
+    assert team["nurse"].post(url, {**SBAR, "x": 1}, content_type=J).status_code == 422
+    assert team["nurse"].post(url, {**SBAR, "shift": "soon"}, content_type=J).status_code == 422
+    assert team["doc"].post(url, SBAR, content_type=J).status_code == 403
+    assert team["nurse"].post(f"{url}/2026-01-01-day/acknowledge").status_code == 404
+    assert team["nurse"].post(f"{url}/nope/acknowledge").status_code == 404
+    registered = team["clerk"].post("/api/v1/patients", {
+        "given_name": "Not", "family_name": "Admitted", "birth_date": "1950-01-01"},
+        content_type=J).json()["id"]
+    r = team["nurse"].post(f"/api/v1/patients/{registered}/handovers", SBAR, content_type=J)
+    assert r.status_code == 409
+
+
+def test_it_shows_the_handover_on_the_chart_and_the_sheet(team, admit, client, make_user
+                                                          ) -> None:
+    pid = admit("Sheeted", bed="M105")
+    assert team["nurse"].post(f"/api/v1/patients/{pid}/handovers", SBAR,
+                              content_type=J).status_code == 201
+    make_user("ward", "nurse")
+    client.login(username="ward", password=_password())
+    chart = client.get(f"/admin/patients/{pid}/")
+    assert chart.status_code == 200 and b"Switch to oral antibiotics" in chart.content
+    assert b"Handover written" in chart.content  # the audit trail
+    sheet = client.get("/admin/wards/MED-1/handover/")
+    assert sheet.status_code == 200
+    assert b"Switch to oral antibiotics" in sheet.content and b"M105" in sheet.content
+    assert client.get("/admin/wards/MED-1/handover/?shift=bad").status_code == 200
+    assert client.get("/admin/wards/NOPE/handover/").status_code == 404
+
+
+def _password() -> str:
+    from hisadmin.testkit import TEST_PASSWORD
+    return TEST_PASSWORD
