@@ -27,7 +27,8 @@ J = "application/json"
 PROBLEM = "application/problem+json"
 STALE = '"not-the-etag"'
 MED = {"kind": "medication", "medication_code": "PARA", "dose": "1", "unit": "g",
-       "route": "PO", "frequency": "Q8H"}
+       "route": "PO", "frequency": "Q8H",
+       "first_dose": "now"}  # a dose time now: a dose given now answers it
 CBC = [{"analyte_code": "HGB", "value": 120}, {"analyte_code": "WBC", "value": "7.5"},
        {"analyte_code": "PLT", "value": 450}]
 HOOK = {"url": "https://receiver.example/his", "events": ["AdmissionStarted"],

@@ -120,7 +120,7 @@ def test_not_given_with_a_reason(team: dict[str, Client], admitted: str) -> None
     assert entry["dose"] is None
 
 
-def test_a_prn_dose_too_soon_is_409_prn_interval_then_overridden(
+def test_a_prn_dose_too_soon_is_409_dose_interval_then_overridden(
         team: dict[str, Client], admitted: str) -> None:
     base = ready(team, admitted, PARA_PRN)
     assert team["nurse"].post(f"{base}/administrations", {"dose": "1000", "unit": "mg"},
@@ -129,17 +129,24 @@ def test_a_prn_dose_too_soon_is_409_prn_interval_then_overridden(
                                  content_type=J)
     assert refused.status_code == 409
     problem = refused.json()
-    assert problem["type"].endswith("/prn-interval")
-    assert [c["type"] for c in problem["conflicts"]] == ["prn-interval"]
+    assert problem["type"].endswith("/dose-interval")
+    assert [c["type"] for c in problem["conflicts"]] == ["dose-interval"]
     given = team["nurse"].post(f"{base}/administrations", {
-        "dose": "1", "unit": "g", "overrides": {"prn-interval": "Severe pain, Dr Who agreed"}},
+        "dose": "1", "unit": "g", "overrides": {"dose-interval": "Severe pain, Dr Who agreed"}},
         content_type=J)
     assert given.status_code == 201, given.content
     override = given.json()["administrations"][-1]["override"]
-    assert override["check"] == "prn-interval" and override["reason"].startswith("Severe")
+    assert override["check"] == "dose-interval" and override["reason"].startswith("Severe")
+    # the old key still answers the check, under its new name
+    old_key = team["nurse"].post(f"{base}/administrations", {
+        "dose": "1", "unit": "g", "overrides": {"prn-interval": "Breakthrough pain, Dr Who agreed"}},
+        content_type=J)
+    assert old_key.status_code == 201, old_key.content
+    assert [o["check"] for o in old_key.json()["administrations"][-1]["overrides"]] == [
+        "dose-interval"]
     day = team["nurse"].get(f"/api/v1/patients/{admitted}/mar").json()
     [row] = day["orders"]
-    assert row["as_needed"] and row["slots"] == [] and len(row["administrations"]) == 2
+    assert row["as_needed"] and row["slots"] == [] and len(row["administrations"]) == 3
     assert row["prn_min_interval_hours"] == 4
 
 

@@ -10,7 +10,8 @@ from django.test import Client
 pytestmark = pytest.mark.django_db
 J = "application/json"
 MED = {"kind": "medication", "medication_code": "PARA", "dose": "1000", "unit": "mg",
-       "route": "PO", "frequency": "Q8H"}
+       "route": "PO", "frequency": "Q8H",
+       "first_dose": "now"}  # a dose time now: a dose given now answers it
 
 
 
