@@ -333,6 +333,7 @@ api.add_router("/", clinical_router)
 api.add_router("/", "patients.api.mar.router")
 api.add_router("/worklists", worklists_router)
 api.add_router("/reference", "patients.api.reference.router")
+api.add_router("/wards", "worklists.census_api.router")  # /census: a view, not a ward code
 api.add_router("/wards", "patients.api.wards.router")
 api.add_router("/wards", "patients.api.assignments.router")  # /{code}/assignments
 api.add_router("/", "patients.api.handovers.router")  # /patients/{id}/handovers

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from worklists.pages import census as census_views
 from worklists.pages import deadletters as deadletter_views
+from worklists.pages import my_patients as my_patients_views
 from worklists.pages import worklists as views
 
 _PAGES = [
@@ -15,9 +17,15 @@ _PAGES = [
     ("Medications due", "worklists/medications-due/", views.medications_due,
      "worklist_meds_due", "read_medications_due",
      "A ward's doses late today, due now or coming up within the hour."),
+    ("My patients", "worklists/my-patients/", my_patients_views.my_patients,
+     "worklist_my_patients", "read_my_patients",
+     "The patients of your beds this shift: doses, results, handover."),
     ("Results to review", "worklists/results-to-review/", views.results_to_review,
      "worklist_reviews", "read_results_to_review",
      "Results of the orders you placed, waiting for your acknowledgement."),
+    ("Midnight census", "worklists/census/", census_views.census_page, "worklist_census",
+     "read_census", "A ward's patients at each midnight, who came and went, and its "
+     "occupancy over the days you choose, as a chart, a table and CSV."),
     ("Find patients", "worklists/patients/", views.patient_search, "worklist_search",
      "read_worklists", "By name (\"SMITH, John\", \"John Smith\", \"Smi\") or MRN."),
     ("Projection dead letters", "worklists/dead-letters/", deadletter_views.dead_letters,

@@ -124,6 +124,7 @@ OTHER_PAGES = {  # worklist and administration actions → a page each guards
     "read_order_worklists": "/admin/worklists/orders/",
     "read_medications_due": "/admin/worklists/medications-due/",
     "read_results_to_review": "/admin/worklists/results-to-review/",
+    "read_census": "/admin/worklists/census/?ward=MED-1",
     "manage_reference_data": "/admin/reference/",
     "manage_dead_letters": "/admin/worklists/dead-letters/",
     "read_access_log": "/admin/access-log/",
@@ -134,6 +135,7 @@ OTHER_API = {
     "read_order_worklists": "/api/v1/worklists/orders?department=MED",
     "read_medications_due": "/api/v1/worklists/medications-due?ward=MED-1",
     "read_results_to_review": "/api/v1/worklists/results-to-review",
+    "read_census": "/api/v1/wards/census?ward=MED-1",
     "read_reference": "/api/v1/reference/medications",
 }
 

@@ -1,0 +1,110 @@
+"""The midnight census in the API and on its page: ranges, problems, the chart and the CSV."""
+
+from __future__ import annotations
+
+import csv
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.test import Client
+
+from hisadmin.core.inputs import hospital_today
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/wards/census"
+PAGE = "/admin/worklists/census/"
+
+
+@pytest.fixture
+def ward_today(team, admit, drain_worklists) -> None:
+    """Medical Ward 1 (10 beds) today: three admitted, one of them discharged."""
+    ids = [admit(f"Census{i}") for i in range(3)]
+    r = team["clerk"].post(f"/api/v1/patients/{ids[0]}/discharge", {"disposition": "home"},
+                           content_type="application/json")
+    assert r.status_code in (200, 201), r.content
+    drain_worklists()
+
+
+def test_it_answers_a_wards_days_with_counts_and_occupancy(ward_today, team) -> None:
+    today = hospital_today()
+    r = team["nurse"].get(URL, {"ward": "MED-1", "from": str(today - timedelta(days=1)),
+                                "to": str(today)})
+    assert r.status_code == 200, r.content
+    body = r.json()
+    assert (body["ward"], body["ward_name"], body["from"], body["to"]) == (
+        "MED-1", "Medical Ward 1", str(today - timedelta(days=1)), str(today))
+    yesterday, now = body["days"]
+    assert yesterday["at_midnight"] == 0 and yesterday["admissions"] == 0
+    assert {k: now[k] for k in ("at_start", "admissions", "discharges", "transfers_in",
+                                "transfers_out", "at_midnight", "beds", "occupancy")} == {
+        "at_start": 0, "admissions": 3, "discharges": 1, "transfers_in": 0,
+        "transfers_out": 0, "at_midnight": 2, "beds": 10, "occupancy": 20.0}
+
+
+def test_it_takes_the_last_four_weeks_when_no_day_is_given(team, reference_data) -> None:
+    body = team["clerk"].get(URL, {"ward": "MED-1"}).json()
+    assert len(body["days"]) == 28 and body["to"] == str(hospital_today())
+
+
+@pytest.mark.parametrize("query", [
+    {"from": "2026-01-01", "to": "2027-01-02"},  # 367 days
+    {"from": "2026-02-01", "to": "2026-01-01"},  # reversed
+    {"from": "01/02/2026", "to": "2026-01-03"},
+    {"from": "2026-02-30"},
+])
+def test_it_refuses_a_bad_span_with_a_problem(team, reference_data, query) -> None:
+    r = team["clerk"].get(URL, {"ward": "MED-1", **query})
+    assert r.status_code == 400, r.content
+    assert r["Content-Type"] == "application/problem+json"
+    assert r.json()["type"] == "/api/v1/problems/bad-census-span"
+
+
+def test_a_whole_leap_year_is_one_span(team, reference_data) -> None:
+    r = team["clerk"].get(URL, {"ward": "MED-1", "from": "2028-01-01", "to": "2028-12-31"})
+    assert r.status_code == 200 and len(r.json()["days"]) == 366
+
+
+def test_an_unknown_ward_is_a_404_problem(team, reference_data) -> None:
+    r = team["clerk"].get(URL, {"ward": "NOPE"})
+    assert r.status_code == 404 and r["Content-Type"] == "application/problem+json"
+
+
+def test_it_is_documented_and_needs_a_clinical_role(api_client, reference_data) -> None:
+    schema = api_client("clerk").get("/api/v1/openapi.json").json()
+    operation = schema["paths"][URL]["get"]
+    assert {p["name"] for p in operation["parameters"]} >= {"ward", "from", "to"}
+    assert api_client().get(URL, {"ward": "MED-1"}).status_code == 403
+
+
+def test_the_page_shows_a_chart_a_table_and_offers_the_csv(ward_today, make_user) -> None:
+    client = Client()
+    client.force_login(make_user("census-clerk", "clerk"))
+    today = hospital_today()
+    r = client.get(PAGE, {"ward": "MED-1", "from": str(today - timedelta(days=2)),
+                          "to": str(today)})
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "<svg" in html and "<title id=\"census-chart-title\">" in html and "<desc" in html
+    assert 'id="census-table"' in html and "Medical Ward 1" in html
+    assert "20.0 %" in html and "MED-1" not in html.split('id="census-table"')[1]
+    assert "http://" not in html.split("<svg")[1].split("</svg>")[0].replace(
+        'xmlns="http://www.w3.org/2000/svg"', "")
+    csv_response = client.get(PAGE, {"ward": "MED-1", "from": str(today), "to": str(today),
+                                     "format": "csv"})
+    assert csv_response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(StringIO(csv_response.content.decode())))
+    assert rows == [["date", "in_at_start_of_day", "admissions", "transfers_in",
+                     "transfers_out", "discharges", "in_at_midnight", "beds",
+                     "occupancy_percent"], [str(today), "0", "3", "0", "0", "1", "2", "10", "20"]]
+
+
+def test_the_page_answers_bad_input_without_a_5xx(make_user, reference_data) -> None:
+    client = Client()
+    client.force_login(make_user("census-nurse", "nurse"))
+    bad = client.get(PAGE, {"ward": "MED-1", "from": "yesterday"})
+    assert bad.status_code == 400 and b"YYYY-MM-DD" in bad.content
+    assert client.get(PAGE, {"ward": "NOPE"}).status_code == 404
+    nobody = Client()
+    nobody.force_login(make_user("census-nobody"))
+    assert nobody.get(PAGE).status_code == 403
