@@ -33,11 +33,14 @@ def ward_day(his_store, reference_data, make_user, drain_worklists) -> dict[str,
         actor=by_nurse).patient_id
     use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Sepsis", bed="M104"),
                             UnitOfWork(his_store), actor=by_nurse)
+    use_cases.record_no_known_allergies(use_cases.RecordNoKnownAllergies(pid),  # asked
+                                        UnitOfWork(his_store), actor=by_nurse)
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     start = max(now.replace(hour=0, minute=0), now - timedelta(minutes=15))
     amox = use_cases.place_order(use_cases.PlaceOrder(
         patient_id=pid, kind="medication", medication_code="AMOX", dose=Decimal("1"),
-        unit="g", route="PO", frequency="Q8H", start_at=start.isoformat()),
+        unit="g", route="PO", frequency="Q8H", start_at=start.isoformat(),
+        first_dose="now"),  # a dose time at the start: due now
         UnitOfWork(his_store), actor=by_doctor)
     use_cases.progress_order(use_cases.ProgressOrder(pid, amox.order_id, "ready"),
                              UnitOfWork(his_store), actor=by_nurse)

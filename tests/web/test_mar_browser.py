@@ -25,12 +25,15 @@ def on_the_ward(his_store, reference_data) -> tuple[str, str]:
     use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Cellulitis",
                                                    bed="M106"),
                             UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    use_cases.record_no_known_allergies(use_cases.RecordNoKnownAllergies(pid),  # asked
+                                        UnitOfWork(his_store), actor=SYSTEM_ACTOR)
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     midnight = now.replace(hour=0, minute=0)
     start = max(midnight, now - timedelta(minutes=20))  # a dose due now, today
     ids = []
     for values in ({"medication_code": "AMOX", "dose": Decimal("1"), "unit": "g",
-                    "frequency": "Q8H", "start_at": start.isoformat()},
+                    "frequency": "Q8H", "start_at": start.isoformat(),
+                    "first_dose": "now"},  # a dose time at the start, then 06/14/22
                    {"medication_code": "PARA", "dose": Decimal("1000"), "unit": "mg",
                     "frequency": "Q6H", "as_needed": True}):
         order = use_cases.place_order(use_cases.PlaceOrder(
