@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
-from hisadmin.core import keys
+from hisadmin.core import keys, updates
 from hisadmin.core.consumers import register_consumer
 from hisadmin.core.store import register_indexes
 from worklists.delivery.tasks import QUEUE, TASK
 from worklists.projection.schema import COMPOSITE_INDEXES
+from worklists.read.lag import updates_stopped
 
 
 class WorklistsConfig(AppConfig):
@@ -16,3 +17,4 @@ class WorklistsConfig(AppConfig):
         register_indexes(COMPOSITE_INDEXES)  # the container's policy serves the view queries
         # Every event of every patient's stream: the projections decide what matters.
         register_consumer(TASK, queue=QUEUE, stream_prefix=keys.PATIENT)
+        updates.register(updates_stopped)  # the "updates stopped" notice of every live page

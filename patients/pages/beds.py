@@ -22,14 +22,14 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_vary_headers
 
 from cosmos_backend.store import DocumentStore
-from hisadmin.core import access_log, policy
+from hisadmin.core import access_log, policy, updates
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients.domain.beds import Bed, BedState, ward_metrics
 from patients.domain.errors import DomainError
 from patients.domain.records import ALLERGY_STATUS_LABELS, SEX_LABELS, AllergyStatus
-from patients.pages.assignments import panel as shift_panel
 from patients.persistence import beds, reference
+from patients.pages.assignments import panel as shift_panel
 from patients.use_cases.beds import MarkBedClean, mark_bed_clean, ward_entry
 
 REFRESH_SECONDS = 3
@@ -38,6 +38,9 @@ PICKS = {
     "admit": ("admin:patient_admit", "Admit here"),
     "transfer": ("admin:patient_transfer", "Move here"),
 }
+# What the admit form had typed when the user went to choose a bed: carried through the
+# board's links in the query string and handed back to the form (``initial_from``).
+KEPT_FIELDS = ("attending", "reason")
 
 
 # ------------------------------------------------------------------ choosing a bed
@@ -83,9 +86,13 @@ def placement(store: DocumentStore, department: str = "", ward: str = "") -> Pla
     return Placement(departments, department, wards, ward, free)
 
 
-def pick_url(kind: str, patient_id: str, department: str, ward: str) -> str:
-    """The board in pick mode for the admit or transfer form of ``patient_id``."""
-    query = urlencode({"pick": kind, "patient": patient_id, "department": department})
+def pick_url(kind: str, patient_id: str, department: str, ward: str,
+             kept: dict[str, str] | None = None) -> str:
+    """The board in pick mode for the admit or transfer form of ``patient_id``; ``kept``:
+    what the form had typed (:data:`KEPT_FIELDS`), given back to it with the bed."""
+    carried = {k: v for k, v in (kept or {}).items() if k in KEPT_FIELDS and v}
+    query = urlencode({"pick": kind, "patient": patient_id, "department": department,
+                       **carried})
     return reverse("admin:bed_board", args=[ward]) + "?" + query if ward else ""
 
 
@@ -130,13 +137,15 @@ def _pick(request: HttpRequest, ward: dict[str, Any]) -> dict[str, Any] | None:
         form = reverse(url_name, args=[patient])
     except NoReverseMatch:  # a mangled id: no pick links, the board still shows
         return None
+    kept = {k: request.GET[k] for k in KEPT_FIELDS if request.GET.get(k)}
     return {
         "kind": kind,
         "label": label,
         "patient": patient,
-        "back": form,
+        "back": form + ("?" + urlencode(kept) if kept else ""),
         "form": form,
         "department": request.GET.get("department") or ward.get("departmentId", ""),
+        "kept": kept,
     }
 
 
@@ -145,9 +154,17 @@ def _pick_href(pick: dict[str, Any], ward: dict[str, Any], bed: str) -> str:
         pick["form"]
         + "?"
         + urlencode(
-            {"department_id": ward.get("departmentId", ""), "ward_id": ward["code"], "bed": bed}
+            {"department_id": ward.get("departmentId", ""), "ward_id": ward["code"], "bed": bed,
+             **pick["kept"]}
         )
     )
+
+
+def _admit_here_href(ward: dict[str, Any], bed: str) -> str:
+    """A free bed's "Admit here" on a plain board: find the patient first (the search keeps
+    the ward and bed and leads to the admit form with them filled)."""
+    return reverse("admin:worklist_search") + "?" + urlencode(
+        {"admit_ward": ward["code"], "admit_bed": bed})
 
 
 def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
@@ -159,10 +176,14 @@ def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
     today = datetime.now(UTC).date()
     cards = [_card(b, today) for b in board]
     pick = _pick(request, ward)
-    if pick is not None:
-        for card in cards:
-            if card["state"] == BedState.FREE:
-                card["pick_href"] = _pick_href(pick, ward, card["code"])
+    admit_here = pick is None and policy.allows(request.user, "admit")
+    for card in cards:
+        if card["state"] != BedState.FREE:
+            continue
+        if pick is not None:
+            card["pick_href"] = _pick_href(pick, ward, card["code"])
+        elif admit_here:
+            card["admit_href"] = _admit_here_href(ward, card["code"])
     departments = reference.all_of(store, "Department")
     wards = reference.all_of(store, "Ward")
     # Admitting: the department was chosen on the form, so only its wards are offered.
@@ -182,6 +203,7 @@ def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
         "switch": switch,
         "refresh": REFRESH_SECONDS,
         "loaded_at": time.time(),
+        "stopped": updates.stopped(),
         "shift": shift_panel(request, store, ward, cards),  # the nurses of the shift
         "query_ms": (time.perf_counter() - started) * 1000,
         "query": request.GET.urlencode(),

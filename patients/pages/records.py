@@ -219,6 +219,11 @@ def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
     mode); changing the department or ward re-renders those fields (see pages.beds.offer)."""
     context = _chart_context(patient_id)
     where = beds_pages.placement_from(request)
+    if request.method == "POST" and "to_board" in request.POST:
+        # Choosing on the board: what was typed rides along and comes back with the bed.
+        kept = {name: request.POST.get(name, "") for name in beds_pages.KEPT_FIELDS}
+        target = beds_pages.pick_url("admit", patient_id, where.department, where.ward, kept)
+        return redirect(target or request.path)
     doctors = staff.clinicians()
     if request.method == "POST" and not beds_pages.refreshing(request):
         form = AdmitForm(request.POST, clinicians=doctors)
@@ -240,7 +245,7 @@ def admit_patient(request: HttpRequest, patient_id: str) -> HttpResponse:
             messages.success(request, "Admitted.")
             return redirect("admin:patient_chart", patient_id)
     return admin.site.render(request, "patients/bed_choice_form.html", {
-        "form": form, "submit": "Admit", **context,
+        "form": form, "submit": "Admit", **context, "board_keeps": True,
         "board_url": beds_pages.pick_url("admit", patient_id, where.department, where.ward)},
         title="Admit patient")
 

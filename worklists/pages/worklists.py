@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 import orjson
 from django.contrib import admin
+from django.core.exceptions import BadRequest
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -32,7 +33,7 @@ from patients.domain.records import SEX_LABELS
 from patients.persistence import reference
 from worklists.read import queries
 from worklists.read.consistency import wait_applied
-from worklists.read.lag import relay_lag
+from worklists.read.lag import relay_lag, updates_stopped
 
 REFRESH_SECONDS = 2
 # Set on the table partial only; the page's script (worklists/static/worklists/freshness.js)
@@ -65,6 +66,7 @@ class RowAction:
     url: Callable[[dict[str, Any]], str]
     action: str
     method: str = "get"
+    when: Callable[[dict[str, Any]], bool] | None = None  # rows it applies to (all: None)
 
 
 @dataclass
@@ -74,6 +76,9 @@ class Filter:
     choices: list[tuple[str, str]]
     value: str = ""
     blank: str | None = "All"
+    # Values accepted without a 400 (None: the choices): a ward of the department just left
+    # is dropped, not refused, when the department changes under it.
+    accepts: frozenset[str] | None = None
 
 
 @dataclass
@@ -86,6 +91,8 @@ class Page:
     default_sort: str = ""
     actions: list[RowAction] = field(default_factory=list)
     empty: str = "Nothing matches."
+    keep: list[tuple[str, str]] = field(default_factory=list)  # carried by the search form
+    intro: str = ""  # a sentence above the list, saying what it is for
 
 
 def _get(key: str) -> Cell:
@@ -150,7 +157,7 @@ def _rows(request: HttpRequest, page: Page, rows: list[dict[str, Any]]
                                col.href(row) if col.href is not None else "")
                               for col in page.columns],
                     "actions": [{"label": a.label, "url": a.url(row), "method": a.method}
-                                for a in actions],
+                                for a in actions if a.when is None or a.when(row)],
                     # the patient's rows stopped following the record at a failed event
                     "held_since": _local(marker.since, with_date=True) if marker else None})
     return out
@@ -214,8 +221,28 @@ def _settle(request: HttpRequest) -> str:
     return "Your last change has not reached this list yet; it will show within seconds."
 
 
+DIRECTIONS = ("", "asc", "desc")
+
+
+def _check_params(request: HttpRequest, page: Page) -> None:
+    """A sort key, direction or filter value the page does not offer is a 400 (the README's
+    promise), never silently another list: a mistyped link must not look like an answer."""
+    g = request.GET
+    sorts = {col.sort for col in page.columns if col.sort} | {page.default_sort}
+    if g.get("sort") and g["sort"] not in sorts:
+        raise BadRequest(f"This list cannot be sorted by “{g['sort']}”.")
+    if g.get("dir", "") not in DIRECTIONS:
+        raise BadRequest("The sort direction must be asc or desc.")
+    for f in page.filters:
+        value = g.get(f.name, "")
+        accepted = f.accepts if f.accepts is not None else {code for code, _ in f.choices}
+        if value and value not in accepted:
+            raise BadRequest(f"“{value}” is not one of the choices of {f.label}.")
+
+
 def _render(request: HttpRequest, page: Page, fetch: Fetch | None, *,
             error: str = "") -> HttpResponse:
+    _check_params(request, page)
     settling = _settle(request)
     started = time.perf_counter()
     result = fetch(request.GET.get("page") or None) if fetch is not None else None
@@ -240,7 +267,7 @@ def _render(request: HttpRequest, page: Page, fetch: Fetch | None, *,
         "has_actions": any(policy.allows(request.user, a.action) for a in page.actions),
         **_paging(request, None if result is None else result.continuation),
         "query_ms": (time.perf_counter() - started) * 1000, "loaded_at": time.time(),
-        "lag": _lag(), "error": error, "refresh": REFRESH_SECONDS, "settling": settling,
+        "lag": _lag(), "stopped": updates_stopped(), "error": error, "refresh": REFRESH_SECONDS, "settling": settling,
         "q": request.GET.get("q", ""),
     }
     if request.htmx:
@@ -300,7 +327,8 @@ def admitted_patients(request: HttpRequest) -> HttpResponse:
     ward = g.get("ward", "") if g.get("ward", "") in {code for code, _ in wards} else ""
     page = Page("Admitted patients", "worklist_admitted", ADMITTED_COLUMNS, [
         Filter("department", "Department", departments, department, blank=None),
-        Filter("ward", "Ward", wards, ward, blank="All wards"),
+        Filter("ward", "Ward", wards, ward, blank="All wards",
+               accepts=frozenset(reference.all_of(get_store(), "Ward"))),
     ], "Name starts with… or MRN", "bed")
     return _render(request, page, _per_department(departments, department, lambda d: (
         queries.admitted(d, ward=ward, q=g.get("q", ""), sort=g.get("sort", "bed"),
@@ -338,11 +366,35 @@ def my_orders(request: HttpRequest) -> HttpResponse:
         descending=g.get("dir") == "desc")))
 
 
+def _admitting(request: HttpRequest) -> tuple[str, list[tuple[str, str]], list[RowAction]]:
+    """The search on the way from a free bed's "Admit here" (``admit_ward``, ``admit_bed``):
+    a sentence naming the bed, the parameters the search keeps, and an "Admit here" button
+    on each patient not admitted (the admit form, the ward and bed filled). Nothing when
+    not asked for or when the user may not admit; an unknown ward is a 400."""
+    g = request.GET
+    ward_id, bed = g.get("admit_ward", ""), g.get("admit_bed", "")
+    if not ward_id or not policy.allows(request.user, "admit"):
+        return "", [], []
+    ward = reference.all_of(get_store(), "Ward").get(ward_id)
+    if ward is None or (bed and bed not in (ward.get("beds") or [])):
+        raise BadRequest("There is no such ward or bed to admit to.")
+    fill = urlencode({"department_id": ward.get("departmentId", ""), "ward_id": ward_id,
+                      "bed": bed})
+    action = RowAction("Admit here", lambda r: reverse(
+        "admin:patient_admit", args=[r["patientId"]]) + "?" + fill, "admit",
+        when=lambda r: not r.get("admission"))
+    where = " · ".join(filter(None, (ward.get("name") or ward_id, bed and f"bed {bed}")))
+    intro = f"Admitting to {where}: find the patient, then “Admit here” opens the admit form."
+    return intro, [("admit_ward", ward_id), ("admit_bed", bed)], [action]
+
+
 @requires("read_worklists")
 def patient_search(request: HttpRequest) -> HttpResponse:
     g = request.GET
+    intro, keep, actions = _admitting(request)
     page = Page("Find patients", "worklist_search", SEARCH_COLUMNS, [],
-                "SMITH, John · John Smith · Smi · MRN", "name")
+                "SMITH, John · John Smith · Smi · MRN", "name", actions, keep=keep,
+                intro=intro)
     q = g.get("q", "").strip()
     if not q:
         return _render(request, page, None)
@@ -421,7 +473,7 @@ def medications_due(request: HttpRequest) -> HttpResponse:
     page = Page("Medications due", "worklist_meds_due", MEDS_DUE_COLUMNS, [
         Filter("ward", "Ward", wards, ward, blank=None)], None, "",
         [RowAction("Record", lambda r: reverse("admin:patient_mar_record", args=[
-            r["patientId"], r["orderId"]]) + "?" + urlencode({"slot": r["scheduledFor"]}),
+            r["patientId"], r["orderId"]]) + "?" + urlencode({"slot": r["slotId"]}),
             "administer")],
         empty="No doses due, late or coming up within the hour on this ward.")
     if not ward:

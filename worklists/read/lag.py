@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any
 
 from cosmos_backend.leases import LeaseStore
 from cosmos_backend.store import DocumentStore
+from hisadmin.core import held_streams
 from hisadmin.core.cache import ExpiringCache
 from hisadmin.core.store import get_lease_store, get_store
 from worklists.persistence import deadletters
@@ -14,6 +16,9 @@ from worklists.persistence.feed import events_in
 
 SCAN_LIMIT = 500  # lag counts are capped: "500+" is all an operator needs to know
 CACHE_SECONDS = 1.0  # pages poll every few seconds; one feed scan per second is plenty
+# As /healthz judges it (hisadmin.health): a relay lease unrenewed this long is a dead relay,
+# and views this far behind the store have stopped following it.
+STOPPED_AFTER = 30.0
 _cache: ExpiringCache[dict[str, Any]] = ExpiringCache(CACHE_SECONDS)
 
 
@@ -55,3 +60,42 @@ def relay_lag() -> dict[str, Any]:
         return result
 
     return _cache.get(str(getattr(store, "path", id(store))), load)
+
+
+def _parse_instant(value: str | None) -> float | None:
+    try:
+        return datetime.fromisoformat(value).timestamp() if value else None
+    except ValueError:
+        return None
+
+
+def stopped_since(lag: dict[str, Any], held: list[held_streams.HeldStream],
+                  leases: LeaseStore, now: float | None = None) -> float | None:
+    """How many seconds ago the views stopped following the store, or None while they
+    follow it. Stopped, as /healthz counts it degraded: a stream held after a failure (since
+    its first failed event), a relay lease unrenewed for :data:`STOPPED_AFTER` seconds
+    (since its last renewal; no lease at all is a relay not started yet, not a stop), or
+    events waiting longer than that (since the oldest was written)."""
+    now = time.time() if now is None else now
+    since: list[float] = []
+    for h in held:
+        at = _parse_instant(h.occurred_at) or _parse_instant(h.held_at)
+        since.append(now - at if at is not None else 0.0)
+    for lease in leases.all():
+        if now - lease.updated_at >= STOPPED_AFTER:
+            since.append(now - lease.updated_at)
+    seconds = lag.get("seconds")
+    if lag.get("pending") and seconds is not None and seconds >= STOPPED_AFTER:
+        since.append(float(seconds))
+    return round(max(since)) if since else None
+
+
+def updates_stopped() -> float | None:
+    """:func:`stopped_since` for the pages (the lag and the projections' held streams as
+    read at most a second ago); None when it cannot be told: "view lag unknown" says so."""
+    store = get_store()
+    try:
+        held = list(held_streams.held_now(store).values())
+        return stopped_since(relay_lag(), held, get_lease_store())
+    except Exception:  # noqa: BLE001 - a page still shows its rows when this is unknown
+        return None

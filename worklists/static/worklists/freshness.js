@@ -5,6 +5,10 @@
 //    fail, that the server cannot be reached (or answered with an error) and how long ago
 //    the last update came; the block recovers by itself with the next good answer;
 //  - a refresh leaves keyboard focus and the scroll position where they were;
+//  - while the server says the views have stopped following the record (a red
+//    ".updates-stopped" notice in the answer, data-stopped-ago: seconds, as rendered), the
+//    notice's count keeps going between refreshes and screen readers hear it once; the first
+//    answer without it removes it ("updates resumed");
 //  - only an answer made for the block goes into it. A block naming a response header in
 //    data-live-marker takes only answers carrying that header; any block refuses an answer
 //    that arrived through a redirect, and 401/403. Such an answer (the login page once the
@@ -81,6 +85,7 @@
   // and when it works again, once each, not every tick.
   function announce(block, s, state) {
     var said = state === "ok" || state === "stale" ? "ok" : state;
+    if (said === "ok" && block.querySelector(".updates-stopped")) said = "views-stopped";
     if (said === s.said) return;
     var region = block.previousElementSibling;
     if (!region || !region.classList.contains("live-announcer")) {
@@ -90,11 +95,23 @@
       block.parentNode.insertBefore(region, block);
     }
     if (s.said) {
-      region.textContent = said === "ok" ? "The server answers again: the list is up to date."
+      region.textContent = said === "views-stopped" ? "Updates have stopped: this page does not show the latest changes."
+        : said === "ok" ? (s.said === "views-stopped" ? "Updates resumed: the page is up to date."
+          : "The server answers again: the list is up to date.")
         : "The list is not refreshing: " + (s.problem === "error" ? "the server answered with an error."
           : "the server cannot be reached.");
     }
     s.said = said;
+  }
+
+  // The notice says how long ago updates stopped: as rendered, plus the time since it arrived.
+  function stoppedCount(block, s, now) {
+    var notice = block.querySelector(".updates-stopped[data-stopped-ago]");
+    var span = notice && notice.querySelector(".stopped-ago");
+    if (!span) return;
+    var seconds = parseFloat(notice.dataset.stoppedAgo) + Math.max(0, (now - s.arrivedAt) / 1000);
+    var text = wholeAgo(seconds);
+    if (span.textContent !== text) span.textContent = text;
   }
 
   function tick() {
@@ -110,6 +127,7 @@
         text = c[1];
         block.dataset.liveState = state;
         announce(block, s, state);
+        stoppedCount(block, s, now);
       } else {
         state = "ok";
         text = "updated " + ago(Math.max(0, now / 1000 - parseFloat(el.dataset.loadedAt))) + " ago";
