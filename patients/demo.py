@@ -22,6 +22,8 @@ DEMO_USERS = (
     ("clinician", "clinician-demo-2026", "clinician", "Grace Hopper"),
     ("clerk", "clerk-demo-2026", "clerk", "Alan Clerk"),
     ("nurse", "nurse-demo-2026", "nurse", "Florence Night"),
+    # the nurse in charge is a nurse too: she has beds of her own
+    ("charge", "charge-nurse-demo-2026", "charge_nurse", "Mary Seacole"),
     ("admin", "admin-demo-2026", "admin", "Ada Admin"),
 )
 DEMO_PATIENTS = (
@@ -66,6 +68,8 @@ def ensure_users() -> Iterator[str]:
             user.is_staff = user.is_superuser = True
         user.save()
         user.groups.add(Group.objects.get(name=role))
+        if role == "charge_nurse":
+            user.groups.add(Group.objects.get(name="nurse"))
         yield f"user {username} ({role}) {'created' if created else 'exists'}"
 
 

@@ -33,6 +33,7 @@ from worklists.projection.schema import (
 from worklists.read import queries
 from worklists.read.consistency import wait_applied
 from worklists.read.lag import relay_lag
+from worklists.read.my_patients import my_patients as read_my_patients
 
 router = Router(tags=["worklists"])
 
@@ -243,6 +244,20 @@ def medications_due(request: HttpRequest, ward: Text(40)) -> Any:
     if ward not in reference.all_of(get_store(), "Ward"):
         raise HttpError(404, f"No ward {ward!r}.")
     result = queries.medications_due(get_store(), ward, tz=timezone.get_current_timezone())
+    return _answer(request, [_snake(r) for r in result.rows], continuation=None,
+                   generation=result.generation, lag=_lag())
+
+
+@router.get("/my-patients", response=ANSWERS,
+            summary="My patients this shift (the calling nurse's beds)")
+@worklist_read("read_my_patients")
+def my_patients_list(request: HttpRequest) -> Any:
+    """One item per occupied bed assigned to the calling nurse in each ward's shift on now:
+    ``bed``, ``name``, ``allergy`` (has_allergies | no_known_allergies | unknown),
+    ``next_dose_at`` and ``late`` (doses late), ``unread_results`` and ``handover`` (an open
+    handover to acknowledge, or null). The whole list, no paging."""
+    result = read_my_patients(get_store(), str(request.user.pk),
+                              tz=timezone.get_current_timezone())
     return _answer(request, [_snake(r) for r in result.rows], continuation=None,
                    generation=result.generation, lag=_lag())
 

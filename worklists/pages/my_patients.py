@@ -1,0 +1,53 @@
+"""My patients: the signed-in nurse's patients this shift, on the worklists' page frame
+(refreshing itself every few seconds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils import timezone
+
+from hisadmin.core.local_time import human_time
+from hisadmin.core.policy import requires
+from hisadmin.core.store import get_store
+from patients.domain.records import ALLERGY_STATUS_LABELS, AllergyStatus
+from worklists.pages.worklists import Column, Page, RowAction, _render
+from worklists.read.my_patients import my_patients as read_my_patients
+
+
+def _next_dose(row: dict[str, Any]) -> str:
+    if not row.get("nextDoseAt"):
+        return "None within the hour"
+    return f"{human_time(row['nextDoseAt'])} {row.get('nextDose') or ''} " \
+           f"({row.get('nextDoseStatus', '').lower()})"
+
+
+def _handover(row: dict[str, Any]) -> str:
+    h = row.get("handover")
+    return f"Open, from {h['by']}" if h else "—"
+
+
+COLUMNS = [
+    Column("Bed", lambda r: f"{r['wardName']} · {r['bed']}"),
+    Column("Name", lambda r: r["name"], link=True),
+    Column("Allergies", lambda r: ALLERGY_STATUS_LABELS[AllergyStatus(r["allergy"])]),
+    Column("Next dose", _next_dose),
+    Column("Late doses", lambda r: r["late"] or "None"),
+    Column("Results not yet seen", lambda r: r["unreadResults"] or "None"),
+    Column("Handover", _handover, href=lambda r: reverse(
+        "admin:patient_chart", args=[r["patientId"]]) + "#handovers"),
+]
+
+
+@requires("read_my_patients")
+def my_patients(request: HttpRequest) -> HttpResponse:
+    page = Page("My patients", "worklist_my_patients", COLUMNS, [], None, "",
+                [RowAction("Write handover", lambda r: reverse(
+                    "admin:handover_new", args=[r["patientId"]]), "write_handover")],
+                empty="No beds are assigned to you this shift; the nurse in charge assigns "
+                      "them on the bed board.",
+                intro="The patients of the beds assigned to you this shift.")
+    return _render(request, page, lambda token: read_my_patients(
+        get_store(), str(request.user.pk), tz=timezone.get_current_timezone()))
