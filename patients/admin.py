@@ -5,7 +5,7 @@ from django.contrib import admin
 from patients.pages import access as accv
 from patients.pages import clinical as cv
 from patients.pages import mar as marv
-from patients.pages import mar_print
+from patients.pages import mar_print, wristbands
 from patients.pages import orders as ordv
 from patients.pages import records as views
 from patients.pages import results as resv
@@ -56,6 +56,10 @@ for _label, _route, _view, _name in (
      "patient_mar"),
     ("Medication record to print", "patients/<str:patient_id>/mar/print/",
      mar_print.medication_record_print, "patient_mar_print"),
+    ("Wristband", "patients/<str:patient_id>/wristband/", wristbands.wristband,
+     "patient_wristband"),
+    ("Specimen labels", "patients/<str:patient_id>/orders/<str:order_id>/labels/",
+     wristbands.specimen_labels, "order_labels"),
     ("Record a dose", "patients/<str:patient_id>/mar/<str:order_id>/record/", marv.record_dose,
      "patient_mar_record"),
     ("Administer", "patients/<str:patient_id>/orders/<str:order_id>/administer/",

@@ -65,8 +65,12 @@ BED_ACTIONS: dict[str, tuple[Role, ...]] = {
 STAFF_ACTIONS: dict[str, tuple[Role, ...]] = {
     "attend": (C,),  # may be named an admission's attending clinician
 }
+PRINT_ACTIONS: dict[str, tuple[Role, ...]] = {  # what identifies a patient on paper
+    "print_wristband": (K, N),  # clerks band at registration and admission, nurses replace
+    "print_specimen_label": (C, N),  # whoever collects the sample labels the tube
+}
 ACTION_ROLES = {**RECORD_ACTIONS, **WORKLIST_ACTIONS, **REFERENCE_ACTIONS, **ADMIN_ACTIONS,
-                **BED_ACTIONS, **STAFF_ACTIONS}
+                **BED_ACTIONS, **STAFF_ACTIONS, **PRINT_ACTIONS}
 
 
 def roles_for(action: str) -> tuple[Role, ...]:

@@ -169,9 +169,11 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
     ``slot_id`` (or ``scheduled_for``, to the minute) names the dose time answered; without
     either, the one due then (none or several: 422 slot-required on ``slot_id`` with
     ``candidates``; a slot already recorded: 409). 201: the order; 404: no such patient or
-    order; 409: ``prn-interval`` (with ``conflicts``; resend with ``overrides``) or an order
-    that cannot be administered; 412: stale ``If-Match`` (the order's ETag); 422: a rule
-    above. Send an ``Idempotency-Key`` so a retry never records the same dose twice.
+    order; 409: ``prn-interval`` (with ``conflicts``; resend with ``overrides``), an order
+    that cannot be administered, or ``wrong-patient``: ``scanned_id`` is not this patient's
+    wristband (with ``conflicts``; nothing recorded); 412: stale ``If-Match`` (the order's
+    ETag); 422: a rule above. Send an ``Idempotency-Key`` so a retry never records the same
+    dose twice.
     ``Location``: the order's URL (its ``administrations`` list the one recorded)."""
     policy.require(request.user, "administer")
     uow = new_uow()
@@ -180,7 +182,7 @@ def administer(request: HttpRequest, patient_id: str, order_id: str,
         status=payload.status, administered_at=payload.administered_at,
         reason=payload.reason or "", reason_detail=payload.reason_detail,
         scheduled_for=payload.scheduled_for, slot_id=payload.slot_id,
-        overrides=payload.overrides), uow,
+        overrides=payload.overrides, scanned_id=payload.scanned_id), uow,
         actor=actor_for(request.user))
     return _saved_order(request, uow, patient_id, order_id, 201)
 

@@ -194,6 +194,10 @@ class AdministrationIn(StrictIn):
     overrides: Overrides = Field(
         default_factory=dict, max_length=OVERRIDES_MAX, description="prn-interval → reason, "
         "to give an as-needed dose sooner than its least interval")
+    scanned_id: Text(64) = Field("", description="what the bedside scanner read from the "
+                                 "patient's wristband (the MRN): another patient's → 409 "
+                                 "wrong-patient with conflicts, nothing recorded; the "
+                                 "patient's → kept as identity_confirmed_by scan")
 
 
 class AdmitIn(StrictIn):
@@ -289,6 +293,9 @@ class AdministrationOut(Schema):
         "{check, detail, reason, by, at}; empty when none")
     by: str
     note: str = ""
+    identity_confirmed_by: Literal["scan"] | None = Field(
+        None, description="scan: the patient's wristband was scanned and matched; null: "
+        "not scanned")
 
 
 class DataErrorOut(Schema):
@@ -378,7 +385,8 @@ class Problem(Schema):
 class ConflictOut(Schema):
     type: str = Field(description="a check type: allergy-status-unknown | allergy-conflict | "
                       "dose-limit | duplicate-order (placing an order); early-dose | "
-                      "dose-interval | daily-dose (recording a dose given)")
+                      "dose-interval | daily-dose (recording a dose given); wrong-patient "
+                      "(a wristband scanned that is not the patient's)")
     detail: str
     reason_refused: str | None = Field(None, description="present when a reason was given "
                                        "for this check but does not count (at least 10 "

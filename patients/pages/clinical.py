@@ -21,10 +21,11 @@ from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.domain import dose_times
 from patients.domain.errors import DomainError, OrderConflicts, UnknownPatient
+from patients.domain.identity import WrongPatient
 from patients.domain.orders import STATUS_LABELS
 from patients.domain.records import SEX_LABELS
 from patients.pages import beds as beds_pages
-from patients.pages import guard_warnings
+from patients.pages import guard_warnings, scan
 from patients.pages.clinical_forms import (
     ORDER_FORMS,
     AdministrationForm,
@@ -377,6 +378,7 @@ def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResp
         raise Http404("No such order on this patient.")
     form = AdministrationForm(request.POST or None, initial={
         "dose": order.get("dose"), "unit": order.get("unit"), "etag": order["etag"]})
+    scan.expect(form, context["banner"]["mrn"])
     guards = None
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
@@ -395,10 +397,14 @@ def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResp
         except StaleWrite:
             form.add_error(None, STALE_MESSAGE)
             rebind_etag(form, order["etag"])
+        except WrongPatient as exc:  # on the scan field; nothing recorded
+            _attach(form, exc)
+            scan.clear(form)
         except DomainError as exc:  # a hard stop (dose-hard-limit) lands on the dose: no box
             _attach(form, exc)
         else:
-            messages.success(request, "Administration recorded.")
+            messages.success(request, "Administration recorded." + (
+                " Identity confirmed by scan." if data.get("scanned_id") else ""))
             return redirect("admin:patient_chart", patient_id)
     return admin.site.render(request, "patients/administer.html", {
         **context, "form": form, "submit": "Record anyway" if guards else "Record",

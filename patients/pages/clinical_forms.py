@@ -24,6 +24,7 @@ from patients.domain.records import (
     SEX_LABELS,
     SEXES,
 )
+from patients.pages import scan
 from patients.pages.forms import BIRTH_DATE_HELP, BIRTH_DATE_INVALID
 
 
@@ -213,6 +214,7 @@ class OverrideForm(CheckedForm):
 
 
 class AdministrationForm(CheckedForm):
+    scanned_id = scan.dose_scan_field()
     dose = forms.DecimalField(min_value=0.001, max_digits=10, decimal_places=3,
                               error_messages={"min_value": "The dose given must be more than 0."})
     unit = forms.CharField(max_length=20, help_text="As prescribed, e.g. mg.")

@@ -24,9 +24,10 @@ from patients import use_cases
 from patients.domain import dose_times, mar
 from patients.domain.checks import CHECK_LABELS
 from patients.domain.errors import DomainError, OrderConflicts
+from patients.domain.identity import IDENTITY_LABELS, WrongPatient
 from patients.domain.orders import ADMINISTRABLE, STATUS_LABELS
 from patients.domain.units import DOSE_DIMENSIONS
-from patients.pages import guard_warnings, mar_shifts
+from patients.pages import guard_warnings, mar_shifts, scan
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context
 from patients.persistence import queries, reference
 from patients.use_cases.administrations import SlotRequired
@@ -51,12 +52,13 @@ def _local(moment: str | datetime | None) -> datetime | None:
 
 def _entry_view(e: dict[str, Any]) -> dict[str, Any]:
     """An administration as the page shows it (local times, the reason by name, each guard
-    overridden: ``overrides_shown``)."""
+    overridden: ``overrides_shown``, how identity was confirmed: ``identity_label``)."""
     overridden = e.get("overrides") or ([e["override"]] if e.get("override") else [])
     return {**e, "status_label": mar.STATUS_LABELS.get(mar.entry_status(e), ""),
             "overrides_shown": [{**o, "label": CHECK_LABELS.get(o.get("check", ""), "")}
                                 for o in overridden],
             "when": _local(e.get("administeredAt") or e.get("at")),
+            "identity_label": IDENTITY_LABELS.get(e.get("identityConfirmedBy") or "", ""),
             "reason_label": mar.NOT_GIVEN_REASONS.get(e.get("reason") or "", "")}
 
 
@@ -107,6 +109,7 @@ def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
 
 
 class RecordDoseForm(CheckedForm):
+    scanned_id = scan.dose_scan_field()
     status = forms.ChoiceField(choices=[("given", "Given"), ("not_given", "Not given")],
                                widget=forms.RadioSelect, initial="given")
     dose = forms.DecimalField(required=False, min_value=0.001, max_digits=10, decimal_places=3,
@@ -208,6 +211,7 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
         "administered_at": timezone.now().astimezone(hospital_time_zone()).replace(
             second=0, microsecond=0, tzinfo=None),
         "slot_id": slot, "etag": order["etag"]})
+    scan.expect(form, context["banner"]["mrn"])
     guards = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -220,12 +224,16 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
                 data["etag"], status=data["status"],
                 administered_at=at if data["status"] == "given" and at else None,
                 reason=data["reason"], reason_detail=data["reason_detail"],
-                slot_id=data.get("slot_id") or "", overrides=overrides),
+                slot_id=data.get("slot_id") or "", overrides=overrides,
+                scanned_id=data["scanned_id"]),
                 actor=actor_for(request.user))
         except OrderConflicts as exc:  # each guard with its own reason box
             guards = guard_warnings.refused(
                 exc, signature, overrides,
                 answered=request.POST.get("signature") == signature)
+        except WrongPatient as exc:  # on the scan field; nothing recorded
+            _attach(form, exc)
+            scan.clear(form)
         except StaleWrite:
             form.add_error(None, STALE_MESSAGE)
             data = form.data.copy()
@@ -234,8 +242,9 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
         except DomainError as exc:
             _attach(form, exc)
         else:
-            messages.success(request, "Dose given recorded." if data["status"] == "given"
-                             else "Dose not given recorded.")
+            messages.success(request, ("Dose given recorded." if data["status"] == "given"
+                                       else "Dose not given recorded.")
+                             + (" Identity confirmed by scan." if data["scanned_id"] else ""))
             return redirect(back)
     return admin.site.render(request, "patients/mar_record.html", {
         **context, "form": form, "submit": "Record anyway" if guards else "Record",

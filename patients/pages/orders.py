@@ -95,6 +95,7 @@ def order_detail(request: HttpRequest, patient_id: str, order_id: str) -> HttpRe
         "can_order": policy.allows(user, "place_order"),
         "can_nurse": policy.allows(user, "administer"),
         "can_progress": policy.allows(user, "progress_order"),
+        "can_print_label": policy.allows(user, "print_specimen_label"),
     }
     return admin.site.render(
         request,

@@ -40,6 +40,7 @@ from patients.domain.records import (
     REMOVAL_LABELS,
     AllergyStatus,
     allergy_status,
+    clean_mrn,
     identity_key,
     read_allergy,
 )
@@ -48,6 +49,7 @@ from patients.pages import beds as beds_pages
 from patients.pages.handover_notes import chart_handovers
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 from patients.pages.labels import label_allergy
+from patients.pages.scan import ScanFindForm
 from patients.persistence import queries, reference
 
 STALE_MESSAGE = ("This record was changed by someone else meanwhile. The page now shows the "
@@ -75,8 +77,17 @@ def _attach(form: forms.Form, exc: DomainError) -> None:
 
 @requires("read")
 def find_patient(request: HttpRequest) -> HttpResponse:
-    """An MRN opens the chart (a point read); a name goes to the name search worklist."""
-    form = FindForm(request.GET or None)
+    """An MRN opens the chart (a point read); a name goes to the name search worklist. A
+    wristband scanned (``scan``: the MRN a scanner typed) opens its patient's chart."""
+    scanned = ScanFindForm(request.GET if "scan" in request.GET else None)
+    form = FindForm(request.GET if "scan" not in request.GET and request.GET else None)
+    if scanned.is_valid():
+        found = _scanned_patient(scanned.cleaned_data["scan"])
+        if found is not None:
+            return redirect("admin:patient_chart", found["patientId"])
+        scanned.add_error("scan", f"No patient has the MRN scanned "
+                                  f"({scanned.cleaned_data['scan']}). Scan again, or type the "
+                                  "MRN or family name below.")
     if form.is_valid():
         q = form.cleaned_data["q"].strip()
         if not any(ch.isdigit() for ch in q):
@@ -87,8 +98,17 @@ def find_patient(request: HttpRequest) -> HttpResponse:
         form.add_error("q", "No patient has this MRN. Check it, search by family name, or "
                             "register the patient.")
     return admin.site.render(request, "patients/find.html", {
-        "form": form, "can_register": policy.allows(request.user, "register")},
-        title="Find a patient")
+        "form": form, "scan_form": scanned,
+        "can_register": policy.allows(request.user, "register")}, title="Find a patient")
+
+
+def _scanned_patient(text: str) -> dict[str, Any] | None:
+    """The patient whose MRN a scanner typed; None when none has it (or it cannot be one)."""
+    try:
+        mrn = clean_mrn(text)
+    except DomainError:
+        return None
+    return queries.by_mrn(get_store(), mrn)
 
 
 @requires("register")
@@ -205,6 +225,7 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context["can_remove_allergy"] = policy.allows(user, "remove_allergy")
     context["can_progress"] = policy.allows(user, "progress_order")
     context["can_read_access_log"] = policy.allows(user, "read_access_log")
+    context["can_print_wristband"] = policy.allows(user, "print_wristband")
     context["handover"] = chart_handovers(patient_id, user)
     if context["active_admission"] is not None and policy.allows(user, "discharge"):
         context["discharge_form"] = DischargeForm(

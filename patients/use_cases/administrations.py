@@ -19,7 +19,7 @@ from django.conf import settings
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
 from hisadmin.core.inputs import hospital_time_zone
-from patients.domain import checks, dose_times, guards, mar
+from patients.domain import checks, dose_times, guards, identity, mar
 from patients.domain.errors import InvalidInput, InvalidTransition
 from patients.domain.events import (
     Event,
@@ -53,6 +53,8 @@ class Administer:
     slot_id: str = ""  # or the slot by its id (mar.slot_id); neither: the one due now
     # guard (early-dose, dose-interval, daily-dose) → reason, 10 characters and two words
     overrides: dict[str, str] = field(default_factory=dict)
+    # what a scanner read from the wristband: must be the patient's MRN (empty: no scan)
+    scanned_id: str = ""
 
 
 def _clean(text: str, limit: int) -> str:
@@ -232,6 +234,8 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     convertible to the ordered unit, not above the ordered dose, at a time not in the
     future; past the guards at the bedside, :func:`_guarded`) or not given
     (with a reason), closing exactly one slot of a scheduled order (:func:`resolve_slot`).
+    A wristband scanned (``scanned_id``) must be the patient's (``WrongPatient``, 409) and is
+    kept as ``identityConfirmedBy: "scan"`` on the administration and its event.
     ``MedicationAdministered`` / ``MedicationNotGiven``, and ``OrderStarted`` when the
     first dose given starts a ready order."""
     now = datetime.now(UTC)
@@ -240,6 +244,8 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     at = _instant(cmd.administered_at, "administered_at") if cmd.administered_at else now
     records = PatientRecords(uow)
     record, order = records.load_order(cmd.patient_id, cmd.order_id, cmd.expected_version)
+    # the wrong patient's wristband stops the record before anything about the dose is said
+    confirmed_by = identity.confirm(cmd.scanned_id, record.patient.mrn)
     order.check_administrable()  # before the slot: a prescription not ready has none due
     store = uow.store
     fields = (_given(cmd, order, store, at) if cmd.status == mar.GIVEN else _not_given(cmd))
@@ -253,7 +259,8 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
              "reason": fields.get("reason"), "reasonDetail": fields.get("reasonDetail"),
              # every guard overridden, who and why; ``override``: the first, as before
              "overrides": overrides, "override": overrides[0] if overrides else None,
-             "by": actor.username, "note": _clean(cmd.note, 300)}
+             "by": actor.username, "note": _clean(cmd.note, 300),
+             "identityConfirmedBy": confirmed_by}
     started = order.administer({**entry, "dose": cmd.dose if cmd.status == mar.GIVEN else None})
     order.administrations[-1] = entry  # kept as a decimal string, like the ordered dose
     event: Event = (MedicationAdministered(order_id=order.order_id, record=entry)
