@@ -21,13 +21,16 @@ install: $(STAMP)
 run: install
 	$(BIN)/python -m hisadmin.launcher
 
-# System packages (chromium for browser tests) and npm packages (the Cosmos-protocol server).
+# System packages (chromium for browser tests) and npm packages (the Cosmos-protocol server,
+# axe-core for the accessibility test).
 test-deps: install
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing chromium (Debian) for browser tests"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; }
 	@if [ -f tests/cosmos_wire/package.json ] && [ ! -d tests/cosmos_wire/node_modules ]; then \
 	  (cd tests/cosmos_wire && npm ci --silent --no-audit --no-fund); fi
+	@if [ -f tests/a11y/package.json ] && [ ! -d tests/a11y/node_modules ]; then \
+	  (cd tests/a11y && npm ci --silent --no-audit --no-fund); fi
 
 # The architecture contracts first: a broken one fails the run before any test starts.
 test: test-deps
