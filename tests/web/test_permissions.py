@@ -55,6 +55,10 @@ def api_calls(r: dict[str, str]) -> dict[str, Callable[[Client], object]]:
                                        content_type=J),
         "acknowledge_result": lambda c: c.post(f"{o}/acknowledge", {}, content_type=J),
         "read": lambda c: c.get(p),
+        "write_handover": lambda c: c.post(f"{p}/handovers", {
+            "situation": "s", "background": "b", "assessment": "a", "recommendation": "r"},
+            content_type=J),
+        "acknowledge_handover": lambda c: c.post(f"{p}/handovers/2026-01-01-day/acknowledge"),
     }
 
 
@@ -83,11 +87,13 @@ PAGES = {  # command → the page that runs it (GET shows the form, POST submits
     "place_order": "/admin/patients/{pid}/orders/new/lab/",
     "administer": "/admin/patients/{pid}/orders/{oid}/administer/",
     "read": "/admin/patients/{pid}/",
+    "write_handover": "/admin/patients/{pid}/handovers/new/",
 }
 POST_ONLY = {  # commands behind buttons on the chart
     "discharge": "/admin/patients/{pid}/discharge/",
     "remove_allergy": "/admin/patients/{pid}/allergies/{aid}/remove/",
     "acknowledge_result": "/admin/patients/{pid}/orders/{oid}/acknowledge/",
+    "acknowledge_handover": "/admin/patients/{pid}/handovers/2026-01-01-day/acknowledge/",
 }
 
 
@@ -124,6 +130,7 @@ OTHER_PAGES = {  # worklist and administration actions → a page each guards
     "read_order_worklists": "/admin/worklists/orders/",
     "read_medications_due": "/admin/worklists/medications-due/",
     "read_results_to_review": "/admin/worklists/results-to-review/",
+    "read_my_patients": "/admin/worklists/my-patients/",
     "read_census": "/admin/worklists/census/?ward=MED-1",
     "manage_reference_data": "/admin/reference/",
     "manage_dead_letters": "/admin/worklists/dead-letters/",
@@ -135,6 +142,7 @@ OTHER_API = {
     "read_order_worklists": "/api/v1/worklists/orders?department=MED",
     "read_medications_due": "/api/v1/worklists/medications-due?ward=MED-1",
     "read_results_to_review": "/api/v1/worklists/results-to-review",
+    "read_my_patients": "/api/v1/worklists/my-patients",
     "read_census": "/api/v1/wards/census?ward=MED-1",
     "read_reference": "/api/v1/reference/medications",
 }
