@@ -75,10 +75,21 @@ def wards(request: HttpRequest) -> list[dict[str, Any]]:
     ]
 
 
+# Third-party apps name themselves after their package ("Otp_Totp", "Axes"): the admins read
+# what the section holds instead.
+APP_NAMES = {"otp_totp": "Two-step login devices", "axes": "Login lockouts"}
+
+
+def _named(section: dict[str, Any]) -> dict[str, Any]:
+    """``section`` under its name in words (:data:`APP_NAMES`) when it has one."""
+    name = APP_NAMES.get(section.get("app_label", ""))
+    return {**section, "name": name} if name else section
+
+
 def home_context(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str, Any]:
     """What ``templates/admin/index.html`` shows to ``request.user``."""
     user = request.user
-    sections = {s["name"]: s for s in app_list}
+    sections = {s["name"]: _named(s) for s in app_list}
     worklists = sections.pop("Worklists", None)
     patients = sections.pop("Patients", None)
     ward_pages = sections.pop("Wards", None)

@@ -23,6 +23,7 @@ from hisadmin.core.models import AccessRecord
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain.errors import UnknownPatient
+from patients.pages.records import banner_context
 from patients.persistence import queries
 
 SHOWN = 500  # newest first; an older period is asked for with "since"
@@ -73,11 +74,13 @@ def patient_access(request: HttpRequest, patient_id: str) -> HttpResponse:
     if form.is_valid() and form.cleaned_data["since"]:
         since = start_of(form.cleaned_data["since"])
     rows = list(AccessRecord.of_patient(patient_id, since)[: SHOWN + 1])
+    banner = banner_context(queries.chart(get_store(), patient_id))  # every patient page's
     return admin.site.render(
         request,
         "patients/access_log.html",
         {
             "patient": patient,
+            "banner": banner,
             "form": form,
             "rows": rows[:SHOWN],
             "more": len(rows) > SHOWN,
