@@ -18,7 +18,7 @@ from hisadmin.core.local_time import human_date
 from worklists.projection.census import CensusDay
 
 WIDTH, HEIGHT = 960, 380
-LEFT, RIGHT, TOP, BOTTOM = 72, 24, 36, 72
+LEFT, RIGHT, TOP, BOTTOM = 72, 24, 44, 72
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 MAX_X_LABELS = 14
@@ -43,7 +43,7 @@ def summary(days: Sequence[CensusDay]) -> str:
     if not known:
         return f"The ward has no beds in reference data: no occupancy {span}."
     low = min(known, key=lambda d: (d.occupancy, d.day))
-    high = max(known, key=lambda d: (d.occupancy, d.day))
+    high = max(known, key=lambda d: (d.occupancy, -d.day.toordinal()))  # the first
     mean = sum(d.occupancy or 0 for d in known) / len(known)
     return (f"Occupancy at midnight {span}: lowest {_percent(low.occupancy)} on "
             f"{human_date(low.day)}, highest {_percent(high.occupancy)} on "
@@ -80,9 +80,12 @@ def occupancy_svg(days: Sequence[CensusDay], title: str) -> SafeString:
                      f'<text x="{LEFT - 8}" y="{y(tick) + 4:.1f}" text-anchor="end">'
                      f'{tick:g} %</text>')
         tick += 25
+    # The full-ward line, and its key above the plot where no bar's value can cover it.
     parts.append(f'<line x1="{LEFT}" y1="{y(100):.1f}" x2="{WIDTH - RIGHT}" y2="{y(100):.1f}" '
                  'stroke="#000" stroke-width="1.5" stroke-dasharray="8 4"/>'
-                 f'<text x="{WIDTH - RIGHT}" y="{y(100) - 6:.1f}" text-anchor="end">'
+                 f'<line x1="{WIDTH - RIGHT - 200}" y1="12" x2="{WIDTH - RIGHT - 168}" y2="12" '
+                 'stroke="#000" stroke-width="1.5" stroke-dasharray="8 4"/>'
+                 f'<text x="{WIDTH - RIGHT}" y="16" text-anchor="end">'
                  'every bed taken (100 %)</text>')
     every = max(1, -(-n // MAX_X_LABELS))
     for i, d in enumerate(days):
