@@ -17,6 +17,7 @@ from django.template.response import TemplateResponse
 from django.utils.safestring import mark_safe
 
 from hisadmin.core.policy import requires
+from patients.domain.records import SEX_LABELS
 from patients.pages import barcodes, mar_shifts
 from patients.pages.records import _chart_context
 
@@ -39,6 +40,7 @@ def wristband(request: HttpRequest, patient_id: str) -> HttpResponse:
     mrn = context["banner"]["mrn"]
     return TemplateResponse(request, "patients/wristband.html", {
         **context, "printed_at": mar_shifts.local_now(),
+        "sex_label": SEX_LABELS.get(context["banner"]["sex"], ""),
         # the library's own SVG, attributes escaped by minidom: safe to put in the page
         "barcode": mark_safe(barcodes.code128_svg(  # noqa: S308
             mrn, height_mm=11, label=f"Barcode of MRN {mrn}"))})
