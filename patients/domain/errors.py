@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -13,13 +15,24 @@ class DomainError(Exception):
     problem_type: str | None = None
 
     def __init__(self, message: str, *, field: str | None = None,
-                 problem_type: str | None = None, extra: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
+                 problem_type: str | None = None, extra: dict[str, Any] | None = None,
+                 at: datetime | None = None) -> None:
+        # A message that names an instant says "{at}" and gives it as ``at``: the message is
+        # then ISO 8601 in UTC (the API's), and :meth:`saying` words it for a page.
+        self.template, self.at = message, at
+        super().__init__(message.format(at=at.astimezone(UTC).isoformat())
+                         if at is not None else message)
         if field is not None:
             self.field = field
         if problem_type is not None:
             self.problem_type = problem_type
         self.extra: dict[str, Any] = dict(extra or {})  # more members of the problem document
+
+    def saying(self, when: Callable[[datetime], str]) -> str:
+        """The message with its instant (if any) said by ``when``, such as the hospital's
+        time in words on a page."""
+        at = getattr(self, "at", None)
+        return str(self) if at is None else self.template.format(at=when(at))
 
 
 class InvalidInput(DomainError):

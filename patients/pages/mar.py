@@ -62,9 +62,13 @@ def _entry_view(e: dict[str, Any]) -> dict[str, Any]:
             "reason_label": mar.NOT_GIVEN_REASONS.get(e.get("reason") or "", "")}
 
 
-def _grid(record: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list[dict]]:
-    """The day's columns (local HH:MM), scheduled rows (one cell per column) and PRN rows."""
-    rows, prn = [], []
+def _grid(record: dict[str, Any]
+          ) -> tuple[list[str], list[dict[str, Any]], list[dict], list[dict[str, Any]]]:
+    """The day's columns (local HH:MM), scheduled rows (one cell per column), PRN rows, and
+    the scheduled orders with no dose time on the day (a course that ends before its first
+    time, or one whose stored times cannot be read: its ``dataErrors``), listed on their own
+    so that their notice shows even when no shift has a column to draw them in."""
+    rows, prn, untimed = [], [], []
     columns: set[str] = set()
     for o in record["orders"]:
         o["administrable"] = o["status"] in ADMINISTRABLE
@@ -72,6 +76,9 @@ def _grid(record: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list
         o["entries"] = [_entry_view(e) for e in o["administrations"]]
         if mar.is_prn(o):
             prn.append(o)
+            continue
+        if not o["slots"]:
+            untimed.append(o)
             continue
         cells: dict[str, list[dict[str, Any]]] = {}
         for slot in o["slots"]:
@@ -88,7 +95,7 @@ def _grid(record: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list
     ordered = sorted(columns)
     for row in rows:
         row["cells"] = [row["cells"].get(c, []) for c in ordered]
-    return ordered, rows, prn
+    return ordered, rows, prn, untimed
 
 
 @requires("read")
@@ -97,10 +104,11 @@ def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
     day = _day(request.GET.get("date")) or hospital_today()
     record = use_cases.medication_record(get_store(), patient_id, day,
                                          tz=hospital_time_zone())
-    columns, rows, prn = _grid(record)
+    columns, rows, prn, untimed = _grid(record)
     return admin.site.render(request, "patients/mar.html", {
         **context, "day": day, "today": hospital_today(), "columns": columns,
-        "rows": rows, "prn": prn, "can_record": policy.allows(request.user, "administer"),
+        "rows": rows, "prn": prn, "untimed": untimed,
+        "can_record": policy.allows(request.user, "administer"),
         "previous_day": (day - timedelta(days=1)).isoformat(),
         "next_day": (day + timedelta(days=1)).isoformat(),
         "time_zone": str(hospital_time_zone()), **mar_shifts.context(columns, rows, day),
@@ -146,6 +154,9 @@ def _dose_units() -> list[tuple[str, str]]:
 def offer_slots(form: forms.Form, candidates: list[dict[str, str]]) -> None:
     """Ask which dose time a dose answers: ``slot_id`` becomes a choice of the open slots
     (none open: the field goes, so the error shows above the form)."""
+    # cleaning bound the old field (Django caches bound fields): drop it, or the page would
+    # draw the hidden field and not the choice
+    form._bound_fields_cache.pop("slot_id", None)
     if not candidates:
         form.fields.pop("slot_id", None)
         return

@@ -25,8 +25,9 @@ def medication_record_print(request: HttpRequest, patient_id: str) -> HttpRespon
     day = _day(request.GET.get("date")) or hospital_today()
     record = use_cases.medication_record(get_store(), patient_id, day,
                                          tz=hospital_time_zone())
-    columns, rows, prn = _grid(record)
+    columns, rows, prn, untimed = _grid(record)
     return TemplateResponse(request, "patients/mar_print.html", {
         **context, "day": day, "today": hospital_today(), "rows": rows, "prn": prn,
+        "untimed": untimed,
         "printed_at": mar_shifts.local_now(), "time_zone": str(hospital_time_zone()),
         **mar_shifts.context(columns, rows, day)})

@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy, tokens
+from hisadmin.core.local_time import human_time
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import staff, use_cases
@@ -46,8 +47,8 @@ from patients.domain.records import (
 )
 from patients.pages import audit
 from patients.pages import beds as beds_pages
-from patients.pages.handover_notes import chart_handovers
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
+from patients.pages.handover_notes import chart_handovers
 from patients.pages.labels import label_allergy
 from patients.pages.scan import ScanFindForm
 from patients.persistence import queries, reference
@@ -72,7 +73,7 @@ def _attach(form: forms.Form, exc: DomainError) -> None:
     field = exc.field if exc.field in form.fields else None
     if field is not None and form.fields[field].widget.is_hidden:
         field = None  # an error on a hidden field would show nowhere
-    form.add_error(field, str(exc))
+    form.add_error(field, exc.saying(human_time))  # an instant in the hospital's time, in words
 
 
 @requires("read")

@@ -172,11 +172,11 @@ def resolve_slot(cmd: Administer, order: Order, store: Any, at: datetime, now: d
         return slot
     slot = mar.find_slot(record, hours, named)
     if slot is None:
-        raise InvalidInput(f"{dose_times.slot_text(named)} is not one of this order's dose "
-                           "times.", field=field_name)
+        raise InvalidInput("{at} is not one of this order's dose times.", field=field_name,
+                           at=dose_times.minute(named))
     if mar.slot_key(slot) in mar.recorded_keys(order.administrations):
-        raise InvalidTransition(f"The dose at {dose_times.slot_text(slot)} is already "
-                                "recorded; reload the medication record.")
+        raise InvalidTransition("The dose at {at} is already recorded; reload the medication "
+                                "record.", at=dose_times.minute(slot))
     return slot
 
 
