@@ -32,18 +32,22 @@ def record(his_store) -> dict[str, str]:
                            actor=ACTOR).patient_id
     use_cases.admit_patient(use_cases.AdmitPatient(a, "MED", "MED-1", "Pneumonia", bed="M101"), uow(),
                     actor=ACTOR)
+    # the allergies asked before prescribing (else a medication order is allergy-status-unknown)
+    allergy = use_cases.add_allergy(use_cases.AddAllergy(a, "Latex", "Hives", "mild"), uow(),
+                                   actor=ACTOR)
     order = use_cases.place_order(use_cases.PlaceOrder(
         patient_id=a, kind="medication", medication_code="PARA", dose=Decimal("1"), unit="g",
         route="PO", frequency="Q8H"), uow(), actor=ACTOR)
+    # first dose now: a dose time at its start, so a dose given now closes it
     ready = use_cases.place_order(use_cases.PlaceOrder(patient_id=a, kind="medication",
                                                      medication_code="PARA", dose=Decimal("1"),
                                                      unit="g", route="PO", frequency="Q8H",
-                                                     overrides={"duplicate-order": "test"}),
+                                                     first_dose="now",
+                                                     overrides={"duplicate-order":
+                                                                "second course, for the test"}),
                                  uow(), actor=ACTOR)
     use_cases.progress_order(use_cases.ProgressOrder(a, ready.order_id, "ready"), uow(),
                             actor=ACTOR)
-    allergy = use_cases.add_allergy(use_cases.AddAllergy(a, "Latex", "Hives", "mild"), uow(),
-                                   actor=ACTOR)
     return {"a": a, "b": b, "order": order.order_id, "ready": ready.order_id,
             "allergy": allergy}
 

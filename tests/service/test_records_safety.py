@@ -137,6 +137,10 @@ def _stay(store: DocumentStore) -> tuple[str, list[str]]:
     use_cases.admit_patient(
         use_cases.AdmitPatient(pid, "MED", "MED-1", "Pneumonia"), UnitOfWork(store), actor=CLERK
     )
+    # the allergies asked before prescribing (else a medication order is allergy-status-unknown)
+    use_cases.record_no_known_allergies(
+        use_cases.RecordNoKnownAllergies(pid), UnitOfWork(store), actor=CLERK
+    )
     orders = [
         use_cases.place_order(
             use_cases.PlaceOrder(

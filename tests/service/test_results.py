@@ -32,6 +32,9 @@ def patient(his_store) -> str:
         "Rita", "Result", date(1960, 5, 5)), UnitOfWork(his_store), actor=CLERK).patient_id
     use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Anaemia"),
                             UnitOfWork(his_store), actor=CLERK)
+    # the allergies asked, so a medication order is not allergy-status-unknown
+    use_cases.record_no_known_allergies(use_cases.RecordNoKnownAllergies(pid),
+                                        UnitOfWork(his_store), actor=CLERK)
     return pid
 
 

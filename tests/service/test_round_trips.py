@@ -45,7 +45,8 @@ def _stay(store: DocumentStore, n: int, bed: str) -> tuple[str, str]:
                                         UnitOfWork(store), actor=CLERK)
     order = use_cases.place_order(use_cases.PlaceOrder(
         patient_id=pid, kind="medication", medication_code="PARA", dose=Decimal("1"),
-        unit="g", route="PO", frequency="Q8H"), UnitOfWork(store), actor=CLERK)
+        unit="g", route="PO", frequency="Q8H", first_dose="now"),  # a dose time now
+        UnitOfWork(store), actor=CLERK)
     use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="lab", test_code="CRP"),
                           UnitOfWork(store), actor=CLERK)
     return pid, order.order_id
