@@ -28,8 +28,8 @@ from hisadmin.core.store import get_store, new_uow
 from patients.domain.beds import Bed, BedState, ward_metrics
 from patients.domain.errors import DomainError
 from patients.domain.records import ALLERGY_STATUS_LABELS, SEX_LABELS, AllergyStatus
-from patients.persistence import beds, reference
 from patients.pages.assignments import panel as shift_panel
+from patients.persistence import beds, reference
 from patients.use_cases.beds import MarkBedClean, mark_bed_clean, ward_entry
 
 REFRESH_SECONDS = 3
