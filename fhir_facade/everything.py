@@ -24,6 +24,7 @@ from fhir_facade.mapping import people
 from fhir_facade.mapping.common import Json, coding, patient_ref, prune, ref, staff
 from patients.domain.events import EVENT_LABELS, EventType
 from patients.domain.results import RESULT_KINDS
+from patients.events_public import public_event
 from patients.pages.audit import describe
 from patients.pages.labels import Names as Words
 from patients.pages.labels import names as words_for
@@ -121,13 +122,14 @@ def audit_trail(store: DocumentStore, patient_id: str) -> list[tuple[str, AuditE
 def audit_event(
     patient_id: str, event: dict[str, Any], order_kinds: dict[str, str], words: Words | None = None
 ) -> AuditEvent:
-    """One event of the record as an AuditEvent: the event type as subtype, who (the actor
-    as recorded then), when, and the parts of the record it concerns."""
-    kind = str(event.get("type") or "")
-    data = event.get("data") or {}
-    actor = event.get("actor") or {}
+    """One stored event of the record as an AuditEvent, mapped from its public form
+    (:func:`~patients.events_public.public_event`): the event type as subtype, who (the actor
+    as recorded then), when, and the parts of the record it concerns. The summary is the
+    chart's audit line for it."""
+    public = public_event(event, patient_id=patient_id)
+    kind, data, actor = public["type"], public["data"], public["actor"]
     label = EVENT_LABELS.get(kind)  # type: ignore[call-overload]  # a StrEnum key is its str
-    summary = describe(kind, data, words) or None
+    summary = describe(kind, event.get("data") or {}, words) or None
     entities = [
         {
             "what": patient_ref(patient_id),
@@ -141,18 +143,16 @@ def audit_event(
     return AuditEvent(
         **prune(
             {
-                "id": ids.pair(patient_id, str(event["eventId"])),
+                "id": ids.pair(patient_id, str(public["event_id"])),
                 "type": RECORD_EVENT,
                 "subtype": [coding(EVENT_SYSTEM, kind, label or kind)],
                 "action": "C" if kind in CREATES else "U",
-                "recorded": event.get("occurredAt"),
+                "recorded": public["occurred_at"],
                 "outcome": "0",
                 "agent": [
                     {
-                        "who": staff(
-                            actor.get("id"), actor.get("display_name") or actor.get("username")
-                        ),
-                        "name": actor.get("display_name") or actor.get("username"),
+                        "who": staff(actor["id"], actor["display_name"] or actor["username"]),
+                        "name": actor["display_name"] or actor["username"],
                         "requestor": True,
                     }
                 ],
@@ -164,16 +164,17 @@ def audit_event(
 
 
 def _concerned(patient_id: str, data: dict[str, Any], order_kinds: dict[str, str]) -> Json | None:
-    """The resource an event is about beyond the patient (an order, an allergy, a stay)."""
+    """The resource an event is about beyond the patient (an order, an allergy, a stay);
+    ``data``: the event's public data."""
     try:
-        if data.get("orderId"):
-            kind = order_kinds.get(str(data["orderId"]))
+        if data.get("order_id"):
+            kind = order_kinds.get(str(data["order_id"]))
             resource_type = "ServiceRequest" if kind in RESULT_KINDS else "MedicationRequest"
-            return ref(resource_type, ids.pair(patient_id, str(data["orderId"])))
-        if data.get("allergyId"):
-            return ref("AllergyIntolerance", ids.pair(patient_id, str(data["allergyId"])))
-        if data.get("admissionId"):
-            return ref("Encounter", ids.pair(patient_id, str(data["admissionId"])))
+            return ref(resource_type, ids.pair(patient_id, str(data["order_id"])))
+        if data.get("allergy_id"):
+            return ref("AllergyIntolerance", ids.pair(patient_id, str(data["allergy_id"])))
+        if data.get("admission_id"):
+            return ref("Encounter", ids.pair(patient_id, str(data["admission_id"])))
     except ids.NotOurs:
         return None
     return None

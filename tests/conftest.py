@@ -12,6 +12,7 @@ import pytest
 
 from cosmos_backend.store import ContainerSpec
 from hisadmin.core import store as handles
+from patients import events_check
 
 WIRE_DIR = Path(__file__).resolve().parent / "cosmos_wire"
 # The emulator's well-known key; the wire server accepts any key.
@@ -40,3 +41,31 @@ def wire_endpoint() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# ------------------------------------------------------------------ events against their schemas
+# Every event the suite makes is checked against its published schema as it is made
+# (patients.events_check); a test that made an event off its schema fails with the reasons.
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "synthetic_events(why): the test writes made-up events "
+                            "to exercise the outbox's mechanics; they are not checked")
+    events_check.install()
+
+
+_reported = [0]  # how many offenders the reports so far have named
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[pytest.TestReport]:
+    report = yield
+    made = events_check.OFFENDERS[_reported[0]:]
+    _reported[0] = len(events_check.OFFENDERS)
+    if made and not report.failed and item.get_closest_marker("synthetic_events") is None:
+        report.outcome = "failed"
+        shown = sorted(set(made))[:20]  # a fixture's event repeats in every test using it
+        report.longrepr = "\n".join([f"{len(made)} event(s) off their schema (docs/events.md):",
+                                     *shown, *(["…"] if len(set(made)) > len(shown) else [])])
+    return report

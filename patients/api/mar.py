@@ -13,33 +13,18 @@ from hisadmin.core import policy
 from hisadmin.core.inputs import Text, hospital_time_zone, hospital_today
 from hisadmin.core.store import get_store
 from patients import use_cases
-from patients.api.schemas import ERRORS_SCHEMA, AdministrationStatus, DataErrorOut, OverrideOut
+from patients.api.schemas import (
+    ERRORS_SCHEMA,
+    AdministrationOut,
+    DataErrorOut,
+    administration_out,
+)
 from patients.domain import mar
 from patients.domain.mar import SLOT_STATUSES
 
 router = Router(tags=["medication administration record"])
 
 SlotStatus = Literal[SLOT_STATUSES]  # type: ignore[valid-type]
-
-
-class MarAdministrationOut(Schema):
-    administration_id: str
-    status: AdministrationStatus
-    administered_at: str
-    scheduled_for: str | None = None
-    slot_id: str | None = None
-    dose: str | None = None
-    unit: str | None = None
-    reason: str | None = None
-    reason_detail: str | None = None
-    override: dict[str, Any] | None = Field(
-        None, description="the first guard overridden (the first of overrides)")
-    overrides: list[OverrideOut] = Field(
-        default_factory=list, description="every guard the dose overrode (early-dose, "
-        "dose-interval, daily-dose): {check, detail, reason, by, at}; empty when none")
-    by: str
-    recorded_at: str
-    note: str = ""
 
 
 class SlotOut(Schema):
@@ -50,7 +35,7 @@ class SlotOut(Schema):
     status: SlotStatus = Field(description="upcoming; due from 30 min before to 60 min after "
                                "the time; late after that; missed once the day is over; "
                                "given / not_given when recorded")
-    administration: MarAdministrationOut | None = None
+    administration: AdministrationOut | None = None
 
 
 class MarOrderOut(Schema):
@@ -70,7 +55,7 @@ class MarOrderOut(Schema):
     end_at: str | None = None
     etag: str
     slots: list[SlotOut] = Field(description="the day's dose times (none for PRN orders)")
-    administrations: list[MarAdministrationOut] = Field(
+    administrations: list[AdministrationOut] = Field(
         description="every administration recorded that day, oldest first")
     data_errors: list[DataErrorOut] = Field(
         [], description="stored fields that could not be read (a start time: no slots)")
@@ -81,17 +66,6 @@ class MarOut(Schema):
     date: str
     now: str
     orders: list[MarOrderOut]
-
-
-def administration_out(e: dict[str, Any]) -> dict[str, Any]:
-    return {"administration_id": e["administrationId"], "status": e.get("status") or "given",
-            "administered_at": e.get("administeredAt") or e["at"],
-            "scheduled_for": e.get("scheduledFor"), "slot_id": e.get("slotId"),
-            "dose": e.get("dose"),
-            "unit": e.get("unit"), "reason": e.get("reason"),
-            "reason_detail": e.get("reasonDetail"), "override": e.get("override"),
-            "overrides": e.get("overrides") or ([e["override"]] if e.get("override") else []),
-            "by": e.get("by", ""), "recorded_at": e["at"], "note": e.get("note") or ""}
 
 
 def mar_out(record: dict[str, Any]) -> dict[str, Any]:

@@ -151,7 +151,7 @@ def audit(request: HttpRequest, patient_id: str, continuation: PageToken | None 
     scope = tokens.events_scope(patient_id)
     items, token = queries.events(store, patient_id,
                                   continuation=tokens.open_page(continuation, scope=scope))
-    return {"items": [event_out(e) for e in items],
+    return {"items": [event_out(e, patient_id) for e in items],
             "continuation": tokens.sign_page(token, scope=scope)}
 
 

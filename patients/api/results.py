@@ -18,7 +18,7 @@ from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
-from patients.api.schemas import ERRORS_SCHEMA
+from patients.api.schemas import ERRORS_SCHEMA, snake_keys
 from patients.domain.results import flags_summary, resulted
 from patients.persistence import queries
 
@@ -56,8 +56,18 @@ class ResultOut(Schema):
     etag: str = Field(description="the order's ETag (If-Match for acknowledge)")
 
 
+_VALUE_FIELDS = tuple(ResultValueOut.model_fields)
+
+
+def value_out(v: dict[str, Any]) -> dict[str, Any]:
+    """A result value as kept on the order, snake_case, its documented fields only."""
+    out = snake_keys(v)
+    return {k: out.get(k) for k in _VALUE_FIELDS}
+
+
 def result_out(order: dict[str, Any]) -> dict[str, Any]:
-    """A completed order's results, snake_case."""
+    """A completed order's results, snake_case (the answer of the list and of acknowledge
+    alike: every key, at any depth)."""
     r = order["results"]
     values = r.get("values", [])
     return {"order_id": order["orderId"], "kind": order["kind"],
@@ -65,7 +75,7 @@ def result_out(order: dict[str, Any]) -> dict[str, Any]:
             "modality": order.get("modality"), "body_part": order.get("bodyPart"),
             "placed_at": order["placedAt"], "placed_by": order.get("placedBy", ""),
             "resulted_at": r["resultedAt"], "resulted_by": r["resultedBy"],
-            "values": values, "report": r.get("report", ""), **flags_summary(values),
+            "values": [value_out(v) for v in values], "report": r.get("report", ""), **flags_summary(values),
             "acknowledged_at": r.get("acknowledgedAt"),
             "acknowledged_by": r.get("acknowledgedBy"), "etag": order["etag"]}
 

@@ -10,8 +10,6 @@ and times are ISO 8601 text, never numbers (:mod:`hisadmin.core.inputs`).
 
 from __future__ import annotations
 
-import functools
-import re
 from datetime import date
 from typing import Any, Literal
 
@@ -32,6 +30,7 @@ from patients.domain.records import (
     allergy_status,
     read_allergy,
 )
+from patients.events_public import public_event, snake_keys
 
 # The vocabulary of the record, as the domain defines it (one place for every code).
 Sex = Literal[SEXES]  # type: ignore[valid-type]
@@ -237,11 +236,23 @@ class DischargeIn(StrictIn):
         "audit trail).")
 
 
+class ActorOut(Schema):
+    id: str | None
+    username: str
+    display_name: str
+
+
 class EventOut(Schema):
-    seq: int
+    """An event in its one public form (:func:`patients.events_public.public_event`; each
+    type's ``data``: docs/events.md)."""
+
+    event_id: str | None
     type: str
+    schema_version: int
+    patient_id: str | None
+    seq: int
     occurred_at: str
-    actor: str
+    actor: ActorOut
     data: dict[str, Any]
 
 
@@ -273,13 +284,15 @@ class NoKnownAllergiesOut(Schema):
 
 
 class AdministrationOut(Schema):
-    """One administration as kept on the order (older entries: a dose given at ``at``)."""
+    """One administration (a dose given or not given), the same in an order's
+    ``administrations`` and in the MAR (:func:`administration_out`)."""
 
     administration_id: str
     status: AdministrationStatus = "given"
-    at: str = Field(description="when it was recorded")
-    administered_at: str | None = Field(None, description="when it happened")
-    scheduled_for: str | None = None
+    recorded_at: str = Field(description="when it was recorded")
+    administered_at: str = Field(description="when it happened (older entries: when it "
+                                 "was recorded)")
+    scheduled_for: str | None = Field(None, description="the dose time it answered")
     slot_id: str | None = Field(None, description="the dose time (slot) it closed")
     dose: str | None = None
     unit: str | None = None
@@ -411,30 +424,6 @@ def patient_out(c: dict[str, Any]) -> dict[str, Any]:
             **allergies_out(c), "version": c.get("version", 1), "etag": c["etag"]}
 
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-@functools.lru_cache(maxsize=1024)
-def snake_key(key: str) -> str:
-    """``placedAt`` → ``placed_at``; a key already snake_case (or a code like
-    ``allergy-conflict``) is kept."""
-    return _CAMEL.sub("_", key).lower()
-
-
-_NESTED = (dict, list)
-
-
-def snake_keys(value: Any) -> Any:
-    """``value`` with every dict key, at any depth, snake_case: a stored document or event
-    as the API shows it."""
-    if isinstance(value, dict):  # scalars inline (hot on worklist reads; JSON: exact types)
-        return {snake_key(k): snake_keys(v) if type(v) in _NESTED else v
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [snake_keys(v) if type(v) in _NESTED else v for v in value]
-    return value
-
-
 def allergies_out(c: dict[str, Any]) -> dict[str, Any]:
     """The allergy part of a patient: every allergy (older ones read as active, free text),
     the status derived from them and the "no known allergies" record."""
@@ -457,17 +446,31 @@ def admission_out(c: dict[str, Any]) -> dict[str, Any]:
 _ORDER_FIELDS = frozenset(OrderOut.model_fields)
 
 
+def administration_out(e: dict[str, Any]) -> dict[str, Any]:
+    """An administration as kept on the order, as :class:`AdministrationOut` (an entry kept
+    before overrides lists its single ``override``; one kept before ``administeredAt`` was
+    given when it was recorded)."""
+    return {"administration_id": e["administrationId"], "status": e.get("status") or "given",
+            "recorded_at": e["at"], "administered_at": e.get("administeredAt") or e["at"],
+            "scheduled_for": e.get("scheduledFor"), "slot_id": e.get("slotId"),
+            "dose": e.get("dose"), "unit": e.get("unit"), "reason": e.get("reason"),
+            "reason_detail": e.get("reasonDetail"), "override": snake_keys(e.get("override")),
+            "overrides": snake_keys(e.get("overrides")
+                                    or ([e["override"]] if e.get("override") else [])),
+            "by": e.get("by", ""), "note": e.get("note") or "",
+            "identity_confirmed_by": e.get("identityConfirmedBy")}
+
+
 def order_out(c: dict[str, Any]) -> dict[str, Any]:
-    """An order as stored, snake_case, its documented fields only (overrides always, on the
-    order and on each administration: one kept before overrides, ``override``, is listed)."""
-    order = snake_keys({"overrides": [], **c})
-    for entry in order.get("administrations") or []:
-        if not entry.get("overrides"):
-            entry["overrides"] = [entry["override"]] if entry.get("override") else []
+    """An order as stored, snake_case, its documented fields only (overrides always; each
+    administration as :func:`administration_out`)."""
+    order = snake_keys({"overrides": [], **{k: v for k, v in c.items()
+                                             if k != "administrations"}})
+    order["administrations"] = [administration_out(e) for e in c.get("administrations") or []]
     return {**{k: v for k, v in order.items() if k in _ORDER_FIELDS},
             "data_errors": data_errors(c)}
 
 
-def event_out(c: dict[str, Any]) -> dict[str, Any]:
-    return {"seq": c["seq"], "type": c["type"], "occurred_at": c["occurredAt"],
-            "actor": c["actor"]["username"], "data": snake_keys(c["data"])}
+def event_out(c: dict[str, Any], patient_id: str) -> dict[str, Any]:
+    """A stored event of ``patient_id``'s stream in its public form."""
+    return public_event(c, patient_id=patient_id)

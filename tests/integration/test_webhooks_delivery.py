@@ -198,7 +198,7 @@ def test_it_delivers_signed_events_in_order_per_patient(stack, receiver) -> None
             assert r.headers["X-HIS-Delivery"] == signing.delivery_id(
                 sub, f"P_{pid}", r.body["seq"]
             )
-            assert r.body["event_id"] and r.body["occurred_at"] and "payload" in r.body
+            assert r.body["event_id"] and r.body["occurred_at"] and "data" in r.body
     assert "Hook" not in stack.log("hooks")  # no patient data in the worker's log
 
 

@@ -118,6 +118,7 @@ def test_check_worklists_lists_the_held_stream_and_fails(poisoned, capsys) -> No
     assert keys.patient(poisoned["pid"]) in capsys.readouterr().out
 
 
+@pytest.mark.synthetic_events("made-up events: the held stream's bad field")
 def test_reads_answer_and_name_the_bad_field(poisoned, his_api_client, his_user) -> None:
     api = his_api_client("clinician")
     pid, oid = poisoned["pid"], poisoned["oid"]

@@ -18,7 +18,8 @@ from webhooks.delivery.sender import DeliveryFailed
 from webhooks.domain import signing
 from webhooks.persistence import deadletters, subscriptions, trackers
 
-pytestmark = [pytest.mark.service, pytest.mark.django_db]
+pytestmark = [pytest.mark.service, pytest.mark.django_db,
+              pytest.mark.synthetic_events("made-up events: the drain's ordering and retries")]
 ADMIN = Actor(id="1", username="admin", roles=("admin",))
 SECRET = "a-secret-of-sufficient-length"
 

@@ -16,7 +16,8 @@ from webhooks.delivery.drain import Deliverer, Settings
 from webhooks.delivery.tasks import fan_out
 from webhooks.persistence import trackers
 
-pytestmark = [pytest.mark.service, pytest.mark.django_db]
+pytestmark = [pytest.mark.service, pytest.mark.django_db,
+              pytest.mark.synthetic_events("made-up events: the drain's ordering and retries")]
 TYPES = ("AdmissionStarted", "OrderReady")
 
 

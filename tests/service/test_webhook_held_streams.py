@@ -21,7 +21,8 @@ from webhooks.delivery import fanout, tasks
 from webhooks.delivery.drain import Deliverer
 from webhooks.persistence import deadletters
 
-pytestmark = [pytest.mark.service, pytest.mark.django_db]
+pytestmark = [pytest.mark.service, pytest.mark.django_db,
+              pytest.mark.synthetic_events("made-up events: the fan-out's holds and replays")]
 TYPES = ("AdmissionStarted", "OrderReady")
 STREAM = "P_h1"
 

@@ -76,6 +76,7 @@ def test_it_reports_and_repairs_drift(hospital, his_store, capsys) -> None:
     assert maintenance.check(his_store, ids).drifted == {}
 
 
+@pytest.mark.synthetic_events("made-up events: the projection's dead letters")
 def test_it_dead_letters_a_poison_event_and_replays_it_once_fixed(hospital, his_store) -> None:
     pid = hospital[0]
     uow = UnitOfWork(his_store)

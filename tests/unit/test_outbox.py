@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime
 
+import pytest
+
 from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.outbox import (
     STREAM_ID,
@@ -15,6 +17,8 @@ from cosmos_backend.outbox import (
 )
 from cosmos_backend.store import Cond, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
+
+pytestmark = pytest.mark.synthetic_events("made-up events: the outbox's numbering and batches")
 
 NURSE = {"id": "u7", "username": "nurse", "display_name": "Nurse N", "roles": ["nurse"]}
 SYSTEM_ACTOR = {"id": "system", "username": "system", "display_name": "System", "roles": []}

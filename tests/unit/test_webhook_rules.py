@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from patients.domain.errors import InvalidInput
+from patients.events_public import public_event
 from webhooks.domain import signing
 from webhooks.domain.subscriptions import check_events, check_secret, check_url
 
@@ -66,21 +67,22 @@ def test_it_knows_the_patient_event_types_only() -> None:
         assert err.value.field == "events"
 
 
-def test_it_puts_the_event_id_type_time_patient_and_payload_in_the_body() -> None:
-    body = json.loads(signing.body(EVENT, "pat-1"))
+def test_it_sends_the_events_public_form_as_the_body() -> None:
+    body = json.loads(signing.body(public_event(EVENT, patient_id="pat-1")))
     assert body == {
         "event_id": "e-1",
         "type": "AdmissionStarted",
+        "schema_version": 1,
         "occurred_at": "2026-01-02T03:04:05+00:00",
         "patient_id": "pat-1",
         "seq": 3,
-        "payload": {"wardId": "MED-1"},
+        "actor": {"id": None, "username": "clerk", "display_name": ""},
+        "data": {"ward_id": "MED-1"},
     }
-    assert "actor" not in body
 
 
 def test_it_signs_the_raw_body_with_hmac_sha256() -> None:
-    raw = signing.body(EVENT, "pat-1")
+    raw = signing.body(public_event(EVENT, patient_id="pat-1"))
     expected = hmac.new(b"s" * 16, raw, hashlib.sha256).hexdigest()
     assert signing.signature(raw, "s" * 16) == f"sha256={expected}"
     assert signing.verify(raw, "s" * 16, f"sha256={expected}")
@@ -104,7 +106,7 @@ def test_the_documented_receiver_snippet_verifies_a_real_delivery() -> None:
     snippet = doc.split("```python\n", 1)[1].split("```", 1)[0]
     scope: dict = {}
     exec(compile(snippet, "docs/webhooks.md", "exec"), scope)  # noqa: S102 - our own doc
-    raw = signing.body(EVENT, "pat-1")
+    raw = signing.body(public_event(EVENT, patient_id="pat-1"))
     header = signing.signature(raw, "s" * 16)
     assert scope["verified_event"](raw, header, "s" * 16)["patient_id"] == "pat-1"
     with pytest.raises(ValueError):

@@ -21,6 +21,7 @@ from typing import Any
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import keys
 from hisadmin.core.recent_events import read_event
+from patients.events_public import public_event
 from webhooks.delivery.sender import DeliveryFailed, Post
 from webhooks.domain import signing
 from webhooks.domain.subscriptions import Subscription
@@ -263,7 +264,7 @@ class Deliverer:
         self, sub: Subscription, stream: str, event: dict[str, Any], secret: str
     ) -> str | None:
         """POST one event; None when delivered, else why not (a status or an error kind)."""
-        body = signing.body(event, keys.suffix(stream))
+        body = signing.body(public_event(event, patient_id=keys.suffix(stream)))
         headers = signing.headers(
             body,
             secret,

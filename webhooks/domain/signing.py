@@ -17,17 +17,10 @@ EVENT_HEADER = "X-HIS-Event"
 SIGNATURE_PREFIX = "sha256="
 
 
-def body(event: dict[str, Any], patient_id: str) -> bytes:
-    """The delivery body of one stored event (its contents, camelCase as stored)."""
-    document = {
-        "event_id": event.get("eventId"),
-        "type": event["type"],
-        "occurred_at": event.get("occurredAt"),
-        "patient_id": patient_id,
-        "seq": int(event["seq"]),
-        "payload": event.get("data") or {},
-    }
-    return json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+def body(event: dict[str, Any]) -> bytes:
+    """The delivery body of one event: its public form
+    (:func:`patients.events_public.public_event`, docs/events.md), serialised once."""
+    return json.dumps(event, separators=(",", ":"), sort_keys=True).encode()
 
 
 def signature(raw_body: bytes, secret: str) -> str:

@@ -1,0 +1,172 @@
+"""docs/events.md, generated from the code: ``python -m patients.events_doc > docs/events.md``.
+
+Every event type of :class:`patients.domain.events.EventType`, with the JSON Schema of its
+public form (:func:`patients.events_public.json_schema`) and an example made by the domain's
+own event class (its ``payload()``, as stored) through :func:`~patients.events_public.
+public_event`. A test keeps the committed document equal to this output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from patients.domain import events as ev
+from patients.domain.events import EVENT_LABELS, EventType
+from patients.events_public import json_schema, public_event
+
+PID = "7d0c1f9e-3b1a-4d2e-9f00-5a6b7c8d9e01"
+OID = "ord-5b2e"
+AT = "2026-11-25T14:00:00+00:00"
+NURSE = "nurse.jones"
+ADMINISTRATION = {"administrationId": "adm-1", "status": "given", "at": AT,
+                  "administeredAt": AT, "scheduledFor": "2026-11-25T14:00:00+00:00",
+                  "slotId": f"{OID}@202611251400", "dose": "1000", "unit": "mg",
+                  "reason": None, "reasonDetail": None, "overrides": [], "override": None,
+                  "by": NURSE, "note": ""}
+ORDER = {"orderId": OID, "patientId": PID, "admissionId": "adm-9", "kind": "medication",
+         "status": "placed", "urgency": "routine", "description": "Paracetamol 1000 mg PO Q6H",
+         "departmentId": "MED", "wardId": "MED-1", "assigneeId": None, "assigneeName": None,
+         "placedAt": AT, "placedBy": "dr.smith", "cancelReason": None, "administrations": [],
+         "version": 1, "medicationCode": "PARA", "dose": "1000", "unit": "mg", "route": "PO",
+         "frequency": "Q6H", "startAt": AT, "endAt": None, "overrides": []}
+
+# One example per event type, as the domain makes it (the stored data, camelCase).
+EXAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
+    EventType.PATIENT_REGISTERED: lambda: ev.PatientRegistered(
+        PID, "000123", "Ann", "Smith", "1955-02-02", "female").payload(),
+    EventType.DEMOGRAPHICS_UPDATED: lambda: ev.DemographicsUpdated(
+        {"familyName": "Smyth"}, {"familyName": "Smith"}).payload(),
+    EventType.ALLERGY_ADDED: lambda: ev.AllergyAdded({
+        "allergyId": "alg-1", "allergenCode": "PENICILLINS", "substance": "Penicillins",
+        "checkable": True, "reaction": "rash", "severity": "mild", "criticality": "low",
+        "status": "active", "recordedAt": AT, "recordedBy": "dr.smith"}).payload(),
+    EventType.ALLERGY_REMOVED: lambda: ev.AllergyRemoved(
+        "alg-1", "Penicillins", "entered-in-error").payload(),
+    EventType.NO_KNOWN_ALLERGIES_RECORDED: lambda: ev.NoKnownAllergiesRecorded(
+        AT, "dr.smith").payload(),
+    EventType.ADMISSION_STARTED: lambda: ev.AdmissionStarted(
+        "adm-9", "MED", "MED-1", "M104", "7", "Dr Smith", "Pneumonia", AT).payload(),
+    EventType.PATIENT_TRANSFERRED: lambda: ev.PatientTransferred("adm-9", {
+        "at": AT, "fromWard": "MED-1", "fromBed": "M104", "toWard": "MED-2", "toBed": "M201",
+        "toDepartment": "MED", "by": "clerk"}).payload(),
+    EventType.ADMISSION_ENDED: lambda: ev.AdmissionEnded(
+        "adm-9", "home", AT, "MED-1", "M104", "Follow-up in two weeks.").payload(),
+    EventType.MEDICATION_PRESCRIBED: lambda: ev.OrderPlaced("medication", ORDER).payload(),
+    EventType.IMAGING_EXAM_REQUESTED: lambda: ev.OrderPlaced("imaging", {
+        **{k: v for k, v in ORDER.items() if k not in ("medicationCode", "dose", "unit",
+                                                        "route", "frequency", "startAt",
+                                                        "endAt")},
+        "kind": "imaging", "description": "Chest X-ray", "modality": "XR",
+        "bodyPart": "chest"}).payload(),
+    EventType.LAB_TEST_REQUESTED: lambda: ev.OrderPlaced("lab", {
+        **{k: v for k, v in ORDER.items() if k not in ("medicationCode", "dose", "unit",
+                                                        "route", "frequency", "startAt",
+                                                        "endAt")},
+        "kind": "lab", "description": "Full blood count", "testCode": "CBC"}).payload(),
+    EventType.ORDER_READY: lambda: ev.OrderProgressed(
+        EventType.ORDER_READY, OID, "ready").payload(),
+    EventType.ORDER_STARTED: lambda: ev.OrderProgressed(
+        EventType.ORDER_STARTED, OID, "in_progress").payload(),
+    EventType.ORDER_COMPLETED: lambda: ev.OrderProgressed(
+        EventType.ORDER_COMPLETED, OID, "completed", ended_at=AT).payload(),
+    EventType.ORDER_CANCELLED: lambda: ev.OrderProgressed(
+        EventType.ORDER_CANCELLED, OID, "cancelled", "duplicate", AT).payload(),
+    EventType.ORDER_ASSIGNED: lambda: ev.OrderAssigned(OID, "12", "Nurse Jones").payload(),
+    EventType.ORDER_UNASSIGNED: lambda: ev.OrderAssigned(OID, None, None).payload(),
+    EventType.ORDER_REPAIRED: lambda: ev.OrderRepaired(OID, "startAt", "25/11", AT).payload(),
+    EventType.MEDICATION_ADMINISTERED: lambda: ev.MedicationAdministered(
+        OID, ADMINISTRATION).payload(),
+    EventType.MEDICATION_NOT_GIVEN: lambda: ev.MedicationNotGiven(OID, {
+        **ADMINISTRATION, "status": "not_given", "dose": None, "unit": None,
+        "reason": "patient-refused", "reasonDetail": ""}).payload(),
+    EventType.RESULTS_RECORDED: lambda: ev.ResultsRecorded(
+        OID, "12", "lab", "Full blood count", {"abnormal": True, "high": [], "low": ["HGB"]},
+        {"values": [{"analyte": "HGB", "name": "Haemoglobin", "value": 101, "text": "101",
+                     "unit": "g_l", "unitName": "g/L", "low": 120, "high": 160, "flag": "L"}],
+         "report": "", "resultedAt": AT, "resultedBy": NURSE}).payload(),
+    EventType.RESULT_ACKNOWLEDGED: lambda: ev.ResultAcknowledged(
+        OID, "12", AT, "dr.smith").payload(),
+    EventType.REFERENCE_ENTRY_ADDED: lambda: ev.ReferenceEntrySaved(
+        "Ward", "MED-3", {"code": "MED-3", "name": "Medicine 3", "active": True}).payload(),
+    EventType.REFERENCE_ENTRY_CHANGED: lambda: ev.ReferenceEntrySaved(
+        "Ward", "MED-3", {"code": "MED-3", "name": "Medicine 3", "active": False},
+        {"code": "MED-3", "name": "Medicine 3", "active": True}).payload(),
+    EventType.BED_CLEANED: lambda: ev.BedCleaned("MED-1", "M104", "adm-9", AT).payload(),
+    "NursesAssigned": lambda: {
+        "wardId": "MED-1", "shift": "2026-11-25-day",
+        "assignments": {"M104": {"nurseId": "12", "nurseName": "Nurse Jones"}},
+        "previous": {}},
+    "HandoverWritten": lambda: {
+        "handoverId": "hov-1", "shift": "2026-11-25-day", "wardId": "MED-1", "bed": "M104",
+        "situation": "Stable.", "background": "Pneumonia, day 3.", "assessment": "Improving.",
+        "recommendation": "Oral antibiotics tomorrow.", "writtenAt": AT, "writtenBy": NURSE,
+        "writtenByName": "Nurse Jones"},
+    "HandoverAcknowledged": lambda: {
+        "handoverId": "hov-1", "shift": "2026-11-25-day", "acknowledgedAt": AT,
+        "acknowledgedBy": "nurse.lee", "acknowledgedByName": "Nurse Lee"},
+}
+
+_NOT_PATIENT = {EventType.REFERENCE_ENTRY_ADDED, EventType.REFERENCE_ENTRY_CHANGED,
+                EventType.BED_CLEANED, "NursesAssigned"}
+
+
+def example(event_type: str) -> dict[str, Any]:
+    """The example of ``event_type`` in its public form."""
+    stored = {"eventId": "0b8f7a52-6c1e-4f7b-9d3a-2e5c4b1a9f60", "stream": f"P_{PID}",
+              "seq": 7, "type": event_type, "occurredAt": AT,
+              "actor": {"id": "12", "username": NURSE, "display_name": "Nurse Jones",
+                        "roles": ["nurse"]},
+              "data": EXAMPLES[event_type]()}
+    return public_event(stored, patient_id=None if event_type in _NOT_PATIENT else PID)
+
+
+HEADER = """# Events
+
+<!-- Generated by `python -m patients.events_doc > docs/events.md`; do not edit by hand. -->
+
+Every change to a record is an event in its stream: a patient's (most), a ward's (beds,
+nurses) or a reference type's. An event has one public form, made by
+`patients.events_public.public_event` and nothing else: the webhook body
+([webhooks.md](webhooks.md)), an item of the audit trail (`GET /api/v1/patients/{id}/events`),
+the FHIR audit trail (`AuditEvent`, [fhir.md](fhir.md)) and the patient export all use it.
+
+| field | what |
+|---|---|
+| `event_id` | unique; the same when delivered again |
+| `type` | the event type (below) |
+| `schema_version` | the version of the type's `data` shape; it rises when a field is renamed, removed or changes meaning (a new optional field keeps it) |
+| `patient_id` | the patient whose stream holds it; `null` for a ward's or a reference type's |
+| `seq` | its place in the stream, from 1, without gaps |
+| `occurred_at` | when it was committed, ISO 8601 UTC |
+| `actor` | who did it, as recorded then: `{id, username, display_name}` |
+| `data` | what happened, snake_case at every depth (below, per type) |
+
+A receiver ignores fields it does not know: types may gain optional fields within a version.
+Values that name stored fields (`changed` of a reference change, `field` of an order repair)
+are the stored names.
+"""
+
+
+def render() -> str:
+    """The whole of docs/events.md."""
+    parts = [HEADER, "## Event types\n"]
+    types = [t for t in EventType]
+    parts.append("| type | the audit trail says |\n|---|---|")
+    parts.extend(f"| [`{t}`](#{str(t).lower()}) | {EVENT_LABELS.get(t, '')} |" for t in types)
+    parts.append("")
+    for t in types:
+        kind = str(t)
+        doc = (json_schema(kind)["properties"]["data"].get("description") or "").strip()
+        parts.append(f"### {kind}\n")
+        if doc:
+            parts.append(" ".join(doc.split()) + "\n")
+        parts.append("Example:\n\n```json\n" + json.dumps(example(kind), indent=2) + "\n```\n")
+        parts.append("<details><summary>JSON Schema</summary>\n\n```json\n"
+                     + json.dumps(json_schema(kind), indent=2) + "\n```\n\n</details>\n")
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    print(render(), end="")
