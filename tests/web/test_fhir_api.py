@@ -4,6 +4,7 @@ answer validates with the fhir.resources R4B models and comes as application/fhi
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from django.test import Client
 from fhir.resources.R4B import get_fhir_model_class
 
 from fhir_facade import codes
+from tests.web.fixed_clock import Clock, fixed_clock, london  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 J = "application/json"
@@ -58,10 +60,13 @@ def post(client: Client, url: str, body: dict, status: int = 200) -> dict[str, A
 
 
 @pytest.fixture
-def chart(team: dict[str, Client], admit: Callable[..., str]) -> dict[str, Any]:
+def chart(team: dict[str, Client], admit: Callable[..., str],
+          fixed_clock: Callable[[str, str], Clock]) -> dict[str, Any]:  # noqa: F811
     """An admitted patient with a coded and a free-text allergy, a medication order with a
     dose given and one not given, a resulted lab test, a reported X-ray and a cancelled
-    CT; and the ids of what was made."""
+    CT; and the ids of what was made. On a fixed clock: the order's first dose is now
+    (11:50 in London), given then; the next dose time, 18:00, is not given."""
+    clock = fixed_clock("2026-06-10", "11:50")
     pid = admit(
         "Fhirsen",
         given="Ada",
@@ -81,7 +86,7 @@ def chart(team: dict[str, Client], admit: Callable[..., str]) -> dict[str, Any]:
         },
     )
     post(team["nurse"], f"{p}/allergies", {"substance": "Sticking plaster", "severity": "mild"})
-    med = post(team["doc"], f"{p}/orders", PARA, 201)["order_id"]
+    med = post(team["doc"], f"{p}/orders", {**PARA, "first_dose": "now"}, 201)["order_id"]
     post(team["nurse"], f"{p}/orders/{med}/ready", {})
     post(
         team["nurse"],
@@ -89,6 +94,7 @@ def chart(team: dict[str, Client], admit: Callable[..., str]) -> dict[str, Any]:
         {"status": "given", "dose": "1000", "unit": "mg"},
         201,
     )
+    clock.at("18:00")  # the next dose time is due
     post(
         team["nurse"],
         f"{p}/orders/{med}/administrations",
@@ -261,7 +267,7 @@ def test_allergies_are_coded_where_the_allergen_is(team, chart) -> None:
 
 
 def test_no_known_allergies_is_an_allergy_intolerance_of_its_own(team, admit) -> None:
-    pid = admit("Clear", given="Cy")
+    pid = admit("Clear", given="Cy", allergies_asked=False)  # asked here
     post(team["nurse"], f"/api/v1/patients/{pid}/allergies/none", {})
     [nka] = resources(fhir(team["nurse"], f"/AllergyIntolerance?patient={pid}"))
     assert nka["code"]["coding"][0] == {
@@ -289,7 +295,13 @@ def test_a_medication_order_is_a_medication_request(team, chart) -> None:
         "code": "26643006",
         "display": "Oral route",
     }
-    assert dosage["timing"]["repeat"] == {"frequency": 1, "period": 6, "periodUnit": "h"}
+    repeat = dict(dosage["timing"]["repeat"])
+    # the course starts when the order was placed (11:50 in London), with no end
+    bounds = repeat.pop("boundsPeriod")
+    assert set(bounds) == {"start"}
+    start = datetime.fromisoformat(bounds["start"].replace("Z", "+00:00"))
+    assert timedelta(0) <= start - london("2026-06-10", "11:50") < timedelta(minutes=1)
+    assert repeat == {"frequency": 1, "period": 6, "periodUnit": "h"}
     assert req["encounter"]["reference"].startswith("Encounter/")
     assert fhir(team["doc"], f"/MedicationRequest/{req['id']}") == req
     status = f"/MedicationRequest?patient={chart['pid']}&status=completed,cancelled"
@@ -366,7 +378,7 @@ def test_a_search_pages_by_offset_with_next_and_previous_links(team, chart) -> N
 
 
 def test_every_type_answers_a_patient_without_records_with_an_empty_searchset(team, admit) -> None:
-    pid = admit("Empty", given="Em")
+    pid = admit("Empty", given="Em", allergies_asked=False)  # no "no known allergies" either
     for kind in (
         "AllergyIntolerance",
         "MedicationRequest",

@@ -122,7 +122,8 @@ def test_a_page_token_of_one_users_list_is_refused_on_anothers() -> None:
 # ------------------------------------------------------------------ audit trail
 @pytest.fixture
 def long_trail(team, ward) -> str:
-    """The first patient of ``ward`` with 62 events: more than one page of the trail."""
+    """The first patient of ``ward`` with 63 events (registered, admitted, no known
+    allergies recorded, then 60 updates): more than one page of the trail."""
     pid = ward[0]
     for n in range(60):
         r = team["clerk"].get(f"/api/v1/patients/{pid}")
@@ -143,7 +144,7 @@ def test_audit_event_tokens_page_and_are_bound_to_their_patient(team, ward, long
         page = client.get(f"/api/v1/patients/{long_trail}/events",
                           {"continuation": page["continuation"]}).json()
         total += len(page["items"])
-    assert total == 62 and genuine
+    assert total == 63 and genuine
     for bad in TAMPERED:
         problem_400(client.get(f"/api/v1/patients/{long_trail}/events",
                                {"continuation": bad}), BAD_PAGE)
