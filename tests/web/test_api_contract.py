@@ -9,6 +9,8 @@ from collections.abc import Callable
 import pytest
 from django.test import Client
 
+from tests.web.fixed_clock import Clock, fixed_clock, london  # noqa: F401
+
 pytestmark = pytest.mark.django_db
 J = "application/json"
 PROBLEM = "application/problem+json"
@@ -32,8 +34,12 @@ def _keys(value: object) -> set[str]:
 
 
 @pytest.fixture
-def charted(team: dict[str, Client], admit: Callable[..., str]) -> dict[str, str]:
-    """An admitted patient with an allergy and a given dose of a medication order."""
+def charted(team: dict[str, Client], admit: Callable[..., str],
+            fixed_clock: Callable[[str, str], Clock]) -> dict[str, str]:  # noqa: F811
+    """An admitted patient with an allergy and a given dose of a medication order. On a
+    fixed clock, 14:50 in London: the order runs from 05:00, so its 06:00 dose is late (on
+    Medications due) and the dose given now closes its 14:00 one."""
+    fixed_clock("2026-06-10", "14:50")
     pid = admit("Keys", bed="M104")
     doc, nurse = team["doc"], team["nurse"]
     assert (
@@ -44,7 +50,8 @@ def charted(team: dict[str, Client], admit: Callable[..., str]) -> dict[str, str
         ).status_code
         == 200
     )
-    order = doc.post(f"/api/v1/patients/{pid}/orders", MED, content_type=J).json()
+    order = doc.post(f"/api/v1/patients/{pid}/orders", {
+        **MED, "start_at": london("2026-06-10", "05:00").isoformat()}, content_type=J).json()
     base = f"/api/v1/patients/{pid}/orders/{order['order_id']}"
     nurse.post(f"{base}/ready", {}, content_type=J)
     given = nurse.post(f"{base}/administrations", {"dose": "1", "unit": "g"}, content_type=J)

@@ -23,12 +23,15 @@ def world(api_client, make_user, reference_data) -> dict:
     clerk.post(f"/api/v1/patients/{pid}/admissions", {
         "department_id": "MED", "ward_id": "MED-1", "bed": "M105", "reason": "Sepsis"},
         content_type=J)
+    # the allergies asked, so a medication order is not allergy-status-unknown
+    assert doc_api.post(f"/api/v1/patients/{pid}/allergies/none",
+                        content_type=J).status_code in (200, 201)
     now = datetime.now(UTC)
     start = datetime(now.year, now.month, now.day, tzinfo=UTC)
     orders = {}
     for name, body in {
         "amox": {"medication_code": "AMOX", "dose": "1", "unit": "g", "route": "PO",
-                 "frequency": "Q8H", "start_at": start.isoformat()},
+                 "frequency": "Q8H", "start_at": start.isoformat(), "first_dose": "now"},
         "para": {"medication_code": "PARA", "dose": "1000", "unit": "mg", "route": "PO",
                  "frequency": "Q6H", "as_needed": True},
     }.items():
@@ -48,7 +51,8 @@ def test_the_grid_shows_each_slot_by_name_and_record_for_nurses(world: dict) -> 
     assert page.status_code == 200
     html = page.content.decode()
     assert 'id="patient-banner"' in html and "Medication record" in html
-    assert "00:00" in html and "08:00" in html and "16:00" in html
+    # the first dose at the start (midnight), then Q8H's standard times from 6 hours after
+    assert all(f">{t}<" in html for t in ("00:00", "06:00", "14:00", "22:00"))
     assert any(s in html for s in (">Due<", ">Late<", ">Upcoming<"))
     assert 'class="button mar-record"' in html and "Paracetamol" in html
     assert "Previous day" in html and "Next day" in html
@@ -73,8 +77,14 @@ def test_record_opens_a_prefilled_form_and_gives_the_dose(world: dict) -> None:
     assert "Dose given recorded." in html and ">Given<" in html and "1 g at" in html
 
 
+def start_slot(world: dict) -> str:
+    """The Record form of the amoxicillin's first dose time (at its start)."""
+    slot = world["start"].isoformat().replace("+", "%2B")
+    return world["base"] + f"mar/{world['amox']}/record/?slot={slot}"
+
+
 def test_not_given_needs_a_reason(world: dict) -> None:
-    url = world["base"] + f"mar/{world['amox']}/record/"
+    url = start_slot(world)
     initial = world["nurse"].get(url).context["form"].initial
     missing = world["nurse"].post(url, {**initial, "status": "not_given", "reason": "",
                                         "administered_at": ""})
@@ -86,7 +96,7 @@ def test_not_given_needs_a_reason(world: dict) -> None:
 
 
 def test_too_much_is_refused_on_its_field(world: dict) -> None:
-    url = world["base"] + f"mar/{world['amox']}/record/"
+    url = start_slot(world)
     initial = world["nurse"].get(url).context["form"].initial
     r = world["nurse"].post(url, {**initial, "dose": "2", "unit": "g", "administered_at": ""})
     assert r.status_code == 200 and "more than the ordered dose" in r.content.decode()
@@ -101,10 +111,13 @@ def test_a_prn_dose_too_soon_asks_for_a_reason_then_records(world: dict) -> None
     body["etag"] = world["nurse"].get(url).context["form"].initial["etag"]
     refused = world["nurse"].post(url, body)
     html = refused.content.decode()
-    assert "PRN interval" in html and 'name="prn_override"' in html
-    assert 'name="conflict"' in html
-    done = world["nurse"].post(url, {**body, "conflict": refused.context["form"].conflict,
-                                     "prn_override": "Breakthrough pain"}, follow=True)
+    # the dose-interval guard (the PRN interval before it) with its own reason box
+    assert "Dose interval" in html and 'name="override_dose_interval"' in html
+    assert 'name="signature"' in html
+    signature = refused.context["guards"]["signature"].value()
+    done = world["nurse"].post(url, {**body, "signature": signature,
+                                     "override_dose_interval": "Breakthrough pain"},
+                               follow=True)
     page = done.content.decode()
     assert "Dose given recorded." in page and "interval overridden" in page
 

@@ -5,6 +5,7 @@ labels, after the demo's orders have moved through their states and a patient we
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
@@ -28,6 +29,7 @@ from patients.domain.records import (
 )
 from patients.domain.results import GivenValue
 from patients.persistence import mrn, queries, reference
+from tests.web.fixed_clock import Clock, fixed_clock  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 # Codes of more than one word: never a word of a sentence, so nowhere in a page's text.
@@ -67,15 +69,20 @@ def cells(html: str, css_class: str) -> list[str]:
 
 
 @pytest.fixture
-def hospital(his_store: DocumentStore, make_user) -> list[str]:
+def hospital(his_store: DocumentStore, make_user,
+             fixed_clock: Callable[[str, str], Clock]) -> list[str]:  # noqa: F811
     """The demo hospital (fast password hashing through ``make_user``'s settings), its
     orders moved on: ready, started, given, not given, resulted, cancelled; one patient sent
-    to a care home."""
+    to a care home. On a fixed clock: set up at 07:50 in London, when each medication has a
+    dose time due (OD and Q12H at 08:00, the first dose now), given then; each is not given
+    at 08:00 the next day."""
+    fixed_clock("2026-06-10", "07:50")
     make_user("setup")  # the fast hasher for the demo accounts
     list(demo.setup(his_store))
     nurse, doctor = (actor_for(User.objects.get(username=u)) for u in ("nurse", "clinician"))
     ids = [mrn.lookup(his_store, demo.demo_mrn(n)) for n in range(1, len(demo.DEMO_PATIENTS) + 1)]
     moved = {"cancelled": False}
+    not_given: list[tuple[str, str]] = []
     for pid in ids:
         for o in queries.orders(his_store, pid, active_only=True):
             oid = o["orderId"]
@@ -89,10 +96,7 @@ def hospital(his_store: DocumentStore, make_user) -> list[str]:
                     use_cases.administer,
                     use_cases.Administer(pid, oid, dose=Decimal(o["dose"]), unit=o["unit"]),
                 )
-                run(
-                    use_cases.administer,
-                    use_cases.Administer(pid, oid, status=mar.NOT_GIVEN, reason="patient-absent"),
-                )
+                not_given.append((pid, oid))
             elif o["kind"] == "lab" and o["testCode"] == "TROP":
                 run(use_cases.progress_order, use_cases.ProgressOrder(pid, oid, "start"))
             elif o["kind"] == "lab":
@@ -116,6 +120,13 @@ def hospital(his_store: DocumentStore, make_user) -> list[str]:
                     doctor,
                 )
                 moved["cancelled"] = True
+    fixed_clock("2026-06-11", "08:00")  # the next day's 08:00 dose times are due
+    for pid, oid in not_given:
+        use_cases.administer(
+            use_cases.Administer(pid, oid, status=mar.NOT_GIVEN, reason="patient-absent"),
+            UnitOfWork(his_store),
+            actor=nurse,
+        )
     sent_home = ids[0]
     use_cases.discharge_patient(
         use_cases.DischargePatient(sent_home, "care-home", note="Care home bed from Monday"),
@@ -169,5 +180,5 @@ def test_no_patient_page_shows_a_raw_code_for_the_demo_data(hospital, his_store)
     assert {"Created", "In progress", "Completed", "Cancelled"} <= seen_statuses
     assert {"Given", "Not given"} <= seen_doses
     chart = text(client.get(f"/admin/patients/{hospital[0]}/").content.decode())
-    assert "Care home" in chart and "Discharged: care home (Care home bed from Monday)" in chart
+    assert "Care home" in chart and "Discharged to a care home (Care home bed from Monday)" in chart
     assert "Discharge note: Care home bed from Monday" in chart

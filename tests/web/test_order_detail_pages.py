@@ -77,6 +77,7 @@ def placed(his_store, reference_data, staff) -> dict[str, str]:
             unit="mg",
             route="PO",
             frequency="Q8H",
+            first_dose="now",  # a dose time at the start: the dose given now closes it
             note=NOTE,
             overrides={"allergy-conflict": "Tolerated amoxicillin in 2024"},
         ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -22,16 +23,21 @@ from hisadmin.models import AccessRecord
 from patients import use_cases as uc
 from patients.domain.results import GivenValue
 from patients.persistence import queries
+from tests.web.fixed_clock import Clock, fixed_clock  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 BASE = "http://testserver/fhir/R4"
 
 
 @pytest.fixture
-def chart(team: dict[str, Client], make_user) -> dict[str, Any]:
+def chart(team: dict[str, Client], make_user, fixed_clock: Callable[[str, str], Clock]  # noqa: F811
+          ) -> dict[str, Any]:
     """An admitted patient with a coded and a free-text allergy, a medication order with a
     dose given and one not given, a resulted lab test, a reported X-ray and a cancelled CT,
-    each change made through its use case by a user of the right role."""
+    each change made through its use case by a user of the right role. On a fixed clock:
+    the order's first dose is now (11:50 in London), given then; the next dose time, 18:00,
+    is not given."""
+    clock = fixed_clock("2026-06-10", "11:50")
     clerk, doc, nurse = (
         policy.actor_for(make_user(f"api-{r}", r)) for r in ("clerk", "clinician", "nurse")
     )
@@ -76,11 +82,13 @@ def chart(team: dict[str, Client], make_user) -> dict[str, Any]:
             unit="mg",
             route="PO",
             frequency="Q6H",
+            first_dose="now",
         ),
         doc,
     ).order_id
     run(uc.progress_order, uc.ProgressOrder(pid, med, "ready"), nurse)
     run(uc.administer, uc.Administer(pid, med, dose=Decimal("1000"), unit="mg"), nurse)
+    clock.at("18:00")  # the next dose time is due
     run(uc.administer, uc.Administer(pid, med, status="not_given", reason="refused"), nurse)
     lab = run(
         uc.place_order, uc.PlaceOrder(pid, "lab", test_code="CBC", urgency="stat"), doc
