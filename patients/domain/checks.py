@@ -16,11 +16,12 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
 from decimal import Decimal
 from typing import Any
 
 from patients.domain.errors import DomainError, InvalidInput
-from patients.domain.orders import Order
+from patients.domain.orders import STATUS_LABELS, Order
 from patients.domain.records import AllergyStatus
 from patients.domain.units import convert, doses_per_day
 
@@ -256,15 +257,30 @@ def _same(kind: str, details: Entry, order: Order) -> bool:
     return False
 
 
-def duplicate_conflict(kind: str, details: Entry, active_orders: Iterable[Order]
-                       ) -> Conflict | None:
+def _status(code: str) -> str:
+    return STATUS_LABELS.get(code) or code.replace("_", " ").capitalize()
+
+
+def _placed(placed_at: str, tz: tzinfo) -> str:
+    """When an order was placed as the ward reads it: local, to the minute ("Wed 25 Nov,
+    14:10"); a stored value no reader can parse is left as it is."""
+    try:
+        moment = datetime.fromisoformat(placed_at)
+    except (TypeError, ValueError):
+        return str(placed_at)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.astimezone(tz).strftime("%a %d %b, %H:%M")
+
+
+def duplicate_conflict(kind: str, details: Entry, active_orders: Iterable[Order],
+                       tz: tzinfo = UTC) -> Conflict | None:
     """Active orders of the admission for the same medication, lab test, or imaging modality
-    and body part."""
+    and body part, each with its status in words and when it was placed (in ``tz``)."""
     same = [o for o in active_orders if o.active and _same(kind, details, o)]
     if not same:
         return None
-    listed = "; ".join(f"{o.description} ({str(o.status).replace('_', ' ')}, placed "
-                       f"{o.placed_at[:16].replace('T', ' ')})" for o in same)
+    listed = "; ".join(f"{o.description} ({_status(str(o.status))}, placed "
+                       f"{_placed(o.placed_at, tz)})" for o in same)
     return Conflict(DUPLICATE_ORDER, f"Already ordered on this admission: {listed}.")
 
 
@@ -274,16 +290,16 @@ def check_order(kind: str, details: Entry, *, allergies: Sequence[Entry] = (),
                 dose: Decimal | None = None, unit: Entry | None = None,
                 dose_unit: Entry | None = None, frequency: Entry | None = None,
                 allergen_names: Mapping[str, str] | None = None,
-                allergy_status: str | None = None) -> list[Conflict]:
+                allergy_status: str | None = None, tz: tzinfo = UTC) -> list[Conflict]:
     """Every check the order fails: allergy status (a medication only), allergy, dose,
-    then duplicate."""
+    then duplicate (times said in ``tz``)."""
     found: list[Conflict | None] = []
     if kind == "medication" and medication is not None:
         found.append(allergy_status_conflict(allergy_status))
         found.append(allergy_conflict(medication, allergies, allergen_names))
         if dose is not None and unit is not None:
             found.append(dose_conflict(medication, dose, unit, dose_unit, frequency))
-    found.append(duplicate_conflict(kind, details, active_orders))
+    found.append(duplicate_conflict(kind, details, active_orders, tz))
     return [c for c in found if c is not None]
 
 

@@ -22,6 +22,10 @@ from patients.pages.labels import label_administration as _dose
 
 Data = dict[str, Any]
 Line = Callable[[Data, Names], str]
+# A discharge said as a sentence: "Discharged home" reads better than a label after a colon.
+DISCHARGED_TO = {"home": "Discharged home", "care-home": "Discharged to a care home",
+                 "transfer-other-facility": "Discharged to another facility",
+                 "self-discharge": "Self-discharged"}
 
 
 def _bed(n: Names, ward: str | None, bed: str | None) -> str:
@@ -121,12 +125,9 @@ _LINES: dict[str, Line] = {
         f" → {_bed(n, d.get('toWard'), d.get('toBed'))}"
     ),
     EventType.ADMISSION_ENDED: lambda d, n: (
-        "Discharged"
-        + (
-            f": {label(DISPOSITION_LABELS, d['disposition']).lower()}"
-            if d.get("disposition")
-            else ""
-        )
+        (DISCHARGED_TO.get(d.get("disposition") or "")
+         or "Discharged" + (f": {label(DISPOSITION_LABELS, d['disposition']).lower()}"
+                            if d.get("disposition") else ""))
         + (f" ({d['note']})" if d.get("note") else "")
     ),
     EventType.MEDICATION_PRESCRIBED: lambda d, n: (

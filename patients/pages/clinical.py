@@ -285,8 +285,12 @@ def _refused(exc: OrderConflicts, signature: str, reasons: dict[str, str], *,
 
 
 def _medication_hints(store: Any) -> dict[str, dict[str, Any]]:
-    """What choosing a medication proposes on the form: its dose unit, routes and limits."""
+    """What choosing a medication proposes on the form: its dose unit, routes (codes for the
+    select, names for the words) and limits."""
+    routes = reference.all_of(store, "Route")
     return {code: {"doseUnit": m.get("doseUnit") or "", "routes": m.get("routes") or [],
+                   "routeNames": [(routes.get(r) or {}).get("name") or r
+                                  for r in m.get("routes") or []],
                    "maxSingleDose": m.get("maxSingleDose"), "maxDailyDose": m.get("maxDailyDose")}
             for code, m in reference.all_of(store, "Medication").items() if m.get("active", True)}
 

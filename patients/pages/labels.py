@@ -132,6 +132,9 @@ def label_order(order: dict[str, Any], n: Names) -> dict[str, Any]:
     ):
         if order.get(key):
             order[f"{key}_name"] = n.of(type_name, order[key])
+    if order.get("kind") == "imaging" and order.get("modality_name") and order.get("bodyPart"):
+        # placed before descriptions named the modality ("CR Chest"): said by the names
+        order["description"] = f"{order['modality_name']} — {order['bodyPart_name']}"
     order["overrides_shown"] = [label_override(o, n) for o in order.get("overrides") or []]
     # Stored fields no reader can interpret (older data, restores): named, never a 500.
     order["dataErrors"] = mar.data_errors(order)

@@ -27,7 +27,7 @@ from patients.domain.errors import DomainError, OrderConflicts
 from patients.domain.identity import IDENTITY_LABELS, WrongPatient
 from patients.domain.orders import ADMINISTRABLE, STATUS_LABELS
 from patients.domain.units import DOSE_DIMENSIONS
-from patients.pages import guard_warnings, mar_shifts, scan
+from patients.pages import guard_warnings, labels, mar_shifts, scan
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context
 from patients.persistence import queries, reference
 from patients.use_cases.administrations import SlotRequired
@@ -50,13 +50,17 @@ def _local(moment: str | datetime | None) -> datetime | None:
             if moment else None)
 
 
-def _entry_view(e: dict[str, Any]) -> dict[str, Any]:
-    """An administration as the page shows it (local times, the reason by name, each guard
-    overridden: ``overrides_shown``, how identity was confirmed: ``identity_label``)."""
-    overridden = e.get("overrides") or ([e["override"]] if e.get("override") else [])
+def _entry_view(e: dict[str, Any], people: dict[str, str] | None = None
+                ) -> dict[str, Any]:
+    """An administration as the page shows it (local times, the reason by name, who by their
+    full name from ``people``: ``by_name``, each guard overridden: ``overrides_shown``, how
+    identity was confirmed: ``identity_label``)."""
+    n = labels.Names(people=people or {})
+    overridden = labels.dose_overrides(e)
     return {**e, "status_label": mar.STATUS_LABELS.get(mar.entry_status(e), ""),
-            "overrides_shown": [{**o, "label": CHECK_LABELS.get(o.get("check", ""), "")}
-                                for o in overridden],
+            "by_name": n.person(e.get("by")),
+            "overrides_shown": [{**o, "label": CHECK_LABELS.get(o.get("check", ""), ""),
+                                 "by_name": n.person(o.get("by"))} for o in overridden],
             "when": _local(e.get("administeredAt") or e.get("at")),
             "identity_label": IDENTITY_LABELS.get(e.get("identityConfirmedBy") or "", ""),
             "reason_label": mar.NOT_GIVEN_REASONS.get(e.get("reason") or "", "")}
@@ -70,10 +74,14 @@ def _grid(record: dict[str, Any]
     so that their notice shows even when no shift has a column to draw them in."""
     rows, prn, untimed = [], [], []
     columns: set[str] = set()
+    # who recorded each dose or overrode its guards, by full name (one query for the day)
+    people = labels.full_names(
+        u for o in record["orders"] for a in o["administrations"]
+        for u in (a.get("by"), *(x.get("by") for x in labels.dose_overrides(a))))
     for o in record["orders"]:
         o["administrable"] = o["status"] in ADMINISTRABLE
         o["status_label"] = STATUS_LABELS.get(o["status"], o["status"])
-        o["entries"] = [_entry_view(e) for e in o["administrations"]]
+        o["entries"] = [_entry_view(e, people) for e in o["administrations"]]
         if mar.is_prn(o):
             prn.append(o)
             continue
@@ -88,7 +96,7 @@ def _grid(record: dict[str, Any]
             columns.add(column)
             cells.setdefault(column, []).append({
                 **slot, "label": mar.STATUS_LABELS[slot["status"]], "time": local,
-                "entry": _entry_view(slot["administration"]) if slot["administration"]
+                "entry": _entry_view(slot["administration"], people) if slot["administration"]
                 else None, "recordable": o["administrable"] and
                 slot["status"] in mar.OPEN_STATUSES})
         rows.append({**o, "cells": cells})

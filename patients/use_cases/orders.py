@@ -107,7 +107,7 @@ def _order_details(cmd: PlaceOrder, store: DocumentStore) -> tuple[str, dict[str
     if cmd.kind == "imaging":
         modality = reference.get(store, "Modality", cmd.modality, field="modality")
         part = reference.get(store, "BodyPart", cmd.body_part, field="body_part")
-        return (f"{cmd.modality} {part['name']}",
+        return (f"{modality['name']} — {part['name']}",
                 {"modality": cmd.modality, "modalityName": modality["name"],
                  "bodyPart": cmd.body_part})
     if cmd.kind == "lab":
@@ -141,7 +141,8 @@ def check_order(cmd: PlaceOrder, details: dict[str, Any], record: PatientRecord,
             if why:
                 raise checks.DoseHardLimit(why)
     return checks.check_order(cmd.kind, details, allergies=allergies,
-                              active_orders=record.active_orders(admission_id), **entries)
+                              active_orders=record.active_orders(admission_id),
+                              tz=hospital_time_zone(), **entries)
 
 
 def overridden(conflicts: list[checks.Conflict], overrides: dict[str, str], *, actor: Actor,

@@ -48,7 +48,7 @@ def test_an_allergy_warning_is_answered_with_a_reason(live_server, browser, make
     page.select_option("#id_medication_code", "AMOX")
     assert page.input_value("#id_unit") == "mg"  # proposed by the medication
     assert page.is_disabled("#id_route option[value=SC]")  # amoxicillin: PO or IV only
-    assert "routes PO, IV" in page.inner_text("#medication-hint")
+    assert "given oral or intravenous" in page.inner_text("#medication-hint")
     page.fill("#id_dose", "500")
     page.select_option("#id_route", "PO")
     page.select_option("#id_frequency", "Q8H")

@@ -1,5 +1,5 @@
 /* Order form: choosing a medication proposes its dose unit and offers only its routes.
-   Data: the JSON in #medication-hints ({code: {doseUnit, routes, maxSingleDose,
+   Data: the JSON in #medication-hints ({code: {doseUnit, routes, routeNames, maxSingleDose,
    maxDailyDose}}), written by the page; nothing is fetched. */
 (function () {
   "use strict";
@@ -37,7 +37,10 @@
       }
       var parts = [];
       if (h.doseUnit) { parts.push("dose in " + h.doseUnit); }
-      if (allowed) { parts.push("routes " + allowed.join(", ")); }
+      if (allowed) {
+        var names = (h.routeNames || allowed).map(function (n) { return n.toLowerCase(); });
+        parts.push("given " + names.join(" or "));
+      }
       if (h.maxSingleDose != null) { parts.push("max single dose " + h.maxSingleDose + " " + h.doseUnit); }
       if (h.maxDailyDose != null) { parts.push("max daily dose " + h.maxDailyDose + " " + h.doseUnit); }
       hint.textContent = parts.length ? "Proposed: " + parts.join("; ") + "." : "";
