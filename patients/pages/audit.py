@@ -8,6 +8,7 @@ from typing import Any
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core.local_time import human_time
+from patients.domain.errors import InvalidInput
 from patients.domain.events import EVENT_LABELS, EventType
 from patients.domain.records import (
     CRITICALITY_LABELS,
@@ -16,6 +17,7 @@ from patients.domain.records import (
     SEVERITY_LABELS,
     SEX_LABELS,
 )
+from patients.domain.shifts import SHIFT_LABELS, Shift
 from patients.pages import labels
 from patients.pages.labels import Names, label, label_override, order_usernames
 from patients.pages.labels import label_administration as _dose
@@ -26,6 +28,16 @@ Line = Callable[[Data, Names], str]
 DISCHARGED_TO = {"home": "Discharged home", "care-home": "Discharged to a care home",
                  "transfer-other-facility": "Discharged to another facility",
                  "self-discharge": "Self-discharged"}
+
+
+def _shift(name: str) -> str:
+    """A handover's shift in words: "the day shift of Wed 25 Nov"."""
+    try:
+        shift = Shift.parse(name)
+    except InvalidInput:  # a name no reader can parse: said without its day
+        return "a shift"
+    return f"the {SHIFT_LABELS[shift.kind].lower()} of {shift.day:%a} {shift.day.day} " \
+           f"{shift.day:%b}"
 
 
 def _bed(n: Names, ward: str | None, bed: str | None) -> str:
@@ -123,6 +135,14 @@ _LINES: dict[str, Line] = {
     EventType.PATIENT_TRANSFERRED: lambda d, n: (
         f"Moved {_bed(n, d.get('fromWard'), d.get('fromBed'))}"
         f" → {_bed(n, d.get('toWard'), d.get('toBed'))}"
+    ),
+    EventType.HANDOVER_WRITTEN: lambda d, n: (
+        f"Handover for {_shift(d['shift'])} written"
+        + (f" by {d['writtenByName']}" if d.get("writtenByName") else "")
+    ),
+    EventType.HANDOVER_ACKNOWLEDGED: lambda d, n: (
+        f"Handover for {_shift(d['shift'])} acknowledged"
+        + (f" by {d['acknowledgedByName']}" if d.get("acknowledgedByName") else "")
     ),
     EventType.ADMISSION_ENDED: lambda d, n: (
         (DISCHARGED_TO.get(d.get("disposition") or "")

@@ -3,6 +3,8 @@ chart, sheet, roles and problems."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -41,6 +43,23 @@ def test_it_writes_and_acknowledges_a_handover_as_events(team, admit, next_nurse
     events = his_store.query_all(keys.patient(pid), Query(where=(Cond("docType", "=", "Event"),)))
     kinds = [e["docContents"]["type"] for e in events]
     assert kinds[-2:] == ["HandoverWritten", "HandoverAcknowledged"]
+
+
+def test_the_audit_trail_says_which_handover_and_who(team, admit, next_nurse, client,
+                                                     make_user) -> None:
+    pid = admit("Trailed", bed="M103")
+    assert team["nurse"].post(f"/api/v1/patients/{pid}/handovers",
+                              {**SBAR, "shift": "2026-11-25-day"},
+                              content_type=J).status_code == 201
+    assert next_nurse.post(f"/api/v1/patients/{pid}/handovers/2026-11-25-day/acknowledge"
+                           ).status_code == 200
+    client.force_login(make_user("reader", "nurse"))
+    details = [" ".join(d.split()) for d in re.findall(
+        r'<tr class="audit-row" data-type="Handover\w+">.*?</tr>',
+        client.get(f"/admin/patients/{pid}/").content.decode(), re.S)]
+    assert len(details) == 2  # newest first
+    assert "Handover for the day shift of Wed 25 Nov written by" in details[1]
+    assert "Handover for the day shift of Wed 25 Nov acknowledged by" in details[0]
 
 
 def test_it_refuses_bad_handovers(team, admit) -> None:

@@ -59,6 +59,8 @@ def test_it_assigns_hands_over_and_takes_over(live_server, browser, make_user, a
     page.goto(f"{base}/admin/worklists/my-patients/")
     page.wait_for_selector("table")
     assert "SHIFTWELL" in page.inner_text("#content")
+    assert page.locator("#toolbar").count() == 0  # no filters, so no Filter button
+    assert page.locator("#result_list td a", has_text="—").count() == 0  # no handover yet
     _shots(page, "my-patients")
     page.goto(f"{base}/admin/patients/{pid}/handovers/new/")
     page.fill("#id_situation", "Stable on oxygen 2 L")

@@ -26,7 +26,14 @@ def _next_dose(row: dict[str, Any]) -> str:
 
 def _handover(row: dict[str, Any]) -> str:
     h = row.get("handover")
-    return f"Open, from {h['by']}" if h else "—"
+    return f"Open, from {h['by']}" if h else "None"
+
+
+def _handover_href(row: dict[str, Any]) -> str:
+    """The chart's handovers when one is open; no link to nothing ("" → plain text)."""
+    if not row.get("handover"):
+        return ""
+    return reverse("admin:patient_chart", args=[row["patientId"]]) + "#handovers"
 
 
 COLUMNS = [
@@ -36,8 +43,7 @@ COLUMNS = [
     Column("Next dose", _next_dose),
     Column("Late doses", lambda r: r["late"] or "None"),
     Column("Results not yet seen", lambda r: r["unreadResults"] or "None"),
-    Column("Handover", _handover, href=lambda r: reverse(
-        "admin:patient_chart", args=[r["patientId"]]) + "#handovers"),
+    Column("Handover", _handover, href=_handover_href),
 ]
 
 
