@@ -246,9 +246,11 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     record, order = records.load_order(cmd.patient_id, cmd.order_id, cmd.expected_version)
     # the wrong patient's wristband stops the record before anything about the dose is said
     confirmed_by = identity.confirm(cmd.scanned_id, record.patient.mrn)
-    order.check_administrable()  # before the slot: a prescription not ready has none due
     store = uow.store
+    # what was given is checked first (a 422 on its field), then whether the order takes a
+    # dose now (409), before the slot: a prescription not ready has none due
     fields = (_given(cmd, order, store, at) if cmd.status == mar.GIVEN else _not_given(cmd))
+    order.check_administrable()
     slot = resolve_slot(cmd, order, store, at, now)
     overrides = (_guarded(cmd, order, record, store, at, slot, actor=actor, now=now)
                  if cmd.status == mar.GIVEN else [])
