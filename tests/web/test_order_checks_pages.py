@@ -15,7 +15,7 @@ from patients import use_cases
 
 pytestmark = pytest.mark.django_db
 AMOX = {"medication_code": "AMOX", "dose": "500", "unit": "mg", "route": "PO",
-        "frequency": "Q8H", "urgency": "routine", "note": ""}
+        "frequency": "Q8H", "first_dose": "next", "urgency": "routine", "note": ""}
 
 
 @pytest.fixture

@@ -22,11 +22,12 @@ def world(api_client, reference_data, make_user) -> dict:
     adm = clerk.post(f"/api/v1/patients/{a['id']}/admissions", {
         "department_id": "MED", "ward_id": "MED-1", "bed": "M101", "reason": "x"},
         content_type=J).json()
+    # the allergy first: a medication order for a patient never asked is allergy-status-unknown
+    allergy = doc.post(f"/api/v1/patients/{a['id']}/allergies", {
+        "substance": "Latex", "severity": "mild"}, content_type=J).json()
     med = doc.post(f"/api/v1/patients/{a['id']}/orders", MED, content_type=J).json()
     lab = doc.post(f"/api/v1/patients/{a['id']}/orders", {"kind": "lab", "test_code": "CRP"},
                    content_type=J).json()
-    allergy = doc.post(f"/api/v1/patients/{a['id']}/allergies", {
-        "substance": "Latex", "severity": "mild"}, content_type=J).json()
     return {"clients": {"clerk": clerk, "doc": doc, "nurse": nurse}, "a": a["id"], "b": b,
             "adm_etag": adm["etag"], "med": med["order_id"], "lab": lab["order_id"],
             "allergy": allergy["allergies"][0]["allergy_id"], "old_patient_etag": a["etag"]}

@@ -9,7 +9,7 @@ from django.test import Client
 pytestmark = pytest.mark.django_db
 J = "application/json"
 MED = {"medication_code": "PARA", "dose": "1", "unit": "g", "route": "PO", "frequency": "Q8H",
-       "urgency": "routine"}
+       "first_dose": "next", "urgency": "routine"}
 
 
 @pytest.fixture
@@ -22,11 +22,14 @@ def world(api_client, make_user, reference_data) -> dict:
     adm = clerk.post(f"/api/v1/patients/{a['id']}/admissions", {
         "department_id": "MED", "ward_id": "MED-1", "bed": "M101", "reason": "x"},
         content_type=J).json()
+    # the allergies asked, so a medication order is not allergy-status-unknown
+    asked = doc.post(f"/api/v1/patients/{a['id']}/allergies/none", content_type=J)
+    assert asked.status_code in (200, 201), asked.content
     med = doc.post(f"/api/v1/patients/{a['id']}/orders", {"kind": "medication", **MED},
                    content_type=J).json()
     web = Client()
     web.force_login(make_user("all-roles", "clerk", "clinician", "nurse"))
-    return {"web": web, "a": a["id"], "b": b["id"], "a_etag": a["etag"],
+    return {"web": web, "a": a["id"], "b": b["id"], "a_etag": asked.json()["etag"],
             "adm_etag": adm["etag"], "med": med["order_id"], "med_etag": med["etag"]}
 
 
