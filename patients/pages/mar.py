@@ -119,7 +119,8 @@ def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
         "can_record": policy.allows(request.user, "administer"),
         "previous_day": (day - timedelta(days=1)).isoformat(),
         "next_day": (day + timedelta(days=1)).isoformat(),
-        "time_zone": str(hospital_time_zone()), **mar_shifts.context(columns, rows, day),
+        "time_zone": str(hospital_time_zone()), **mar_shifts.context(
+            columns, rows, day, context.get("active_admission")),
         "reasons": mar.NOT_GIVEN_REASONS},
         title=f"Medication record — {day:%a %d %b %Y}")
 

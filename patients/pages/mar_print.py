@@ -30,4 +30,5 @@ def medication_record_print(request: HttpRequest, patient_id: str) -> HttpRespon
         **context, "day": day, "today": hospital_today(), "rows": rows, "prn": prn,
         "untimed": untimed,
         "printed_at": mar_shifts.local_now(), "time_zone": str(hospital_time_zone()),
-        **mar_shifts.context(columns, rows, day)})
+        **mar_shifts.context(
+            columns, rows, day, context.get("active_admission"))})

@@ -1,6 +1,7 @@
 """The MAR by the ward's shifts: the day's dose-time columns cut at the day shift's hours
-(``settings.WARD_DAY_SHIFT``, local "HH:MM-HH:MM", default 07:30-19:30; the night shift is
-the rest), the shift on now first when the page shows today.
+(the patient's ward's, from reference data; ``settings.WARD_DAY_SHIFT``, local
+"HH:MM-HH:MM", default 07:30-19:30, when the patient is not admitted; the night shift is the
+rest), the shift on now first when the page shows today.
 
 A calendar day holds three parts of shifts: the end of the night that began the evening
 before, the day shift, and the start of the night that runs into the next day. Each is shown
@@ -9,7 +10,7 @@ as its own grid, with every scheduled order (a dash where it has no dose time in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
@@ -19,6 +20,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
 from hisadmin.core.inputs import hospital_time_zone
+from hisadmin.core.store import get_store
+from patients.domain.shifts import ShiftHours
+from patients.persistence import reference
 
 DEFAULT_DAY_SHIFT = "07:30-19:30"
 
@@ -88,9 +92,22 @@ def local_now() -> datetime:
     return timezone.now().astimezone(hospital_time_zone())
 
 
-def context(columns: Sequence[str], rows: Sequence[dict[str, Any]], day: date
-            ) -> dict[str, Any]:
-    """What the MAR templates need for the shifts: ``shifts`` and the ``day_shift`` hours."""
-    shift = day_shift()
+def ward_shift(admission: Mapping[str, Any] | None) -> tuple[str, str]:
+    """The day shift of the ward the patient is on ("HH:MM" start and end, from the ward's
+    reference entry: ``dayShiftStart`` to ``nightShiftStart``); the setting's when the
+    patient is not admitted or the ward is not in reference data."""
+    ward_id = (admission or {}).get("wardId")
+    ward = reference.all_of(get_store(), "Ward").get(ward_id) if ward_id else None
+    if not ward:
+        return day_shift()
+    hours = ShiftHours.of_ward(ward)
+    return f"{hours.day_start:%H:%M}", f"{hours.night_start:%H:%M}"
+
+
+def context(columns: Sequence[str], rows: Sequence[dict[str, Any]], day: date,
+            admission: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What the MAR templates need for the shifts: ``shifts`` and the ``day_shift`` hours
+    (the ward's of the patient's ``admission``, see :func:`ward_shift`)."""
+    shift = ward_shift(admission)
     return {"shifts": by_shift(columns, rows, day=day, now=local_now(), shift=shift),
             "day_shift": shift}

@@ -18,6 +18,7 @@ from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.inputs import hospital_today
 from patients import use_cases
 from patients.pages import mar_shifts
+from patients.persistence import reference
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 LONDON = ZoneInfo("Europe/London")
@@ -65,8 +66,28 @@ def test_the_mar_shows_the_shift_on_now_first(ward, make_user) -> None:
     assert "current shift" in night and ">20:00<" in night and ">08:00<" not in night
     day = html[order[2]:]
     assert ">08:00<" in day and ">14:00<" in day and "current shift" not in day
-    assert "day shift 07:30–19:30" in html and "UTC" not in html
+    assert "day shift 07:00–19:00" in html and "UTC" not in html  # Medical Ward 1's hours
     assert f"/admin/patients/{ward['pid']}/mar/print/" in html
+
+
+@pytest.mark.django_db
+def test_the_shifts_are_the_patients_wards_and_the_setting_when_not_admitted(
+        ward, make_user, his_store, monkeypatch) -> None:
+    wards = reference.all_of(his_store, "Ward")
+    later = {**wards, "MED-1": {**wards["MED-1"], "dayShiftStart": "08:00",
+                                "nightShiftStart": "20:00"}}
+    read = reference.all_of
+    monkeypatch.setattr(mar_shifts.reference, "all_of",
+                        lambda store, t: later if t == "Ward" else read(store, t))
+    nurse = _nurse(make_user)
+    html = nurse.get(f"/admin/patients/{ward['pid']}/mar/").content.decode()
+    assert "day shift 08:00–20:00" in html
+    printed = nurse.get(f"/admin/patients/{ward['pid']}/mar/print/").content.decode()
+    assert "08:00–20:00" in printed
+    home = use_cases.register_patient(use_cases.RegisterPatient(
+        "Otto", "Outpatient", datetime(1960, 1, 1).date()), UnitOfWork(his_store),
+        actor=SYSTEM_ACTOR).patient_id
+    assert "day shift 07:30–19:30" in nurse.get(f"/admin/patients/{home}/mar/").content.decode()
 
 
 @pytest.mark.django_db
