@@ -7,6 +7,11 @@ a task that finds the claim taken records what it wants and leaves, and the hold
 up before it lets go. A failure keeps later events of that patient waiting (order) until
 the retries, with backoff, succeed or give up: then the event is dead-lettered and the
 patient's next events flow. Other patients and other subscriptions never wait on it.
+
+One mechanism, two transports: what reaching a receiver means is a :class:`Transport`
+strategy — :class:`WebhookTransport` (a signed HTTP POST, 2xx is delivered) or the HL7
+interface's MLLP send that waits for the engine's ACK (``hl7v2.outbound.transport``). The
+order, claims, backoff and dead letters above are the same code for both.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import keys
@@ -30,6 +35,85 @@ from webhooks.persistence.secrets import SecretUnreadable
 from webhooks.persistence.trackers import Tracker, TrackerChanged
 
 log = logging.getLogger(__name__)
+
+
+class Target(Protocol):
+    """What the drain needs of a receiver: a webhook subscription, an HL7 destination."""
+
+    id: str
+    active: bool
+    active_since: datetime
+
+    def wants(self, event_type: str) -> bool: ...
+
+
+class Transport(Protocol):
+    """How events reach one kind of receiver; the drain (order, claims, retries, dead
+    letters) is the same for all. ``kind`` names the receiver's trackers
+    (``<kind>-<target id>``), ``label`` its log lines."""
+
+    kind: str
+    label: str
+
+    def find(self, store: DocumentStore, target_id: str) -> Target | None:
+        """The receiver, or None when it is gone."""
+        ...
+
+    def send(self, store: DocumentStore, target: Any, stream: str,
+             event: dict[str, Any]) -> str | None:
+        """Deliver one stored event; None when the receiver took it, else why not (a short
+        reason with no patient data: it goes into logs and dead letters)."""
+        ...
+
+    def dead_letter(self, store: DocumentStore, target: Any, *, stream: str, seq: int,
+                    event_type: str, reason: str, attempts: int) -> None:
+        """Keep an event the receiver refused for good, for admins to see and replay."""
+        ...
+
+
+class WebhookTransport:
+    """Signed HTTP POSTs to a webhook subscription (the transport the drain was made for)."""
+
+    kind = trackers.SUBSCRIPTION
+    label = "webhook"
+
+    def __init__(self, post: Post, timeout: float) -> None:
+        self.post = post
+        self.timeout = timeout
+        self._secrets: dict[str, str] = {}  # one secret read per drain, as before
+
+    def find(self, store: DocumentStore, target_id: str) -> Subscription | None:
+        return subscriptions.find(store, target_id)
+
+    def send(self, store: DocumentStore, target: Subscription, stream: str,
+             event: dict[str, Any]) -> str | None:
+        try:
+            if target.id not in self._secrets:
+                self._secrets[target.id] = subscriptions.secret_of(store, target.id)
+        except SecretUnreadable:
+            return "secret unreadable (SECRET_KEY changed?)"
+        return self.post_event(target, stream, event, self._secrets[target.id])
+
+    def post_event(self, sub: Subscription, stream: str, event: dict[str, Any],
+                   secret: str) -> str | None:
+        """POST one event; None when delivered, else why not (a status or an error kind)."""
+        body = signing.body(public_event(event, patient_id=keys.suffix(stream)))
+        headers = signing.headers(
+            body,
+            secret,
+            event_type=event["type"],
+            delivery=signing.delivery_id(sub.id, stream, int(event["seq"])),
+        )
+        try:
+            status = self.post(sub.url, body, headers, self.timeout)
+        except DeliveryFailed as exc:
+            return str(exc)
+        return None if 200 <= status < 300 else f"HTTP {status}"
+
+    def dead_letter(self, store: DocumentStore, target: Subscription, *, stream: str, seq: int,
+                    event_type: str, reason: str, attempts: int) -> None:
+        deadletters.record(store, subscription_id=target.id, stream=stream, seq=seq,
+                           event_type=event_type, reason=reason, attempts=attempts)
 
 
 @dataclass(frozen=True)
@@ -56,24 +140,29 @@ class Deliverer:
     def __init__(
         self,
         store: DocumentStore,
-        post: Post,
+        post: Post | None = None,
         settings: Settings | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        transport: Transport | None = None,
     ) -> None:
+        """``post`` makes it the webhooks' drain; ``transport`` any other kind of receiver."""
         self.store = store
-        self.post = post
         self.settings = settings or Settings()
         self.clock = clock
+        if transport is None:
+            assert post is not None, "a Deliverer needs a post or a transport"
+            transport = WebhookTransport(post, self.settings.timeout)
+        self.transport = transport
 
     def run(self, subscription_id: str, stream: str, seq: int, *, token: str) -> Outcome:
         """Make sure event ``seq`` of ``stream`` reaches the subscription (or is on its way)."""
-        sub = subscriptions.find(self.store, subscription_id)
+        sub = self.transport.find(self.store, subscription_id)
         if sub is None or not sub.active:
             return Outcome("inactive")
         patient_id = keys.suffix(stream)
         while True:
-            tracker = trackers.read(self.store, subscription_id, patient_id)
+            tracker = trackers.read(self.store, subscription_id, patient_id, kind=self.transport.kind)
             now = self.clock()
             if tracker.delivered >= seq:
                 # Our event is done, but this may be the only task left on the patient's
@@ -121,7 +210,7 @@ class Deliverer:
                 continue
             return self._drain(sub, stream, claimed, token)
 
-    def _first(self, sub: Subscription, stream: str, seq: int) -> int:
+    def _first(self, sub: Target, stream: str, seq: int) -> int:
         """The lowest sequence up to ``seq`` from which every event is not older than the
         subscription's activation (a backwards walk over this patient's recent events)."""
         first = seq
@@ -132,9 +221,8 @@ class Deliverer:
             first -= 1
         return first
 
-    def _drain(self, sub: Subscription, stream: str, tracker: Tracker, token: str) -> Outcome:
+    def _drain(self, sub: Target, stream: str, tracker: Tracker, token: str) -> Outcome:
         done = 0
-        secret: str | None = None
         while True:
             if tracker.delivered >= tracker.wanted:
                 released = tracker.but(claim=None, claim_until=0.0)
@@ -152,11 +240,7 @@ class Deliverer:
             if event is None or not sub.wants(event["type"]) or _occurred(event) < sub.active_since:
                 tracker = tracker.but(delivered=seq)  # saved with the next write
                 continue
-            try:
-                secret = secret or subscriptions.secret_of(self.store, sub.id)
-                failure = self._send(sub, stream, event, secret)
-            except SecretUnreadable:
-                failure = "secret unreadable (SECRET_KEY changed?)"
+            failure = self.transport.send(self.store, sub, stream, event)
             now = self.clock()
             if failure is None:
                 done += 1
@@ -170,9 +254,9 @@ class Deliverer:
             else:
                 attempts = (tracker.failing_attempts if tracker.failing_seq == seq else 0) + 1
                 if attempts >= self.settings.max_attempts:
-                    deadletters.record(
+                    self.transport.dead_letter(
                         self.store,
-                        subscription_id=sub.id,
+                        sub,
                         stream=stream,
                         seq=seq,
                         event_type=event["type"],
@@ -180,7 +264,8 @@ class Deliverer:
                         attempts=attempts,
                     )
                     log.warning(
-                        "webhook %s: %s#%s dead-lettered after %s attempts (%s)",
+                        "%s %s: %s#%s dead-lettered after %s attempts (%s)",
+                        self.transport.label,
                         sub.id,
                         stream,
                         seq,
@@ -206,7 +291,8 @@ class Deliverer:
                         claim_until=0.0,
                     )
                     log.info(
-                        "webhook %s: %s#%s attempt %s failed (%s); retry in %.1fs",
+                        "%s %s: %s#%s attempt %s failed (%s); retry in %.1fs",
+                        self.transport.label,
                         sub.id,
                         stream,
                         seq,
@@ -231,7 +317,7 @@ class Deliverer:
             return "not a delivery"
         if not deadletters.remove(self.store, letter):
             return "already replayed"
-        sub = subscriptions.find(self.store, letter.subscription_id)
+        sub = self.transport.find(self.store, letter.subscription_id)
         event = read_event(self.store, letter.stream, letter.seq)
         if sub is None or event is None:
             return "gone"
@@ -246,7 +332,7 @@ class Deliverer:
                 attempts=letter.attempts,
             )
             return "subscription disabled"
-        failure = self._send(sub, letter.stream, event, subscriptions.secret_of(self.store, sub.id))
+        failure = self.transport.send(self.store, sub, letter.stream, event)
         if failure is None:
             return "delivered"
         deadletters.record(
@@ -260,26 +346,10 @@ class Deliverer:
         )
         return "failed again"
 
-    def _send(
-        self, sub: Subscription, stream: str, event: dict[str, Any], secret: str
-    ) -> str | None:
-        """POST one event; None when delivered, else why not (a status or an error kind)."""
-        body = signing.body(public_event(event, patient_id=keys.suffix(stream)))
-        headers = signing.headers(
-            body,
-            secret,
-            event_type=event["type"],
-            delivery=signing.delivery_id(sub.id, stream, int(event["seq"])),
-        )
-        try:
-            status = self.post(sub.url, body, headers, self.settings.timeout)
-        except DeliveryFailed as exc:
-            return str(exc)
-        return None if 200 <= status < 300 else f"HTTP {status}"
-
     def _merge(self, tracker: Tracker, token: str) -> Tracker | None:
         """Re-read after a concurrent write: ours still (with what others want), or None."""
-        fresh = trackers.read(self.store, tracker.subscription_id, tracker.patient_id)
+        fresh = trackers.read(self.store, tracker.subscription_id, tracker.patient_id,
+                              kind=tracker.kind)
         if fresh.claim != token:
             return None  # our claim lapsed and another task took over
         return tracker.but(wanted=max(fresh.wanted, tracker.wanted), etag=fresh.etag)

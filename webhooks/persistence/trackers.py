@@ -22,6 +22,11 @@ from cosmos_backend.store import DocumentStore
 from hisadmin.core import keys
 
 DOC_TYPE = "WebhookTracker"
+# The kinds of receiver the drain delivers to, as the tracker's id starts: a webhook
+# subscription (``sub-<id>``) or an HL7 destination (``hl7-<id>``), side by side in the
+# patient's tracker partition.
+SUBSCRIPTION = "sub"
+HL7_DESTINATION = "hl7"
 
 
 class TrackerChanged(Exception):
@@ -41,6 +46,7 @@ class Tracker:
     retry_at: float = 0.0
     etag: str | None = None  # None: not stored yet
     started: bool = False  # False until the first delivery decided where to start
+    kind: str = SUBSCRIPTION  # which kind of receiver ``subscription_id`` names
 
     def claimed_by_other(self, token: str, now: float) -> bool:
         return self.claim is not None and self.claim != token and self.claim_until > now
@@ -56,14 +62,15 @@ def tracker_pk(patient_id: str) -> str:
     return keys.view("WebhookTrack", patient_id)
 
 
-def tracker_id(subscription_id: str) -> str:
-    return f"sub-{subscription_id}"
+def tracker_id(subscription_id: str, kind: str = SUBSCRIPTION) -> str:
+    return f"{kind}-{subscription_id}"
 
 
-def read(store: DocumentStore, subscription_id: str, patient_id: str) -> Tracker:
-    doc = store.try_read(tracker_pk(patient_id), tracker_id(subscription_id))
+def read(store: DocumentStore, subscription_id: str, patient_id: str, *,
+         kind: str = SUBSCRIPTION) -> Tracker:
+    doc = store.try_read(tracker_pk(patient_id), tracker_id(subscription_id, kind))
     if doc is None:
-        return Tracker(subscription_id, patient_id)
+        return Tracker(subscription_id, patient_id, kind=kind)
     c = doc["docContents"]
     failing = c.get("failing") or {}
     return Tracker(
@@ -78,6 +85,7 @@ def read(store: DocumentStore, subscription_id: str, patient_id: str) -> Tracker
         retry_at=float(failing.get("retryAt", 0)),
         etag=doc["_etag"],
         started=True,
+        kind=kind,
     )
 
 
@@ -93,7 +101,7 @@ def save(store: DocumentStore, tracker: Tracker) -> Tracker:
         }
     )
     doc = wrap(
-        doc_id=tracker_id(tracker.subscription_id),
+        doc_id=tracker_id(tracker.subscription_id, tracker.kind),
         pk=tracker_pk(tracker.patient_id),
         doc_type=DOC_TYPE,
         contents={
