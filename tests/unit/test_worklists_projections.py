@@ -24,6 +24,7 @@ from worklists.projection.rows import (
     BIRTHS,
     MEDS_DUE,
     MY_ORDERS,
+    MY_PATIENTS,
     NAMES,
     ORDERS,
     REVIEWS,
@@ -52,13 +53,14 @@ def history(seed: int, length: int) -> History:
     return h
 
 
-def test_it_lists_an_admitted_patient_in_census_search_and_no_order_views() -> None:
+def test_it_lists_an_admitted_patient_in_census_search_my_patients_and_no_order_views(
+        ) -> None:
     h = History()
     h.register()
     h._admit(random.Random(1))
     rows = rows_for(fold_all(h.events))
     views = sorted(k[0] for k in rows)
-    assert views == [ADMITTED, BIRTHS, CENSUS, NAMES]
+    assert views == [ADMITTED, BIRTHS, CENSUS, MY_PATIENTS, NAMES]
     census = next(r for r in rows.values() if r.view == ADMITTED)
     assert census.contents["name"] == "IBÁÑEZ, Inés"
     assert census.query["QueryName"] == "IBANEZ INES"

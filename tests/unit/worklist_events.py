@@ -174,7 +174,11 @@ def source_record(state: PatientState) -> Record:
         p = state.patient
         patient = Patient(patient_id=state.patient_id, mrn=p["mrn"], given_name=p["givenName"],
                           family_name=p["familyName"],
-                          birth_date=date.fromisoformat(p["birthDate"]), sex=p["sex"])
+                          birth_date=date.fromisoformat(p["birthDate"]), sex=p["sex"],
+                          allergies=[{"allergyId": a, "substance": "x", "status": "active"}
+                                     for a in state.allergy_ids],
+                          no_known_allergies={"recordedAt": T0, "recordedBy": "7"}
+                          if state.no_known_allergies else None)
     admissions = _admissions(state)
     medication = ("medicationName", "dose", "unit", "route", "startAt", "endAt",
                   "frequencyHours", "asNeeded")

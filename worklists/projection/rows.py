@@ -3,7 +3,7 @@
 Buckets keep every view partition bounded (see docs/worklists.md): the census by
 department, active orders by ordering department, "my orders" by assignee, name search by
 the first two letters of the folded name, scheduled medications by ward, results to review
-by ordering clinician.
+by ordering clinician, "my patients" by ward (the nurse's beds are joined when read).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import unicodedata
 from typing import Any
 
 from patients.domain import mar
+from patients.domain.records import allergy_status
 from worklists.projection.census import census_rows
 from worklists.projection.state import PatientState, Row, RowKey
 
@@ -23,6 +24,13 @@ NAMES = "Names"
 MEDS_DUE = "MedsDue"
 REVIEWS = "Reviews"
 BIRTHS = "Births"
+MY_PATIENTS = "MyPatients"
+# What a "My patients" row keeps of each "Medications due" row of the patient: the course
+# and the dose times answered, so the reader works out the next dose and the late ones on
+# the clock (worklists.projection.due), as Medications due does.
+DOSE_FIELDS = ("orderId", "description", "placedAt", "startAt", "endAt", "frequencyHours",
+               "schedule", "recorded", "nextDueAt")
+OPEN_HANDOVERS_SHOWN = 4  # the newest open notes: a reader needs this shift's and the last
 NAME_BUCKET_LEN = 2  # a name search needs this many letters: one partition answers it
 _NOT_KEY = re.compile(r"[^A-Z0-9]")
 
@@ -149,6 +157,26 @@ def medication_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
     return rows
 
 
+def my_patients_row(state: PatientState, person: dict, pq: dict, meds: list[Row]
+                    ) -> Row | None:
+    """The patient in their bed, for the nurse the bed is assigned to: in the ward's
+    bucket, keyed by patient and indexed by bed (``QueryBed``: the bed alone). The shift's
+    assignments are joined when read (:mod:`worklists.read.my_patients`)."""
+    adm = state.admission
+    if adm is None or not adm.get("bed"):
+        return None  # no bed, nobody's assignment
+    status = allergy_status([{"allergyId": a} for a in state.allergy_ids],
+                            {"recorded": True} if state.no_known_allergies else None)
+    notes = sorted(state.handovers.values(), key=lambda h: str(h.get("shift")),
+                   reverse=True)[:OPEN_HANDOVERS_SHOWN]
+    contents = {"patientId": state.patient_id, "wardId": adm["wardId"], "bed": adm["bed"],
+                "name": person["name"], "allergy": str(status),
+                "doses": [{n: m.contents.get(n) for n in DOSE_FIELDS} for m in meds],
+                "unreadResults": len(state.reviews), "handovers": notes}
+    query = {"QueryName": pq["QueryName"], "QueryBed": adm["bed"]}
+    return Row(MY_PATIENTS, str(adm["wardId"]), state.patient_id, contents, query)
+
+
 def review_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
     """Results not yet acknowledged, for the clinician who ordered them."""
     adm = state.admission
@@ -197,7 +225,11 @@ def rows_for(state: PatientState) -> dict[RowKey, Row]:
     if admitted is not None:
         rows.append(admitted)
     rows.extend(order_rows(state, person, pq))
-    rows.extend(medication_rows(state, person, pq))
+    meds = medication_rows(state, person, pq)
+    rows.extend(meds)
+    mine = my_patients_row(state, person, pq, meds)
+    if mine is not None:
+        rows.append(mine)
     rows.extend(review_rows(state, person, pq))
     rows.extend(census_rows(state))
     return {row.key: row for row in rows}

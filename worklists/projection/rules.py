@@ -16,7 +16,7 @@ from typing import Any
 
 from patients.domain.events import ORDER_PLACED, REPAIRABLE_ORDER_FIELDS, EventType
 from patients.domain.orders import ACTIVE, ORDER_STATUS_AFTER, Order, OrderStatus
-from patients.domain.records import Admission, AdmissionStatus, Patient
+from patients.domain.records import Admission, AdmissionStatus, Patient, active_allergies
 from patients.domain.results import RESULT_KINDS, abnormal_in_words, flags_summary
 from worklists.projection import census
 from worklists.projection.state import SHAPE, PatientState, Row, RowKey
@@ -35,9 +35,8 @@ MAX_RECORDED = 200  # dose times kept per order: a q4h course of a month; older 
 REVIEW_FIELDS = ("orderId", "placedBy", "kind", "description", "resultedAt", "resultedByName",
                  "abnormal", "high", "low", "abnormalValues")
 PLACED_STATUS = OrderStatus.CREATED.value  # when the placing event does not say
-# Events that change nothing any view shows: applied by bumping the sequence only.
-NO_VIEW_EFFECT = frozenset({EventType.ALLERGY_ADDED, EventType.ALLERGY_REMOVED,
-                            EventType.NO_KNOWN_ALLERGIES_RECORDED})
+# What a handover note's row shows ("My patients": an open note and who wrote it).
+HANDOVER_FIELDS = ("handoverId", "shift", "writtenByName")
 DOSE_RECORDED = frozenset({EventType.MEDICATION_ADMINISTERED, EventType.MEDICATION_NOT_GIVEN})
 
 
@@ -104,9 +103,43 @@ def _review(data: Mapping[str, Any]) -> dict[str, Any]:
     return review
 
 
+def _allergy(state: PatientState, etype: str, data: dict[str, Any]) -> PatientState:
+    """The allergy flag's inputs, as ``Patient.add_allergy`` / ``remove_allergy`` /
+    ``record_no_known_allergies`` change them."""
+    allergy_id = data.get("allergyId")
+    if etype == EventType.NO_KNOWN_ALLERGIES_RECORDED:
+        return replace(state, no_known_allergies=True)
+    if not allergy_id:
+        raise NeedsSource("an allergy event without its allergy id")
+    ids = set(state.allergy_ids) - {allergy_id}
+    if etype == EventType.ALLERGY_ADDED:
+        if (data.get("status") or "active") == "active":
+            ids.add(allergy_id)
+        return replace(state, allergy_ids=tuple(sorted(ids)), no_known_allergies=False)
+    return replace(state, allergy_ids=tuple(sorted(ids)))
+
+
+def _handover(state: PatientState, etype: str, data: dict[str, Any]) -> PatientState:
+    """Open handover notes: written (or rewritten) opens one, acknowledged closes it."""
+    handover_id = data.get("handoverId")
+    if not handover_id or not data.get("shift"):
+        raise NeedsSource("a handover event without its id or shift")
+    notes = {k: v for k, v in state.handovers.items() if k != handover_id}
+    if etype == EventType.HANDOVER_WRITTEN and not data.get("acknowledgedAt"):
+        notes[handover_id] = {n: data.get(n) for n in HANDOVER_FIELDS}
+    return replace(state, handovers=notes)
+
+
+ALLERGY_EVENTS = frozenset({EventType.ALLERGY_ADDED, EventType.ALLERGY_REMOVED,
+                            EventType.NO_KNOWN_ALLERGIES_RECORDED})
+HANDOVER_EVENTS = frozenset({EventType.HANDOVER_WRITTEN, EventType.HANDOVER_ACKNOWLEDGED})
+
+
 def _apply(state: PatientState, etype: str, data: dict[str, Any]) -> PatientState:
-    if etype in NO_VIEW_EFFECT:
-        return state
+    if etype in ALLERGY_EVENTS:
+        return _allergy(state, etype, data)
+    if etype in HANDOVER_EVENTS:
+        return _handover(state, etype, data)
     if etype in DOSE_RECORDED:
         return _dose_recorded(state, data)
     if etype == EventType.RESULTS_RECORDED:
@@ -219,9 +252,11 @@ def _pending_review(o: Order) -> dict[str, Any] | None:
 
 def from_source(patient_id: str, seq: int, patient: Patient | None,
                 admissions: Iterable[Admission], orders: Iterable[Order],
-                frequency_hours: Mapping[str, float] | None = None) -> PatientState:
-    """The state as of ``seq`` from the record: the patient, the active admission, the
-    active orders of that admission (or of none), and results not yet acknowledged.
+                frequency_hours: Mapping[str, float] | None = None,
+                handovers: Iterable[Mapping[str, Any]] = ()) -> PatientState:
+    """The state as of ``seq`` from the record: the patient (and their allergy flag's
+    inputs), the active admission, the active orders of that admission (or of none),
+    results not yet acknowledged, and handover notes not yet acknowledged.
     ``frequency_hours``: hours per frequency code, for medication orders placed before
     orders carried their own."""
     person = None if patient is None else _patient(patient)
@@ -237,8 +272,15 @@ def from_source(patient_id: str, seq: int, patient: Patient | None,
     active = {o.order_id: _order(o, frequency_hours or {}) for o in orders
               if o.status in ACTIVE and o.admission_id in held}
     reviews = {o.order_id: review for o in orders if (review := _pending_review(o))}
+    notes = {str(h["handoverId"]): {n: h.get(n) for n in HANDOVER_FIELDS} for h in handovers
+             if h.get("handoverId") and not h.get("acknowledgedAt")}
+    allergy_ids = () if patient is None else tuple(sorted(
+        str(a["allergyId"]) for a in active_allergies(patient.allergies)))
     return PatientState(patient_id, seq=seq, patient=person, admission=admission,
-                        orders=active, reviews=reviews, stays=census.stays_of(admissions))
+                        orders=active, reviews=reviews, stays=census.stays_of(admissions),
+                        allergy_ids=allergy_ids,
+                        no_known_allergies=bool(patient and patient.no_known_allergies),
+                        handovers=notes)
 
 
 Outcome = str  # "applied" | "duplicate" | "rebuilt"

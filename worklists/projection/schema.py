@@ -11,6 +11,7 @@ from worklists.projection.rows import (
     BIRTHS,
     MEDS_DUE,
     MY_ORDERS,
+    MY_PATIENTS,
     NAMES,
     ORDERS,
     REVIEWS,
@@ -35,6 +36,7 @@ SEARCH_SORTS: dict[str, tuple[str, bool]] = {
     "sex": ("QuerySex", False),
 }
 MEDS_DUE_SORTS: dict[str, tuple[str, bool]] = {"due": ("QueryNextDue", False)}
+MY_PATIENTS_SORTS: dict[str, tuple[str, bool]] = {"bed": ("QueryBed", False)}
 REVIEW_SORTS: dict[str, tuple[str, bool]] = {
     "resulted": ("QueryResultedAt", True), "abnormal": ("QueryAbnormal", True),
     "name": ("QueryName", False), "mrn": ("QueryMrn", False), "bed": ("QueryBed", False),
@@ -48,7 +50,7 @@ INDEXED_FILTERS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 VIEW_SORTS = {ADMITTED: ADMITTED_SORTS, ORDERS: ORDER_SORTS, MY_ORDERS: ORDER_SORTS,
               NAMES: SEARCH_SORTS, MEDS_DUE: MEDS_DUE_SORTS, REVIEWS: REVIEW_SORTS,
-              BIRTHS: SEARCH_SORTS}
+              BIRTHS: SEARCH_SORTS, MY_PATIENTS: MY_PATIENTS_SORTS}
 
 A = "ascending"
 

@@ -16,7 +16,8 @@ RowKey = tuple[str, str, str]  # (view, bucket, row id)
 # 2: medications due, results to review. 3: name rows carry the folded given name.
 # 4: patients by year of birth. 5: medication rows carry the order's schedule (standard
 # local dose times) and answer dose times by their minute. 6: ward stays (the census).
-SHAPE = 6
+# 7: the allergy flag and open handover notes ("My patients").
+SHAPE = 7
 
 
 @dataclass(frozen=True)
@@ -35,19 +36,30 @@ class PatientState:
     reviews: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Every ward stay of every admission, oldest first (worklists.projection.census).
     stays: list[dict[str, Any]] = field(default_factory=list)
+    # The allergy flag's inputs: active allergies by id, and a recorded "no known allergies".
+    allergy_ids: tuple[str, ...] = ()
+    no_known_allergies: bool = False
+    # Handover notes not yet acknowledged, by handover id (the shift they hand over).
+    handovers: dict[str, dict[str, Any]] = field(default_factory=dict)
     shape: int = SHAPE
 
     def as_json(self) -> dict[str, Any]:
         return {"patientId": self.patient_id, "seq": self.seq, "shape": self.shape,
                 "patient": self.patient, "admission": self.admission, "orders": self.orders,
-                "reviews": self.reviews, "stays": self.stays}
+                "reviews": self.reviews, "stays": self.stays,
+                "allergyIds": list(self.allergy_ids),
+                "noKnownAllergies": self.no_known_allergies, "handovers": self.handovers}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PatientState:
         return cls(patient_id=data["patientId"], seq=int(data["seq"]), patient=data.get("patient"),
                    admission=data.get("admission"), orders=dict(data.get("orders") or {}),
                    reviews=dict(data.get("reviews") or {}),
-                   stays=list(data.get("stays") or ()), shape=int(data.get("shape", 1)))
+                   stays=list(data.get("stays") or ()),
+                   allergy_ids=tuple(data.get("allergyIds") or ()),
+                   no_known_allergies=bool(data.get("noKnownAllergies")),
+                   handovers=dict(data.get("handovers") or {}),
+                   shape=int(data.get("shape", 1)))
 
 
 @dataclass(frozen=True)

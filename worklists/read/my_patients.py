@@ -1,11 +1,14 @@
 """My patients: the signed-in nurse's patients this shift, each with what needs doing.
 
-Bounded reads, composed at read time: per active ward one point read of the shift's
-assignments (the ward's own shift on now); for each ward where the nurse has beds its bed
-board (one query) and its medications due (one view query); per patient of the nurse the
-unread results and the open handover (one query and one point read). So the list is as
-current as the events already committed and projected, whenever it is read, and the page
-refreshes itself like the other worklists.
+A projected view joined with the shift's assignments when read: per active ward one point
+read of the shift's assignments (the ward's own shift on now), then, for each ward where
+the nurse has beds, one query of the ward's ``MyPatients`` bucket for those beds. A row
+(:func:`worklists.projection.rows.my_patients_row`) holds what the patient's events say:
+bed, name, allergy flag, the courses of their scheduled medications with the dose times
+answered, how many results wait to be acknowledged, and the handover notes still open.
+What depends on the clock is worked out here: the next dose and the late ones (with the
+MAR's rules, as Medications due does) and which open note is the one to take over (the
+last shift's, else this shift's).
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from cosmos_backend.store import DocumentStore
+from cosmos_backend.store import Cond, DocumentStore, Query
 from patients.domain.mar import STATUS_LABELS
 from patients.domain.records import AllergyStatus
 from patients.domain.shifts import Shift, ShiftHours
-from patients.persistence import assignments, beds, handovers, queries, reference
-from worklists.read.queries import Result, medications_due
+from patients.persistence import assignments, reference
+from worklists.persistence.generations import active_generation
+from worklists.persistence.view_rows import page_rows
+from worklists.projection.due import doses_due
+from worklists.projection.rows import MY_PATIENTS
+from worklists.read.queries import MAX_PAGE, Result
 
 
 def my_shift(store: DocumentStore, nurse_id: str, now: datetime, tz: tzinfo
@@ -35,53 +42,64 @@ def my_shift(store: DocumentStore, nurse_id: str, now: datetime, tz: tzinfo
     return out
 
 
-def unread_results(store: DocumentStore, patient_id: str) -> int:
-    """Results recorded and not yet acknowledged by the ordering clinician."""
-    return sum(1 for o in queries.orders(store, patient_id)
-               if (o.get("results") or {}).get("resultedAt")
-               and not (o.get("results") or {}).get("acknowledgedAt"))
+def ward_rows(store: DocumentStore, gen: int, ward: str, beds: list[str]
+              ) -> list[dict[str, Any]]:
+    """The ward's rows of patients in ``beds`` (one query; a ward holds a row per occupied
+    bed, so one page mostly)."""
+    query = Query(where=(Cond("QueryBed", "in", list(beds)),),
+                  order_by=(("QueryBed", "ASC"),))
+    rows: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        page, token = page_rows(store, gen, MY_PATIENTS, ward, query, page_size=MAX_PAGE,
+                                continuation=token)
+        rows.extend(page)
+        if not token:
+            return rows
 
 
-def open_handover(store: DocumentStore, patient_id: str, shift: Shift) -> dict[str, Any] | None:
+def open_handover(row: dict[str, Any], shift: Shift) -> dict[str, Any] | None:
     """The previous shift's note not yet acknowledged (the one to take over), else this
     shift's note if it is written and open."""
+    notes = {n.get("handoverId"): n for n in row.get("handovers") or ()}
     for which in (shift.previous(), shift):
-        note = handovers.of_shift(store, patient_id, which.name)
-        if note is not None and not note.get("acknowledgedAt"):
+        note = notes.get(which.name)
+        if note is not None:
             return note
     return None
+
+
+def present(row: dict[str, Any], ward: dict[str, Any], shift: Shift, now: datetime,
+            tz: tzinfo) -> dict[str, Any]:
+    """A row as the page and the API show it, on the clock ``now``."""
+    doses = [d for course in row.get("doses") or () for d in doses_due(course, now, tz)]
+    doses.sort(key=lambda d: (d["scheduledFor"], d["orderId"]))
+    late = [d for d in doses if d.get("doseStatus") == "late"]
+    upcoming = [d for d in doses if d.get("doseStatus") != "late"]
+    nxt = (upcoming or doses or [None])[0]
+    note = open_handover(row, shift)
+    return {
+        "patientId": row["patientId"], "wardId": ward["code"],
+        "wardName": ward.get("name") or ward["code"], "bed": row["bed"],
+        "name": row["name"], "shift": shift.name, "allergy": row["allergy"],
+        "hasAllergies": row["allergy"] == AllergyStatus.HAS_ALLERGIES,
+        "nextDoseAt": nxt["scheduledFor"] if nxt else None,
+        "nextDose": nxt.get("description") if nxt else None,
+        "nextDoseStatus": STATUS_LABELS.get(nxt["doseStatus"], "") if nxt else "",
+        "late": len(late), "unreadResults": int(row.get("unreadResults") or 0),
+        "handover": None if note is None else {
+            "id": note["handoverId"], "shift": note["shift"],
+            "by": note.get("writtenByName") or ""}}
 
 
 def my_patients(store: DocumentStore, nurse_id: str, *, tz: tzinfo = UTC,
                 now: datetime | None = None) -> Result:
     """One row per occupied bed assigned to the nurse this shift, by ward and bed."""
     now = now or datetime.now(UTC)
+    gen = active_generation(store)
     rows: list[dict[str, Any]] = []
-    gen = 0
     for ward, shift, mine in my_shift(store, nurse_id, now, tz):
-        board = {b.code: b for b in beds.board(store, ward["code"], mine)}
-        due = medications_due(store, ward["code"], tz=tz, now=now)
-        gen = due.generation
-        for bed in mine:
-            occupant = board[bed].occupant
-            if occupant is None:
-                continue
-            doses = [d for d in due.rows if d.get("patientId") == occupant.patient_id]
-            late = [d for d in doses if d.get("doseStatus") == "late"]
-            upcoming = [d for d in doses if d.get("doseStatus") != "late"]
-            nxt = (upcoming or doses or [None])[0]
-            note = open_handover(store, occupant.patient_id, shift)
-            rows.append({
-                "patientId": occupant.patient_id, "wardId": ward["code"],
-                "wardName": ward.get("name") or ward["code"], "bed": bed,
-                "name": occupant.display_name, "shift": shift.name,
-                "allergy": occupant.allergy_status,
-                "hasAllergies": occupant.allergy_status == AllergyStatus.HAS_ALLERGIES,
-                "nextDoseAt": nxt["scheduledFor"] if nxt else None,
-                "nextDose": nxt.get("description") if nxt else None,
-                "nextDoseStatus": STATUS_LABELS.get(nxt["doseStatus"], "") if nxt else "",
-                "late": len(late), "unreadResults": unread_results(store, occupant.patient_id),
-                "handover": None if note is None else {
-                    "id": note["handoverId"], "shift": note["shift"],
-                    "by": note.get("writtenByName") or ""}})
+        found = ward_rows(store, gen, ward["code"], mine)
+        found.sort(key=lambda r: (r["bed"], r["name"], r["patientId"]))
+        rows.extend(present(r, ward, shift, now, tz) for r in found)
     return Result(rows, None, gen, total=len(rows))
