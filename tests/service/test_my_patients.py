@@ -1,0 +1,107 @@
+"""My patients on a real store: projected from the patients' events into the ward's bucket,
+joined with the shift's assignments when read; redelivery changes nothing, a rebuild writes
+the same rows and the check agrees."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from django.core.management import call_command
+
+from cosmos_backend.store import Query
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core import keys
+from hisadmin.core.actor import SYSTEM_ACTOR, Actor
+from hisadmin.core.inputs import hospital_time_zone
+from patients import use_cases
+from patients.domain.shifts import Nurse, Shift, ShiftHours
+from patients.use_cases.allergies import RecordNoKnownAllergies, record_no_known_allergies
+from patients.use_cases.assignments import AssignNurses, assign_nurses
+from patients.use_cases.handovers import (
+    AcknowledgeHandover,
+    WriteHandover,
+    acknowledge_handover,
+    write_handover,
+)
+from tests import worklist_data as data
+from worklists.delivery.projector import project_events
+from worklists.ops import maintenance
+from worklists.persistence import generations
+from worklists.persistence.view_rows import view_pk
+from worklists.projection.rows import MY_PATIENTS
+from worklists.read.my_patients import my_patients
+
+pytestmark = [pytest.mark.service, pytest.mark.django_db]
+SBAR = {"situation": "Stable", "background": "Pneumonia", "assessment": "Improving",
+        "recommendation": "Wean oxygen"}
+
+
+def _shift() -> Shift:
+    return Shift.at(datetime.now(UTC), ShiftHours(), hospital_time_zone())
+
+
+@pytest.fixture
+def ward(his_store, drain_worklists) -> dict[str, str]:
+    """Cardiology Ward A: A01 (no known allergies, a note from the last shift) and A02 for
+    nurse n1, A03 for nurse n2, this shift."""
+    list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
+    beds = {}
+    for bed, family in (("A01", "Bedone"), ("A02", "Bedtwo"), ("A03", "Bedthree")):
+        pid = data.register(his_store, family)
+        data.admit(his_store, pid, "CARD", "CARD-A", bed)
+        beds[bed] = pid
+    record_no_known_allergies(RecordNoKnownAllergies(beds["A01"]), UnitOfWork(his_store),
+                              actor=SYSTEM_ACTOR)
+    write_handover(WriteHandover(beds["A01"], SBAR, _shift().previous()),
+                   UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    n1, n2 = Nurse("n1", "Nina One"), Nurse("n2", "Ned Two")
+    assign_nurses(AssignNurses("CARD-A", _shift(), {"A01": n1, "A02": n1, "A03": n2}),
+                  UnitOfWork(his_store), actor=SYSTEM_ACTOR)
+    drain_worklists()
+    return beds
+
+
+def _rows(store, gen: int) -> dict:
+    docs = store.query_all(view_pk(MY_PATIENTS, gen, "CARD-A"), Query())
+    return {d["id"]: {k: v for k, v in d["docContents"].items()
+                      if k not in ("projectedAt", "seq")} for d in docs}
+
+
+def _read(store, nurse: str) -> list[dict]:
+    return my_patients(store, nurse, tz=hospital_time_zone()).rows
+
+
+def test_it_lists_the_nurses_beds_from_the_projected_rows(ward, his_store) -> None:
+    a01, a02 = _read(his_store, "n1")
+    assert (a01["bed"], a01["name"], a01["allergy"], a01["wardName"]) == (
+        "A01", "BEDONE, Ann", "no_known_allergies", "Cardiology Ward A")
+    assert a01["handover"]["id"] == _shift().previous().name
+    assert (a01["late"], a01["unreadResults"], a01["nextDoseAt"]) == (0, 0, None)
+    assert (a02["bed"], a02["allergy"], a02["handover"]) == ("A02", "unknown", None)
+    assert [r["bed"] for r in _read(his_store, "n2")] == ["A03"]
+    assert _read(his_store, "n3") == []
+
+
+def test_an_acknowledged_note_leaves_the_row(ward, his_store, drain_worklists) -> None:
+    acknowledge_handover(AcknowledgeHandover(ward["A01"], _shift().previous().name),
+                         UnitOfWork(his_store), actor=Actor("n1", "nina", "Nina One"))
+    drain_worklists()
+    assert _read(his_store, "n1")[0]["handover"] is None
+
+
+def test_a_redelivered_event_changes_no_row(ward, his_store) -> None:
+    before = _rows(his_store, 1)
+    assert set(before) == set(ward.values())
+    for pid in ward.values():
+        project_events(his_store, keys.patient(pid), [1, 2, 3, 4])
+    assert _rows(his_store, 1) == before
+
+
+def test_a_rebuild_writes_the_same_rows_and_the_check_agrees(ward, his_store) -> None:
+    before, answer = _rows(his_store, 1), _read(his_store, "n1")
+    call_command("rebuild_worklists")
+    assert generations.pointer(his_store)["active"] == 2
+    assert _rows(his_store, 2) == before
+    assert _read(his_store, "n1") == answer
+    assert maintenance.check(his_store, list(maintenance.patient_ids(his_store))).drifted == {}
