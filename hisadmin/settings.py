@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "worklists",
     "fhir_facade",
     "webhooks",
+    "hl7v2",
 ]
 
 MIDDLEWARE = [
@@ -135,6 +136,11 @@ USE_TZ = True
 # Where a time sent without an offset (an order's start, a dose time) was meant: an IANA
 # name, checked at start-up; unset, the server's TIME_ZONE.
 HOSPITAL_TIME_ZONE = check_zone_name(envstr("HOSPITAL_TIME_ZONE", "") or TIME_ZONE)
+# HL7 v2 ADT out (docs/hl7.md): MSH-3 and MSH-4 of every message, and PID-3's assigning
+# authority of the MRN (the sending facility when unset).
+HL7_SENDING_APPLICATION = envstr("HL7_SENDING_APPLICATION", "HIS")
+HL7_SENDING_FACILITY = envstr("HL7_SENDING_FACILITY", "HOSPITAL")
+HL7_ASSIGNING_AUTHORITY = envstr("HL7_ASSIGNING_AUTHORITY", "")
 # The ward's day shift in local time, "HH:MM-HH:MM"; the night shift is the rest. The MAR
 # shows the shift on now first (patients.pages.mar_shifts).
 WARD_DAY_SHIFT = envstr("WARD_DAY_SHIFT", "07:30-19:30")

@@ -1,0 +1,140 @@
+"""The outbound message profile: a patient event as an HL7 v2.5.1 ADT message.
+
+Built with hl7apy on the v2.5.1 message structures (an element the structure does not have
+cannot be added); segment by segment in docs/hl7.md#the-message-profile. Pure: the caller
+hands over the event's public form, the patient and the admission as they are when the
+message is made, and the interface's settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from hl7apy.consts import VALIDATION_LEVEL
+from hl7apy.core import Message
+
+from hl7v2.messages import hl7_timestamp
+from hl7v2.outbound.destinations import TRIGGERS
+from patients.domain.events import EventType
+
+VERSION = "2.5.1"
+# The v2.5.1 message structure of each trigger event (A04 and A08 share A01's).
+STRUCTURES = {"A01": "ADT_A01", "A04": "ADT_A01", "A08": "ADT_A01",
+              "A02": "ADT_A02", "A03": "ADT_A03"}
+WITH_ALLERGIES = ("A01", "A08")
+SEX = {"female": "F", "male": "M", "other": "O", "unknown": "U"}  # HL7 table 0001
+
+
+@dataclass(frozen=True)
+class Interface:
+    """What MSH and PID-3 say of the hospital (settings)."""
+
+    sending_application: str
+    sending_facility: str
+    assigning_authority: str
+    time_zone: str
+    processing_id: str = "P"
+
+
+@dataclass(frozen=True)
+class PatientPart:
+    mrn: str
+    given_name: str
+    family_name: str
+    birth_date: date
+    sex: str
+    allergies: tuple[Mapping[str, Any], ...] = ()  # active ones, as stored
+
+
+@dataclass(frozen=True)
+class AdmissionPart:
+    admission_id: str
+    ward_id: str
+    bed: str | None
+    attending_id: str
+    attending_name: str
+    started_at: str  # ISO 8601
+    ended_at: str | None = None
+    prior_ward_id: str | None = None  # a transfer's origin (PV1-6)
+    prior_bed: str | None = None
+
+
+def escape(text: str) -> str:
+    """Text as an HL7 value: the delimiters ``|^~\\&`` as escape sequences, line breaks
+    as spaces (a carriage return would end the segment)."""
+    out = str(text).replace("\\", "\\E\\").replace("|", "\\F\\").replace("^", "\\S\\")
+    out = out.replace("&", "\\T\\").replace("~", "\\R\\")
+    return " ".join(out.splitlines())
+
+
+def _components(*parts: str | None) -> str:
+    return "^".join(escape(p or "") for p in parts).rstrip("^")
+
+
+def _ts(iso: str | None, tz: ZoneInfo) -> str:
+    return "" if not iso else hl7_timestamp(datetime.fromisoformat(iso), tz)
+
+
+def trigger_of(event_type: str) -> str | None:
+    """The ADT trigger event a patient event is sent as, or None when none."""
+    try:
+        return TRIGGERS.get(EventType(event_type))
+    except ValueError:
+        return None
+
+
+def build(event: Mapping[str, Any], patient: PatientPart, admission: AdmissionPart | None,
+          interface: Interface, control_id: str) -> str:
+    """The ER7 text (segments joined by ``\\r``) of the message for ``event`` (its public
+    form). ``admission``: the stay the event is about (None for a patient not admitted:
+    PV1-2 is then "N", not applicable). :class:`ValueError` for an event with no trigger."""
+    trigger = trigger_of(str(event["type"]))
+    if trigger is None:
+        raise ValueError(f"{event['type']} is not sent as ADT")
+    tz = ZoneInfo(interface.time_zone)
+    occurred = _ts(str(event["occurred_at"]), tz)
+    msg = Message(STRUCTURES[trigger], version=VERSION,
+                  validation_level=VALIDATION_LEVEL.STRICT)
+    msg.msh.msh_3 = _components(interface.sending_application)
+    msg.msh.msh_4 = _components(interface.sending_facility)
+    # the event's time, not the sending's: every attempt sends the very same message
+    msg.msh.msh_7 = occurred
+    msg.msh.msh_9 = f"ADT^{trigger}^{STRUCTURES[trigger]}"
+    msg.msh.msh_10 = control_id
+    msg.msh.msh_11 = interface.processing_id
+    msg.msh.msh_12 = VERSION
+    msg.msh.msh_18 = "UNICODE UTF-8"
+    msg.evn.evn_1 = trigger
+    msg.evn.evn_2 = occurred
+    msg.pid.pid_1 = "1"
+    msg.pid.pid_3 = _components(patient.mrn, "", "", interface.assigning_authority, "MR")
+    msg.pid.pid_5 = _components(patient.family_name, patient.given_name)
+    msg.pid.pid_7 = patient.birth_date.strftime("%Y%m%d")
+    msg.pid.pid_8 = SEX.get(patient.sex, "U")
+    pv1 = msg.pv1
+    pv1.pv1_1 = "1"
+    if admission is None:
+        pv1.pv1_2 = "N"
+    else:
+        pv1.pv1_2 = "I"
+        pv1.pv1_3 = _components(admission.ward_id, "", admission.bed)
+        if admission.prior_ward_id:
+            pv1.pv1_6 = _components(admission.prior_ward_id, "", admission.prior_bed)
+        pv1.pv1_7 = _components(admission.attending_id, admission.attending_name)
+        pv1.pv1_19 = _components(admission.admission_id)
+        pv1.pv1_44 = _ts(admission.started_at, tz)
+        if admission.ended_at:
+            pv1.pv1_45 = _ts(admission.ended_at, tz)
+    if trigger in WITH_ALLERGIES:
+        for n, allergy in enumerate(patient.allergies, start=1):
+            al1 = msg.add_segment("AL1")
+            al1.al1_1 = str(n)
+            al1.al1_3 = _components(allergy.get("allergenCode") or "",
+                                    str(allergy.get("substance") or ""))
+            if allergy.get("reaction"):
+                al1.al1_5 = escape(str(allergy["reaction"]))[:15]
+    return msg.to_er7()

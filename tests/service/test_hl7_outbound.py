@@ -1,0 +1,106 @@
+"""ADT out through the webhooks' ordered drain to an engine on a real socket: messages in
+order per patient, each validated by hl7apy against v2.5.1; AE and silence retried with
+backoff, then dead-lettered; a dead letter replayed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hisadmin.core.actor import Actor
+from hl7v2.outbound import mllp, store, tasks, use_cases
+from hl7v2.outbound.destinations import control_id
+from hl7v2.outbound.transport import Hl7Transport
+from patients.domain.errors import InvalidInput
+from tests.hl7_engine import Engine
+from webhooks.delivery.drain import Deliverer, Settings
+
+pytestmark = [pytest.mark.service, pytest.mark.django_db]
+ADMIN = Actor(id="1", username="admin", roles=("admin",))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC).timestamp()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def engine(monkeypatch):
+    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.1/32")
+    monkeypatch.setenv("HL7_ACK_TIMEOUT", "0.5")
+    with Engine() as running:
+        yield running
+        mllp.close_all()  # the product's connections first: the engine then sees them end
+
+
+def destination(his_store, engine: Engine, *events: str) -> str:
+    dest = use_cases.add_destination(
+        use_cases.AddDestination(name="Engine", host="127.0.0.1", port=engine.port,
+                                 events=list(events)),
+        his_store, actor=ADMIN, now=datetime.now(UTC) - timedelta(minutes=1))
+    return dest.id
+
+
+def drain(his_store, clock: Clock | None = None, attempts: int = 3) -> Deliverer:
+    return Deliverer(his_store, settings=Settings(timeout=0.5, max_attempts=attempts,
+                                                  backoff_base=1.0),
+                     clock=clock or Clock(), transport=Hl7Transport())
+
+
+def test_it_sends_registration_then_admission_in_order_as_valid_v251(
+        his_store, his_patient, engine, settings) -> None:
+    settings.HL7_SENDING_APPLICATION, settings.HL7_SENDING_FACILITY = "HIS", "GENERAL"
+    dest = destination(his_store, engine, "PatientRegistered", "AdmissionStarted")
+    patient = his_patient("García", given="Ana")
+    outcome = drain(his_store).run(dest, f"P_{patient.id}", 2, token="t1")
+    assert outcome.kind == "delivered" and outcome.delivered == 2
+    assert engine.triggers() == ["A04", "A01"]
+    a04, a01 = engine.got
+    assert a01.msh.msh_3.to_er7() == "HIS" and a01.msh.msh_4.to_er7() == "GENERAL"
+    assert a01.msh.msh_10.to_er7() == control_id(dest, f"P_{patient.id}", 2)
+    assert a01.pid.pid_3.to_er7() == f"{patient.mrn}^^^GENERAL^MR"
+    assert a01.pid.pid_5.to_er7() == "García^Ana"
+    assert a01.pv1.pv1_2.to_er7() == "I" and a01.pv1.pv1_19.to_er7() == patient.admission_id
+    assert a01.pv1.pv1_3.to_er7().split("^")[0] == "MED-1"  # ward^room^bed, no bed given
+    assert len(a01.pv1.pv1_44.to_er7()) == 19  # YYYYMMDDHHMMSS+ZZZZ
+    assert a04.pv1.pv1_2.to_er7() == "N"
+    log = store.entries(his_store, mrn=patient.mrn)
+    assert [e.status for e in log] and {e.status for e in log} == {"accepted"}
+
+
+def test_it_retries_ae_and_silence_then_dead_letters_and_the_next_flows(
+        his_store, his_patient, engine) -> None:
+    dest = destination(his_store, engine, "PatientRegistered", "AdmissionStarted")
+    patient = his_patient()
+    stream = f"P_{patient.id}"
+    engine.answers = ["AE", "none", "AR"]
+    clock = Clock()
+    first = drain(his_store, clock).run(dest, stream, 2, token="a")
+    assert first.kind == "retry"
+    clock.now += 10
+    assert drain(his_store, clock).run(dest, stream, 2, token="a").kind == "retry"
+    clock.now += 10
+    third = drain(his_store, clock).run(dest, stream, 2, token="a")
+    assert third.kind == "delivered" and third.delivered == 1  # A04 dead, then A01
+    assert engine.triggers() == ["A04", "A04", "A04", "A01"]
+    dead = store.entries(his_store, status="dead")
+    assert [e.control_id for e in dead] == [control_id(dest, stream, 1)]
+    assert dead[0].reason == "ACK AR" and dead[0].attempts == 3
+    assert tasks.replay_now(his_store, dead[0].control_id) == "accepted"
+    assert engine.triggers()[-1] == "A04"
+    assert engine.got[-1].msh.msh_10.to_er7() == dead[0].control_id  # the same control id
+    assert store.find_entry(his_store, dead[0].control_id).status == "accepted"
+
+
+def test_it_refuses_a_loopback_engine_unless_its_network_is_named(his_store, monkeypatch) -> None:
+    monkeypatch.delenv("HL7_ALLOWED_NETWORKS", raising=False)
+    monkeypatch.delenv("WEBHOOK_ALLOWED_NETWORKS", raising=False)
+    with pytest.raises(InvalidInput) as refused:
+        use_cases.add_destination(use_cases.AddDestination(
+            name="Engine", host="127.0.0.1", port=2575, events=["AdmissionStarted"]),
+            his_store, actor=ADMIN)
+    assert refused.value.field == "host" and "loopback" in str(refused.value)
