@@ -104,3 +104,20 @@ def test_it_refuses_a_loopback_engine_unless_its_network_is_named(his_store, mon
             name="Engine", host="127.0.0.1", port=2575, events=["AdmissionStarted"]),
             his_store, actor=ADMIN)
     assert refused.value.field == "host" and "loopback" in str(refused.value)
+
+
+def test_it_lists_destinations_and_replays_dead_letters_from_hl7_status(
+        his_store, his_patient, engine) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    dest = destination(his_store, engine, "PatientRegistered")
+    patient = his_patient(admit=False)
+    engine.answers = ["AE"]
+    assert drain(his_store, attempts=1).run(dest, f"P_{patient.id}", 1, token="a").kind == "delivered"
+    out = StringIO()
+    call_command("hl7_status", "--replay", stdout=out)
+    text = out.getvalue()
+    assert "Engine" in text and "dead 1" in text and "accepted" in text.splitlines()[-1]
+    assert store.entries(his_store, mrn=patient.mrn)[0].status == "accepted"
