@@ -1,0 +1,76 @@
+"""An ORU's observations as the results form's values: OBX-3 → the order's analyte, OBX-5 →
+the number, OBX-6 → a Unit code (converted later by the results use case). Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hl7v2.inbound.oru import (
+    APPLICATION_ERROR,
+    DATA_TYPE_ERROR,
+    DUPLICATE_KEY,
+    FINAL_STATUSES,
+    REQUIRED_FIELD_MISSING,
+    TABLE_VALUE_NOT_FOUND,
+    UNKNOWN_KEY,
+    Observation,
+    Refusal,
+)
+from patients.domain.results import GivenValue, to_decimal
+
+# UCUM codes laboratories write in OBX-6, for the Unit entries whose code and name differ.
+UCUM_UNITS = {
+    "g/L": "g_l", "mg/L": "mg_l", "ng/L": "ng_l", "mmol/L": "mmol_l", "umol/L": "umol_l",
+    "10*9/L": "x10e9_l", "mmol/mol": "mmol_mol", "{ratio}": "ratio", "{INR}": "ratio",
+    "1": "ratio", "mg": "mg", "g": "g", "ug": "mcg", "mL": "ml", "L": "l",
+}
+NUMERIC_TYPES = ("NM", "")  # OBX-2: a number (an engine may leave the type out)
+
+
+def unit_code(written: str, units: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The Unit code for OBX-6.1 as written: a Unit code, a Unit name (µmol/L) or a UCUM
+    code (umol/L); None when none of them fits."""
+    if written in units:
+        return written
+    folded = written.casefold()
+    for code, unit in units.items():
+        if str(unit.get("name") or "").casefold() == folded:
+            return code
+    ucum = UCUM_UNITS.get(written) or next(
+        (code for text, code in UCUM_UNITS.items() if text.casefold() == folded), None)
+    return ucum if ucum in units else None
+
+
+def given_values(observations: Iterable[Observation], analytes: Iterable[Mapping[str, Any]],
+                 units: Mapping[str, Mapping[str, Any]]) -> tuple[GivenValue, ...]:
+    """One value per OBX for the order's test (``analytes``: LabTest's ``[{code, name, unit}]``);
+    a Refusal naming the OBX field (or ``OBR^1^4`` for an analyte no OBX gives) otherwise."""
+    names = {a["code"]: a.get("name", a["code"]) for a in analytes}
+    given: dict[str, GivenValue] = {}
+    for ob in observations:
+        if ob.status not in FINAL_STATUSES:
+            raise Refusal(ob.location(11), APPLICATION_ERROR,
+                          f"Only final results are recorded (OBX-11 F), not {ob.status!r}.")
+        if not ob.code:
+            raise Refusal(ob.location(3), REQUIRED_FIELD_MISSING, "OBX-3 names no analyte.")
+        if ob.code not in names:
+            raise Refusal(ob.location(3), UNKNOWN_KEY,
+                          f"The order's test has no analyte {ob.code!r}; its analytes are "
+                          f"{', '.join(names)}.")
+        if ob.code in given:
+            raise Refusal(ob.location(3), DUPLICATE_KEY, f"{names[ob.code]} is given twice.")
+        number = to_decimal(ob.value)
+        if ob.value_type not in NUMERIC_TYPES or number is None:
+            raise Refusal(ob.location(5) if ob.value_type in NUMERIC_TYPES else ob.location(2),
+                          DATA_TYPE_ERROR, f"{names[ob.code]} must be a number (OBX-2 NM).")
+        unit = unit_code(ob.unit, units) if ob.unit else None
+        if ob.unit and unit is None:
+            raise Refusal(ob.location(6), TABLE_VALUE_NOT_FOUND,
+                          f"Unknown unit {ob.unit!r} for {names[ob.code]}.")
+        given[ob.code] = GivenValue(ob.code, number, unit)
+    missing = [name for code, name in names.items() if code not in given]
+    if missing:
+        raise Refusal("OBR^1^4", REQUIRED_FIELD_MISSING,
+                      f"Every analyte of the test needs a result; missing: {', '.join(missing)}.")
+    return tuple(given.values())
