@@ -245,6 +245,11 @@ def main() -> int:
         for name, argv in commands(mode, port, env).items():
             children.start(name, argv, env if name == "web" else worker_env,
                            nice.get(name, 0))
+        if env.get("HL7_LISTEN"):  # lab results in over MLLP (docs/hl7.md); off by default
+            host, _, hl7_port = env["HL7_LISTEN"].rpartition(":")
+            children.start("hl7-listener", [sys.executable, str(ROOT / "manage.py"),
+                                            "run_mllp_listener", "--host", host or "127.0.0.1",
+                                            "--port", hl7_port], worker_env)
         print(f"\n  Hospital back office: http://127.0.0.1:{port}/  ({mode} processes)\n"
               "  Demo clinician: clinician / clinician-demo-2026\n"
               "  Demo admin:     admin / admin-demo-2026\n"
