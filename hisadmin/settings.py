@@ -41,6 +41,8 @@ INSTALLED_APPS = [
     "django_otp",  # two-factor authentication for admins (TOTP devices)
     "django_otp.plugins.otp_totp",
     "hisadmin",
+    "accounts",
+    "operations",
     "patients",
     "worklists",
     "fhir_facade",
@@ -58,9 +60,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "hisadmin.access_audit.AccessAuditMiddleware",  # who viewed which patient's record
+    "operations.access_audit.AccessAuditMiddleware",  # who viewed which patient's record
     "hisadmin.middleware.LazyMessageMiddleware",  # Django's, storage made on first use
-    "hisadmin.idle.IdleSessionMiddleware",  # shared ward computers: idle sessions end
+    "accounts.idle.IdleSessionMiddleware",  # shared ward computers: idle sessions end
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "hisadmin.middleware.PageErrorsMiddleware",  # malformed input on a page: 400/404
@@ -78,7 +80,7 @@ API_TOKEN_MIDDLEWARE = [
     "hisadmin.middleware.CachedCSPMiddleware",
     "django.middleware.common.CommonMiddleware",
     "hisadmin.middleware.TokenUserMiddleware",  # anonymous until the token authenticates
-    "hisadmin.access_audit.AccessAuditMiddleware",
+    "operations.access_audit.AccessAuditMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "hisadmin.consistency.ConsistencyTokenMiddleware",
 ]
@@ -98,7 +100,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "hisadmin.idle.idle_context",  # the idle timeout the warning script counts
+                "accounts.idle.idle_context",  # the idle timeout the warning script counts
             ],
         },
     },
@@ -125,7 +127,7 @@ LOGIN_URL = "admin:login"
 LOGIN_REDIRECT_URL = "admin:index"  # the home page, for a login without a usable next
 # Axes first: it refuses a locked-out username and address before any password is checked.
 AUTHENTICATION_BACKENDS = [
-    "hisadmin.auth_backends.ThrottledLogins",  # django-axes, for logins with a request
+    "accounts.auth_backends.ThrottledLogins",  # django-axes, for logins with a request
     "django.contrib.auth.backends.ModelBackend",
 ]
 
@@ -237,7 +239,7 @@ AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = envint("LOGIN_LOCKOUT_MINUTES", 15) / 60  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "hisadmin.two_factor.locked_out"  # a 429 page in the admin look
+AXES_LOCKOUT_CALLABLE = "accounts.two_factor.locked_out"  # a 429 page in the admin look
 AXES_VERBOSE = False  # its log lines would repeat every attempt; the table keeps them
 # Admins give a one-time code from an authenticator app after their password (TOTP); the
 # first login enrols the app. Development may turn it off; production may not.

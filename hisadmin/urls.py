@@ -5,11 +5,11 @@ from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
+from accounts import idle, two_factor
 from fhir_facade.urls import fhir_urls
-from hisadmin import idle, two_factor
 from hisadmin.api import TokenAuth, api
 from hisadmin.api import not_found as api_not_found
-from hisadmin.health import healthz
+from operations.health import healthz
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),

@@ -1,5 +1,5 @@
 """Project-wide fixtures. The store, the worklist drainer, users, API clients and reference
-data come from the test kit (``hisadmin.testkit``, the plugin downstream suites use too)."""
+data come from the test kit (``testkit.fixtures``, the plugin downstream suites use too)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What a downstream team's test looks like: only the product's pytest plugin (the
 ``hisadmin`` entry point) and pytest-django, no fixture of this repository's own tests.
 
-Run: ``pytest --ds=hisadmin.settings -p hisadmin.testing examples/downstream`` (with the
+Run: ``pytest --ds=hisadmin.settings -p testkit.plugin examples/downstream`` (with the
 product installed, the entry point loads the plugin and ``-p`` is not needed).
 """
 

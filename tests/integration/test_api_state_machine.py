@@ -42,7 +42,6 @@ from hisadmin.core import store as handles
 from hisadmin.core.actor import Actor
 from hisadmin.core.consistency import HEADER
 from hisadmin.models import ApiToken
-from hisadmin.testkit import TEST_PASSWORD
 from patients.domain.mar import NOT_GIVEN_REASONS
 from patients.domain.records import (
     CRITICALITIES,
@@ -51,6 +50,7 @@ from patients.domain.records import (
     SEVERITIES,
 )
 from patients.persistence import reference as stored_reference
+from testkit.fixtures import TEST_PASSWORD
 from tests.integration import api_machine_bodies as realistic
 from tests.integration.api_machine_checks import (
     Chart,

@@ -21,8 +21,8 @@ from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
 from hisadmin.embedded_redis import EmbeddedRedis
 from hisadmin.models import ApiToken
-from hisadmin.testkit import TEST_PASSWORD
 from patients import use_cases
+from testkit.fixtures import TEST_PASSWORD
 from tests.conftest import WIRE_KEY
 from tests.integration.processes import stack_env, start_relay, start_worker, stop, wait_for
 

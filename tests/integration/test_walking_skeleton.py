@@ -12,8 +12,8 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
-from hisadmin.testkit import TEST_PASSWORD
 from patients import use_cases
+from testkit.fixtures import TEST_PASSWORD
 from tests.integration.processes import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

@@ -16,12 +16,12 @@ from django.core.management import CommandError, call_command
 from cosmos_backend.outbox import is_event
 from cosmos_backend.pytest_plugin import FeedDrainer
 from cosmos_backend.uow import UnitOfWork
-from hisadmin import backups
 from hisadmin.core import store as handles
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
-from hisadmin.testkit import TEST_PASSWORD
+from operations import backups
 from patients import use_cases
+from testkit.fixtures import TEST_PASSWORD
 from tests import worklist_data as data
 from worklists.delivery.projector import project_event
 

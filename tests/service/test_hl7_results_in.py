@@ -15,10 +15,10 @@ from hl7apy.parser import parse_message
 
 from hisadmin.core.policy import actor_for
 from hisadmin.core.store import get_store
-from hisadmin.testkit import JSON, SeededPatient
 from hl7v2.inbound import receipts
 from hl7v2.inbound.listener import MllpListener, results_listener, serve_in_thread
 from hl7v2.inbound.receive import Receiver
+from testkit.fixtures import JSON, SeededPatient
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db(transaction=True)]
 CBC = (("HGB", "120", "g/L^g/L^UCUM"), ("WBC", "7.5", "10*9/L^^UCUM"),

@@ -12,7 +12,7 @@ from django.test import Client
 
 from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
-from hisadmin.testkit import TEST_PASSWORD
+from testkit.fixtures import TEST_PASSWORD
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
 

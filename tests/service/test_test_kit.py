@@ -18,7 +18,7 @@ def test_the_downstream_example_passes_with_only_the_plugin(tmp_path: Path) -> N
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "--noconftest", "-p", "no:cacheprovider",
          "-c", "/dev/null", "--rootdir", str(ROOT), "--ds", "hisadmin.settings",
-         "-p", "cosmos_backend.pytest_plugin", "-p", "hisadmin.testing", "-q",
+         "-p", "cosmos_backend.pytest_plugin", "-p", "testkit.plugin", "-q",
          str(ROOT / "examples" / "downstream")],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 
-# The test kit's fixtures (hisadmin.testkit) under the names these tests use.
+# The test kit's fixtures (testkit.fixtures) under the names these tests use.
 @pytest.fixture
 def make_user(his_user: Callable[..., User]) -> Callable[..., User]:
     return his_user

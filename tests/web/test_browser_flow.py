@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hisadmin.testkit import TEST_PASSWORD
+from testkit.fixtures import TEST_PASSWORD
 from tests.web.two_factor import give_code
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

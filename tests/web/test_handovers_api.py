@@ -96,5 +96,5 @@ def test_it_shows_the_handover_on_the_chart_and_the_sheet(team, admit, client, m
 
 
 def _password() -> str:
-    from hisadmin.testkit import TEST_PASSWORD
+    from testkit.fixtures import TEST_PASSWORD
     return TEST_PASSWORD

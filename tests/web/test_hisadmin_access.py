@@ -14,7 +14,7 @@ from hisadmin.api import TokenAuth
 from hisadmin.core.policy import allows
 from hisadmin.core.roles import Role, ensure_groups, roles_of
 from hisadmin.models import ApiToken, hash_token
-from hisadmin.testkit import TEST_PASSWORD
+from testkit.fixtures import TEST_PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -14,13 +14,13 @@ from django.test import Client
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.policy import actor_for
-from hisadmin.testkit import TEST_PASSWORD
 from patients import use_cases
 from patients.domain.events import EventType
 from patients.domain.results import GivenValue
 from patients.pages.audit import describe
 from patients.pages.labels import label
 from patients.persistence import queries
+from testkit.fixtures import TEST_PASSWORD
 
 pytestmark = pytest.mark.django_db
 NOTE = "Give with food; check the rash daily"

@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from hisadmin.testkit import TEST_PASSWORD
 from patients.demo import DEMO_USERS
+from testkit.fixtures import TEST_PASSWORD
 from tests.web.test_ward_security import manage
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ def test_the_demo_and_test_fixture_passwords_pass_the_validators() -> None:
         first, _, last = full_name.partition(" ")
         user = User(username=username, first_name=first, last_name=last)
         password_validation.validate_password(password, user)
-    for username in ("rn", "clerk", "api-clinician-nurse", "boss"):  # hisadmin.testkit's
+    for username in ("rn", "clerk", "api-clinician-nurse", "boss"):  # testkit.fixtures's
         password_validation.validate_password(TEST_PASSWORD, User(username=username))
 
 

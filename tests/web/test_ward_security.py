@@ -16,8 +16,8 @@ from django.test import Client
 from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from hisadmin.idle import LAST_ACTIVE
-from hisadmin.testkit import TEST_PASSWORD
+from accounts.idle import LAST_ACTIVE
+from testkit.fixtures import TEST_PASSWORD
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import time
 import pytest
 from django_otp.oath import TOTP
 
-from hisadmin.testkit import TEST_PASSWORD
+from testkit.fixtures import TEST_PASSWORD
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

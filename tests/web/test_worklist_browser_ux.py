@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.test import Client
 
-from hisadmin.testkit import TEST_PASSWORD
+from testkit.fixtures import TEST_PASSWORD
 from tests import worklist_data as data
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 from worklists.pages.worklists import TABLE_MARKER

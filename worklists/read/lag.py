@@ -16,7 +16,7 @@ from worklists.persistence.feed import events_in
 
 SCAN_LIMIT = 500  # lag counts are capped: "500+" is all an operator needs to know
 CACHE_SECONDS = 1.0  # pages poll every few seconds; one feed scan per second is plenty
-# As /healthz judges it (hisadmin.health): a relay lease unrenewed this long is a dead relay,
+# As /healthz judges it (operations.health): a relay lease unrenewed this long is a dead relay,
 # and views this far behind the store have stopped following it.
 STOPPED_AFTER = 30.0
 _cache: ExpiringCache[dict[str, Any]] = ExpiringCache(CACHE_SECONDS)

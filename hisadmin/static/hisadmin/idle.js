@@ -1,4 +1,4 @@
-// Idle sessions on shared ward computers (hisadmin/idle.py is the server's half).
+// Idle sessions on shared ward computers (accounts/idle.py is the server's half).
 //  - A minute before the server ends an idle session, a warning says so and offers
 //    "Stay signed in"; when the time is up the page goes to the login page.
 //  - Before warning or leaving, the server is asked how long is left: work in another tab

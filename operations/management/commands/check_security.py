@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from hisadmin.core import files
-from hisadmin.models import ApiToken
+from hisadmin.core.models import ApiToken
 
 VALIDATORS = "django.contrib.auth.password_validation."
 REQUIRED_VALIDATORS = ("UserAttributeSimilarityValidator", "MinimumLengthValidator",

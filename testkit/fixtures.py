@@ -1,6 +1,6 @@
 """The test kit's fixtures, for suites that test this product from outside (and its own).
 
-Registered by :mod:`hisadmin.testing` once Django is set up. It builds on
+Registered by :mod:`testkit.plugin` once Django is set up. It builds on
 ``cosmos_backend.pytest_plugin`` (``doc_store``, ``uow_factory``, ``feed_drainer``). Fixtures:
 
 * ``his_store`` — the product's own store handle pointed at a fresh embedded store in the
@@ -34,8 +34,8 @@ from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import store as handles
 from hisadmin.core.actor import SYSTEM_ACTOR
+from hisadmin.core.models import ApiToken
 from hisadmin.core.roles import ensure_groups
-from hisadmin.models import ApiToken
 from patients import use_cases
 from worklists.delivery.projector import project_event
 

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
-from hisadmin import backups
-from hisadmin.management.cli import progress_bar
+from hisadmin.core.cli import progress_bar
+from operations import backups
 
 AZURE = (
     "the Azure backend is backed up by Cosmos DB (continuous backup, point-in-time "

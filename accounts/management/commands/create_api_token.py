@@ -11,9 +11,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from hisadmin import staff
-from hisadmin.management.cli import add_by_argument
-from hisadmin.models import ApiToken
+from accounts import staff
+from hisadmin.core.cli import add_by_argument
+from hisadmin.core.models import ApiToken
 
 
 class Command(BaseCommand):

@@ -1,8 +1,8 @@
 """pytest plugin for suites that test this product from outside (and for its own tests).
 
-Enabled by the ``pytest11`` entry point ``hisadmin`` (or ``-p hisadmin.testing``), with
+Enabled by the ``pytest11`` entry point ``hisadmin`` (or ``-p testkit.plugin``), with
 pytest-django and ``DJANGO_SETTINGS_MODULE=hisadmin.settings``. Plugins are imported before
-pytest-django sets Django up, so this module only registers :mod:`hisadmin.testkit` (the
+pytest-django sets Django up, so this module only registers :mod:`testkit.fixtures` (the
 fixtures: ``his_store``, ``drain_worklists``, ``his_reference_data``, ``his_user``,
 ``his_api_client``, ``his_patient``) when pytest configures, by which time Django is ready.
 """
@@ -13,4 +13,4 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.pluginmanager.import_plugin("hisadmin.testkit")
+    config.pluginmanager.import_plugin("testkit.fixtures")

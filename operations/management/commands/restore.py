@@ -7,10 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from hisadmin import backups
+from hisadmin.core.cli import progress_bar
 from hisadmin.core.store import reset_handles
-from hisadmin.management.cli import progress_bar
-from hisadmin.management.commands.backup import django_database, store_path
+from operations import backups
+from operations.management.commands.backup import django_database, store_path
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from hisadmin import staff
-from hisadmin.management.cli import add_by_argument
+from accounts import staff
+from hisadmin.core.cli import add_by_argument
 
 
 class Command(BaseCommand):

@@ -22,10 +22,10 @@ from django.forms import Form, ModelForm
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from hisadmin import staff
+from accounts import staff
 from hisadmin.core.local_time import human_time
+from hisadmin.core.models import ApiToken, SecurityEvent
 from hisadmin.core.policy import actor_for
-from hisadmin.models import ApiToken, SecurityEvent
 
 User = get_user_model()
 PRIVILEGE_FIELDS = ("is_superuser", "is_staff", "user_permissions")

@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from hisadmin import staff
+from accounts import staff
+from hisadmin.core.cli import add_by_argument
 from hisadmin.core.roles import ALL_ROLES
-from hisadmin.management.cli import add_by_argument
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ writes in one database transaction, so bad input changes nothing. Roles are the 
 of :mod:`hisadmin.core.roles` (the admin's user pages show the same groups); groups that are
 not roles are left alone. Every change is attributed to its actor: an admin log entry on the
 user (the admin's "History") when the actor is a user, and one line on the
-``hisadmin.staff`` logger in every case (usernames only, never patient data).
+``accounts.staff`` logger in every case (usernames only, never patient data).
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from django.core.validators import validate_email
 from django.db import transaction
 
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
+from hisadmin.core.models import ApiToken, SecurityEvent
 from hisadmin.core.policy import actor_for
 from hisadmin.core.roles import ALL_ROLES, Role, ensure_groups
-from hisadmin.models import ApiToken, SecurityEvent
 
-log = logging.getLogger("hisadmin.staff")
+log = logging.getLogger("accounts.staff")
 
 HEADER = ("username", "full_name", "email", "roles")
 PASSWORD_COLUMN = "password"  # optional fifth column: the account's first password
