@@ -152,6 +152,7 @@ def registered_urls(w: dict[str, str]) -> Iterator[str]:
         "ward_id": "MED-1",
         "bed": "M101",
         "subscription_id": "no-such-subscription",  # a webhook's pages answer 404, not 500
+        "destination_id": "no-such-destination",  # an HL7 destination's pages: 404, not 500
     }
     variants = [
         real,
