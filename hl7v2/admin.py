@@ -1,4 +1,5 @@
-"""The ADT out pages in the admin's Administration section, beside the webhooks'."""
+"""The ADT out pages in the admin's Administration section, beside the webhooks'. The log
+is not under ``hl7/``: the sidebar marks every page whose address starts the current one."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ _PAGES = [
      False, ""),
     ("Delete an HL7 destination", "hl7/<str:destination_id>/delete/",
      pages.destination_delete, "hl7_destination_delete", False, ""),
-    ("HL7 message log", "hl7/messages/", pages.message_log, "hl7_messages", True,
+    ("HL7 message log", "hl7-messages/", pages.message_log, "hl7_messages", True,
      "ADT messages sent, by MRN, control id and status; send failed ones again."),
 ]
 for order, (label, route, view, name, in_menu, description) in enumerate(_PAGES):

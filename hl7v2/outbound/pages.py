@@ -43,8 +43,10 @@ def _event_choice(kind: EventType) -> tuple[str, str]:
 
 class DestinationForm(CheckedForm):
     name = forms.CharField(label="Name", max_length=NAME_MAX,
+                           widget=forms.TextInput(attrs={"size": 50}),
                            help_text="What you call the engine's channel, e.g. Rhapsody ADT.")
     host = forms.CharField(label="Host", max_length=253,
+                           widget=forms.TextInput(attrs={"size": 50}),
                            help_text="The engine's host name or IP address.")
     port = forms.IntegerField(label="Port", min_value=1, max_value=65535, initial=2575,
                               help_text="The channel's MLLP listener port (often 2575).")
@@ -64,8 +66,8 @@ class SearchForm(CheckedForm):
 def _row(dest: Destination) -> dict[str, Any]:
     return {"id": dest.id, "name": dest.name, "address": f"{dest.host}:{dest.port}",
             "active": dest.active, "etag": dest.version,
-            "events": ", ".join(sorted(f"{event_label(e.value)} ({TRIGGERS[e]})"
-                                       for e in dest.events)),
+            "events": ", ".join(f"{event_label(t.value)} ({trigger})"
+                                for t, trigger in TRIGGERS.items() if t in dest.events),
             "created_by": dest.created_by, "created_at": dest.created_at,
             "active_since": dest.active_since}
 

@@ -82,22 +82,22 @@ def test_the_message_log_is_searched_and_shows_words(admin_page, his_store,
     log(his_store, "AAAA1", "H0000001", "accepted", dest_id)
     log(his_store, "BBBB2", "H0000001", "dead", dest_id)
     log(his_store, "CCCC3", "H0000002", "retrying", "gone")
-    page = admin_page.get("/admin/hl7/messages/").content.decode()
+    page = admin_page.get("/admin/hl7-messages/").content.decode()
     assert "Lab engine" in page and "(deleted destination)" in page
     assert "Failed for good" in page and "Accepted" in page and "A01 · Admitted" in page
     assert "2026-03-01T10" not in page and "1 Mar" in page  # in words, hospital time
-    found = admin_page.get("/admin/hl7/messages/?mrn=h0000001&status=dead").content.decode()
+    found = admin_page.get("/admin/hl7-messages/?mrn=h0000001&status=dead").content.decode()
     assert "BBBB2" in found and "AAAA1" not in found and "CCCC3" not in found
-    by_id = admin_page.get("/admin/hl7/messages/?control_id=CCCC3").content.decode()
+    by_id = admin_page.get("/admin/hl7-messages/?control_id=CCCC3").content.decode()
     assert "CCCC3" in by_id and "BBBB2" not in by_id
-    assert admin_page.get("/admin/hl7/messages/?status=lost").status_code == 200
+    assert admin_page.get("/admin/hl7-messages/?status=lost").status_code == 200
     sent: list[str] = []
     monkeypatch.setattr("hl7v2.outbound.tasks.send_replay", sent.append)
-    r = admin_page.post("/admin/hl7/messages/", {"message": ["BBBB2"]}, follow=True)
+    r = admin_page.post("/admin/hl7-messages/", {"message": ["BBBB2"]}, follow=True)
     assert sent == ["BBBB2"] and "1 message(s) queued" in r.content.decode()
 
 
 def test_the_pages_are_for_admins_only(client, make_user, his_store) -> None:
     client.force_login(make_user("a-nurse", "nurse"))
-    for url in ("/admin/hl7/", "/admin/hl7/add/", "/admin/hl7/messages/"):
+    for url in ("/admin/hl7/", "/admin/hl7/add/", "/admin/hl7-messages/"):
         assert client.get(url).status_code == 403, url

@@ -1,0 +1,63 @@
+"""An admin adds an HL7 destination in a real browser, switches it off, finds a patient's
+messages in the log and deletes the destination after confirming. Screenshots at 1280 and
+1920 px go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hl7v2.outbound import store
+from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_an_admin_adds_a_destination_and_reads_the_message_log(
+        live_server, browser, make_user, his_store, width, shots, settings,  # noqa: F811
+        monkeypatch) -> None:
+    settings.ADMIN_TWO_FACTOR = False
+    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.0/8")
+    make_user("hl7admin", "admin")
+    base = live_server.url
+    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+    login(page, base, "hl7admin")
+    page.goto(f"{base}/admin/")
+    page.click("a:text-is('HL7 destinations')")
+    assert "No destinations yet." in page.inner_text("#result_list")
+    page.click("#content-main a.addlink")
+    page.fill("#id_name", "Rhapsody ADT (ward systems)")
+    page.fill("#id_host", "127.0.0.1")
+    page.check("input[name=events][value=AdmissionStarted]")
+    page.check("input[name=events][value=PatientTransferred]")
+    page.check("input[name=events][value=AdmissionEnded]")
+    page.screenshot(path=str(shots / f"hl7-add-{width}.png"), full_page=True)
+    page.click("input[type=submit]")
+    [dest] = store.all_destinations(his_store)
+    row = page.locator("#result_list tbody tr").first
+    assert "Admitted (A01)" in row.inner_text() and "Sending" in row.inner_text()
+    for cid, mrn, status, reason in [("7Q3KX2M5VJ4NB6ZC8DRT", "H0000042", "accepted", ""),
+                                     ("K2M5VJ4NB6ZC8DRT7Q3X", "H0000042", "dead", "ACK AE"),
+                                     ("B6ZC8DRT7Q3KX2M5VJ4N", "H0000043", "retrying",
+                                      "no ACK in 10 s")]:
+        store.log_attempt(his_store, store.LogEntry(
+            control_id=cid, destination_id=dest.id, stream="P_x", seq=2,
+            event_type="AdmissionStarted", trigger="A01", mrn=mrn, status=status,
+            attempts=8 if status == "dead" else 2, reason=reason, at=store.now_iso()))
+    page.reload()
+    page.screenshot(path=str(shots / f"hl7-destinations-{width}.png"), full_page=True)
+    page.click("button:text('Switch off')")
+    assert "Messages switched off." in page.inner_text("ul.messagelist")
+    page.goto(f"{base}/admin/hl7-messages/")
+    page.screenshot(path=str(shots / f"hl7-messages-{width}.png"), full_page=True)
+    page.fill("#id_mrn", "H0000042")
+    page.select_option("#id_status", "dead")
+    page.click("input[value=Search]")
+    assert page.locator("#result_list tbody tr").count() == 1
+    assert "Failed for good" in page.inner_text("#result_list")
+    page.screenshot(path=str(shots / f"hl7-messages-search-{width}.png"), full_page=True)
+    page.goto(f"{base}/admin/hl7/{dest.id}/delete/")
+    page.screenshot(path=str(shots / f"hl7-delete-{width}.png"), full_page=True)
+    page.click("input[value='Yes, delete it']")
+    assert "Destination deleted." in page.inner_text("ul.messagelist")
+    assert store.all_destinations(his_store) == []
