@@ -12,7 +12,7 @@ parked in the dead letters unprojected (they would fail the same way, from the s
 Replaying the stream's letters in order, once the record is repaired, removes the marker.
 
 Each consumer releases its own holds: the projections project their letters, the webhooks
-fan theirs out again. An app registers how (:func:`register_releaser`, when it loads), so the operators' commands release every consumer's holds without
+and ADT out (consumer ``hl7``) fan theirs out again. An app registers how (:func:`register_releaser`, when it loads), so the operators' commands release every consumer's holds without
 importing the apps.
 
 A healthy system has no marker, so the partition is read whole (one query) and kept for a
@@ -36,6 +36,7 @@ HELD_PK = keys.view("HeldStreams")
 DOC_TYPE = "HeldStream"
 PROJECTIONS = "projections"  # the worklist projections' holds
 WEBHOOKS = "webhooks"  # the webhook fan-out's holds
+HL7 = "hl7"  # ADT out's fan-out's holds (the HL7 destinations)
 CACHE_SECONDS = 1.0  # how stale a process's view of the markers may be
 _cache: ExpiringCache[list[HeldStream]] = ExpiringCache(CACHE_SECONDS, maxsize=16)
 

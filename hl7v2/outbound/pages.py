@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from cosmos_backend.uow import StaleWrite
+from hisadmin.core import held_streams, keys
 from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
@@ -175,7 +176,14 @@ def message_log(request: HttpRequest) -> HttpResponse:
             for e in store.entries(store_, mrn=query.get("mrn", ""),
                                    control_id=query.get("control_id", ""),
                                    status=query.get("status", ""))]
+    held = [{**h.as_dict(), "event_label": event_label(h.event_type or "")}
+            for h in held_streams.all_held(store_, held_streams.HL7)]
+    letters = [{**letter.as_dict(), "event_label": event_label(letter.event_type),
+                "patient_id": keys.suffix(letter.stream),
+                "failed": datetime.fromisoformat(letter.failed_at)}
+               for letter in tasks.fan_out_letters(store_)]
     return admin.site.render(request, "hl7v2/messages.html", {
         "form": form, "rows": rows, "searched": bool(request.GET),
+        "held": held, "fan_out_letters": letters,
         "dead": sum(1 for r in rows if r["status"] == "dead"),
         "list_url": reverse("admin:hl7_destinations")}, title="HL7 message log")

@@ -6,24 +6,40 @@ only, while a destination exists) on the workers' default queue and queues one
 runs there); ``hl7v2.deliver`` runs the webhooks' ordered drain with the MLLP transport,
 and reschedules itself while a message backs off. ``hl7v2.replay`` sends a dead-lettered
 message once more.
+
+A fan-out that fails for good (its retries spent) reached no destination with its events,
+as the webhooks' can (:mod:`webhooks.delivery.fanout`, which both share): its first event
+gets a fan-out letter (id ``hl7-fan-out.<stream>.<seq>``, in the webhooks' dead-letter
+partition under the consumer ``hl7``) and the patient's stream is held for HL7
+(:data:`hisadmin.core.held_streams.HL7`); while it is held, the patient's later events are
+parked as letters, not fanned out, so no engine gets them out of order. ``manage.py
+replay_dead_letters`` (through :func:`release_held`, registered for the HL7 holds) fans
+them out again in order and releases the stream. ``hl7_status`` and the message log page
+list the letters and the holds.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from typing import Any
 
 from celery import Task, shared_task
 
 from cosmos_backend.store import DocumentStore
-from hisadmin.core import keys
+from hisadmin.core import held_streams, keys
 from hisadmin.core.consumers import register_consumer, seqs_of
+from hisadmin.core.held_streams import HeldStream
 from hisadmin.core.recent_events import read_event, read_events
 from hisadmin.core.store import get_store
 from hl7v2.outbound import store
-from hl7v2.outbound.destinations import TRIGGERS
+from hl7v2.outbound.destinations import TRIGGERS, Destination
 from hl7v2.outbound.transport import Hl7Transport
+from webhooks.delivery import fanout
 from webhooks.delivery.drain import Deliverer
+from webhooks.delivery.fanout import Send
 from webhooks.delivery.tasks import settings as drain_settings
+from webhooks.persistence import deadletters
 
 log = logging.getLogger(__name__)
 QUEUE = "webhooks"  # calls out run on the webhooks' workers
@@ -31,6 +47,7 @@ FAN_OUT_QUEUE = "celery"
 FAN_OUT = "hl7v2.fan_out"
 DELIVER = "hl7v2.deliver"
 REPLAY = "hl7v2.replay"
+FAN_OUT_PREFIX = "hl7-fan-out."  # the HL7 fan-out letters' ids (the webhooks' partition)
 
 
 def any_destination_now() -> bool:
@@ -38,16 +55,16 @@ def any_destination_now() -> bool:
     return store.any_destination(get_store("relay"))
 
 
-@shared_task(name=FAN_OUT, queue=FAN_OUT_QUEUE, acks_late=True, reject_on_worker_lost=True,
-             ignore_result=True, autoretry_for=(Exception,), retry_backoff=True, max_retries=8)
-def fan_out(stream_pk: str, seq: int | list[int]) -> str:
-    """One ``hl7v2.deliver`` per destination that wants each event, in sequence order."""
-    store_ = get_store("relay")
-    dests = store.all_destinations(store_)
+def fan_out_events(store_: DocumentStore, stream_pk: str, seqs: Iterable[int], send: Send,
+                   *, dests: list[Destination] | None = None) -> int:
+    """Hand ``send`` one message per destination that wants each of events ``seqs``, in the
+    order given; returns how many. ``dests``: the destinations, when already read. An event
+    gone (its time to live passed) is skipped. Raises whatever reading raises."""
+    dests = store.all_destinations(store_) if dests is None else dests
     if not dests:
-        return "0 destination(s)"
-    seqs = seqs_of(seq)
-    events = read_events(store_, stream_pk, seqs)
+        return 0
+    seqs = list(seqs)
+    events = read_events(store_, stream_pk, seqs)  # one read for them all
     queued = 0
     for one in seqs:
         event = events.get(one)
@@ -55,9 +72,84 @@ def fan_out(stream_pk: str, seq: int | list[int]) -> str:
             continue
         for dest in dests:
             if dest.wants(event["type"]):
-                deliver.apply_async(args=[dest.id, stream_pk, one], queue=QUEUE)
+                send(dest.id, stream_pk, one)
                 queued += 1
-    return f"{queued} message(s)"
+    return queued
+
+
+def _fan_out_again(store_: DocumentStore, stream_pk: str, seqs: list[int], send: Send) -> int:
+    """The fan-out a release runs again (looked up when called: tests replace it)."""
+    return fan_out_events(store_, stream_pk, seqs, send)
+
+
+HOLDER = fanout.Holder(consumer=held_streams.HL7, prefix=FAN_OUT_PREFIX, fan_out=_fan_out_again)
+
+
+class FanOutTask(Task):
+    """The fan-out's task class: its final failure letters the event and holds the stream
+    for HL7, as the webhooks' :class:`webhooks.delivery.tasks.FanOutTask` does for them."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: tuple[Any, ...],
+                   kwargs: dict[str, Any], einfo: Any) -> None:
+        """Called once the retries are spent (never on a retry): letter the message's first
+        event with the error, hold the stream for HL7 at it and park the message's other
+        events behind it."""
+        stream_pk = args[0] if args else kwargs.get("stream_pk")
+        seq = args[1] if len(args) > 1 else kwargs.get("seq")
+        if not stream_pk or seq is None:
+            return
+        attempts = int(getattr(self.request, "retries", None) or 0) + 1
+        try:
+            marker = fanout.record_failure(get_store("relay"), str(stream_pk), seqs_of(seq),
+                                           exc, attempts, holder=HOLDER)
+        except Exception:  # noqa: BLE001 - the store is down too: the log is all that is left
+            log.exception("hl7 fan-out %s#%s failed for good; could not hold the stream",
+                          stream_pk, seq)
+            return
+        log.error("hl7 fan-out %s#%s failed for good after %s attempts (%s); stream held at %s",
+                  stream_pk, seq, attempts, type(exc).__name__, marker.seq)
+
+
+@shared_task(base=FanOutTask, name=FAN_OUT, queue=FAN_OUT_QUEUE, acks_late=True,
+             reject_on_worker_lost=True, ignore_result=True, autoretry_for=(Exception,),
+             retry_backoff=True, max_retries=8)
+def fan_out(stream_pk: str, seq: int | list[int]) -> str:
+    """One ``hl7v2.deliver`` per destination that wants each event, in sequence order. While
+    the stream is held for HL7, its events from the held one on are parked (lettered
+    unattempted, in order) instead of fanned out."""
+    store_ = get_store("relay")
+    dests = store.all_destinations(store_)
+    if not dests:
+        return "0 destination(s)"
+    seqs, marker = fanout.held_part(store_, stream_pk, seqs_of(seq), holder=HOLDER)
+    if marker is not None and not seqs:
+        return f"held at {marker.seq}: parked"
+    queued = fan_out_events(store_, stream_pk, seqs, queue_delivery, dests=dests)
+    held = f"; held at {marker.seq}: the rest parked" if marker is not None else ""
+    return f"{queued} message(s){held}"
+
+
+def queue_delivery(destination_id: str, stream_pk: str, seq: int) -> None:
+    """Queue one ``hl7v2.deliver`` (the fan-out's ``send``)."""
+    deliver.apply_async(args=[destination_id, stream_pk, seq], queue=QUEUE)
+
+
+def release_held(store_: DocumentStore, marker: HeldStream) -> str:
+    """Release a stream held for HL7: its fan-out letters fanned out again in sequence
+    order, then the marker removed (registered with
+    :func:`hisadmin.core.held_streams.register_releaser`; ``manage.py replay_dead_letters``
+    calls it)."""
+    return fanout.release_stream(store_, marker, queue_delivery, holder=HOLDER)
+
+
+def fan_out_letters(store_: DocumentStore) -> list[deadletters.DeadLetter]:
+    """The HL7 fan-out letters (failed, or parked behind a held event), by stream and seq."""
+    return deadletters.all_letters(store_, limit=10_000, consumer=held_streams.HL7)
+
+
+# The operators' commands release every consumer's holds without importing this app: this
+# module is imported whenever the app is (hl7v2.apps), so the registration always holds.
+held_streams.register_releaser(held_streams.HL7, release_held)
 
 
 @shared_task(bind=True, name=DELIVER, queue=QUEUE, acks_late=True, reject_on_worker_lost=True,

@@ -13,6 +13,11 @@ never attempted: nothing of the stream reaches a subscription past the failure, 
 order is kept for the replay. :func:`release_stream` fans the held stream's letters out
 again in sequence order, then removes the marker; a failure again keeps it held, with the
 new error. This module never queues a task itself: the caller passes ``send``.
+
+Another fan-out holds streams the same way through these functions (ADT out's,
+:mod:`hl7v2.outbound.tasks`): it passes a :class:`Holder` naming its held-stream consumer,
+its letters' id prefix and its own fan-out to run again on release. Without one, the
+webhooks' (:data:`WEBHOOKS`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from cosmos_backend.outbox import stream_head
@@ -33,7 +39,27 @@ from webhooks.persistence.deadletters import DeadLetter
 
 log = logging.getLogger(__name__)
 Send = Callable[[str, str, int], None]  # (subscription id, stream, seq): queue one delivery
+FanOut = Callable[[DocumentStore, str, list[int], Send], int]  # (store, stream, seqs, send)
 PARKED = "HeldStream"  # the reason of a parked letter starts with it: never attempted
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Whose fan-out holds a stream: ``consumer`` names its holds
+    (:mod:`hisadmin.core.held_streams`), ``prefix`` starts its fan-out letters' ids, and
+    ``fan_out`` hands ``send`` one delivery per target that wants each event (run again when
+    a held stream is released); None: :func:`fan_out_events`, the webhooks'."""
+
+    consumer: str = held_streams.WEBHOOKS
+    prefix: str = deadletters.FAN_OUT_PREFIX
+    fan_out: FanOut | None = None
+
+    def run(self, store: DocumentStore, stream_pk: str, seqs: list[int], send: Send) -> int:
+        """Fan events ``seqs`` out (looked up when called: tests replace the webhooks')."""
+        return (self.fan_out or fan_out_events)(store, stream_pk, seqs, send)
+
+
+WEBHOOKS = Holder()  # the webhooks' fan-out: every function's default
 
 
 def reason(exc: BaseException) -> str:
@@ -88,10 +114,12 @@ def record_failure(
     attempts: int,
     *,
     renew: bool = False,
+    holder: Holder = WEBHOOKS,
 ) -> HeldStream:
     """The fan-out of events ``seqs`` failed for good: letter the first with the error, hold
-    the stream for the webhooks at it (the earliest hold wins; ``renew`` refreshes the
-    reason of a hold at that same event) and park the others behind it."""
+    the stream for ``holder``'s consumer (the webhooks) at it (the earliest hold wins;
+    ``renew`` refreshes the reason of a hold at that same event) and park the others
+    behind it."""
     ordered = sorted(set(seqs))
     first = ordered[0]
     event: dict[str, Any] = {}
@@ -106,6 +134,8 @@ def record_failure(
         event_type=str(event.get("type") or ""),
         reason=reason(exc),
         attempts=attempts,
+        prefix=holder.prefix,
+        consumer=holder.consumer,
     )
     marker = held_streams.hold(
         store,
@@ -114,20 +144,27 @@ def record_failure(
         event_type=letter.event_type or None,
         occurred_at=event.get("occurredAt"),
         reason=letter.reason,
-        consumer=held_streams.WEBHOOKS,
+        consumer=holder.consumer,
         renew=renew,
     )
-    park(store, stream_pk, ordered[1:], marker)
+    park(store, stream_pk, ordered[1:], marker, holder=holder)
     return marker
 
 
-def park(store: DocumentStore, stream_pk: str, seqs: Iterable[int], marker: HeldStream) -> int:
+def park(
+    store: DocumentStore,
+    stream_pk: str,
+    seqs: Iterable[int],
+    marker: HeldStream,
+    *,
+    holder: Holder = WEBHOOKS,
+) -> int:
     """Letter events of a held stream without fanning them out (they wait for the release,
     in order); an event lettered already keeps its letter. Returns how many were parked."""
     waiting = [
         seq
         for seq in sorted(set(seqs))
-        if deadletters.read_fan_out(store, stream_pk, seq) is None
+        if deadletters.read_fan_out(store, stream_pk, seq, holder.prefix) is None
     ]
     types = _types(store, stream_pk, waiting) if waiting else {}
     for seq in waiting:
@@ -138,26 +175,33 @@ def park(store: DocumentStore, stream_pk: str, seqs: Iterable[int], marker: Held
             event_type=types.get(seq, ""),
             reason=f"{PARKED}: waits for event {marker.seq} of this stream",
             attempts=0,
+            prefix=holder.prefix,
+            consumer=holder.consumer,
         )
     return len(waiting)
 
 
 def held_part(
-    store: DocumentStore, stream_pk: str, seqs: list[int]
+    store: DocumentStore, stream_pk: str, seqs: list[int], *, holder: Holder = WEBHOOKS
 ) -> tuple[list[int], HeldStream | None]:
-    """Split a fan-out message's ``seqs``: those to fan out now, and the stream's webhooks
-    marker (None when not held). Events from the held one on are parked (:func:`park`).
-    The markers are read as a process saw them at most a second ago
+    """Split a fan-out message's ``seqs``: those to fan out now, and the stream's marker for
+    ``holder``'s consumer (None when not held). Events from the held one on are parked
+    (:func:`park`). The markers are read as a process saw them at most a second ago
     (:func:`~hisadmin.core.held_streams.held_now`): no round trip on the hot path."""
-    marker = held_streams.held_now(store, held_streams.WEBHOOKS).get(stream_pk)
+    marker = held_streams.held_now(store, holder.consumer).get(stream_pk)
     if marker is None:
         return seqs, None
-    park(store, stream_pk, [s for s in seqs if s >= marker.seq], marker)
+    park(store, stream_pk, [s for s in seqs if s >= marker.seq], marker, holder=holder)
     return [s for s in seqs if s < marker.seq], marker
 
 
 def release_stream(
-    store: DocumentStore, marker: HeldStream, send: Send, *, settle: float | None = None
+    store: DocumentStore,
+    marker: HeldStream,
+    send: Send,
+    *,
+    settle: float | None = None,
+    holder: Holder = WEBHOOKS,
 ) -> str:
     """Fan a held stream's letters out again in sequence order, then remove its marker;
     "released: …", or "still held (…)" when the fan-out fails again (the first letter and
@@ -173,14 +217,14 @@ def release_stream(
     fanned: list[int] = []
     released = False
     while True:
-        waiting = deadletters.fan_out_letters(store, stream)
+        waiting = deadletters.fan_out_letters(store, stream, holder.prefix)
         if released and not waiting:
             break
         seqs = [letter.seq for letter in waiting]
         try:
             if not seqs and not released:  # no letter left: the stream itself says what
                 seqs = list(range(marker.seq, stream_head(store, stream) + 1))
-            fan_out_events(store, stream, seqs, send)
+            holder.run(store, stream, seqs, send)
         except Exception as exc:  # noqa: BLE001 - still failing: the stream stays held
             first = waiting[0] if waiting else None
             record_failure(
@@ -190,6 +234,7 @@ def release_stream(
                 exc,
                 (first.attempts if first else 0) + 1,
                 renew=True,
+                holder=holder,
             )
             log.error("fan-out %s: release failed (%s); still held", stream, type(exc).__name__)
             return f"still held ({type(exc).__name__})"
@@ -197,7 +242,7 @@ def release_stream(
             deadletters.remove(store, letter)
         fanned.extend(seqs)
         if not released:
-            current = held_streams.read(store, stream, held_streams.WEBHOOKS)
+            current = held_streams.read(store, stream, holder.consumer)
             if current is not None and not held_streams.release(store, current):
                 continue  # held again meanwhile: fan out what it parked
             released = True
@@ -206,19 +251,22 @@ def release_stream(
     return f"released: events {done} fanned out in order"
 
 
-def replay(store: DocumentStore, letter: DeadLetter, send: Send) -> str:
+def replay(
+    store: DocumentStore, letter: DeadLetter, send: Send, *, holder: Holder = WEBHOOKS
+) -> str:
     """Replay one fan-out letter (the pages' and the API's replay). A letter of a stream
-    held for the webhooks releases the whole stream (:func:`release_stream`: alone it would
-    be parked again); a letter whose stream is no longer held is fanned out once more, and
-    holds the stream again if it fails."""
-    marker = held_streams.read(store, letter.stream, held_streams.WEBHOOKS)
+    held for ``holder``'s consumer releases the whole stream (:func:`release_stream`: alone
+    it would be parked again); a letter whose stream is no longer held is fanned out once
+    more, and holds the stream again if it fails."""
+    marker = held_streams.read(store, letter.stream, holder.consumer)
     if marker is not None:
-        return release_stream(store, marker, send)
+        return release_stream(store, marker, send, holder=holder)
     if not deadletters.remove(store, letter):
         return "already replayed"
     try:
-        queued = fan_out_events(store, letter.stream, [letter.seq], send)
+        queued = holder.run(store, letter.stream, [letter.seq], send)
     except Exception as exc:  # noqa: BLE001 - failing again: lettered and held again
-        record_failure(store, letter.stream, [letter.seq], exc, letter.attempts + 1)
+        record_failure(store, letter.stream, [letter.seq], exc, letter.attempts + 1,
+                       holder=holder)
         return f"failed again ({type(exc).__name__})"
     return f"fanned out ({queued} delivery(ies))"

@@ -177,7 +177,7 @@ def replay(letter_id: str) -> str:
     fan-out letter of a held stream releases the stream: its letters fanned out in order."""
     store = get_store("relay")
     letter = deadletters.find(store, letter_id)
-    if letter is None:
+    if letter is None or letter.consumer != held_streams.WEBHOOKS:  # another fan-out's
         return "gone"
     if letter.kind == deadletters.FAN_OUT:
         return fanout.replay(store, letter, queue_delivery)

@@ -10,6 +10,11 @@ like the projections' dead letters:
   parked behind such an event while its stream is held for the webhooks (id
   ``fan-out.<stream>.<seq>``, no subscription). The reason is the error's class and message
   (a store's messages carry ids, not data).
+
+Another fan-out that holds streams the same way (ADT out's, :mod:`hl7v2.outbound.tasks`) keeps
+its fan-out letters here too, under its own id prefix (``hl7-fan-out.``) and its held-stream
+consumer's name (``consumer``): :func:`all_letters` lists one consumer's letters, the
+webhooks' by default, so each fan-out's letters are shown and replayed by its own app.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Cond, Document, DocumentStore, Query
 from hisadmin.core import keys
+from hisadmin.core.held_streams import WEBHOOKS
 
 DEAD_LETTERS_PK = keys.view("WebhookDeadLetters")
 RETENTION = 90 * 24 * 3600  # seconds
@@ -43,6 +49,7 @@ class DeadLetter:
     failed_at: str  # ISO 8601
     etag: str | None = None
     kind: str = DELIVERY  # DELIVERY, or FAN_OUT (subscription_id is then "")
+    consumer: str = WEBHOOKS  # whose letter: the held-stream consumer of its fan-out
 
     def as_dict(self) -> dict[str, Any]:
         """snake_case, as the API and pages show it."""
@@ -63,8 +70,8 @@ def letter_id(subscription_id: str, stream: str, seq: int) -> str:
     return f"{subscription_id}.{stream}.{seq:010d}"
 
 
-def fan_out_letter_id(stream: str, seq: int) -> str:
-    return f"{FAN_OUT_PREFIX}{stream}.{seq:010d}"
+def fan_out_letter_id(stream: str, seq: int, prefix: str = FAN_OUT_PREFIX) -> str:
+    return f"{prefix}{stream}.{seq:010d}"
 
 
 def _letter(doc: Document) -> DeadLetter:
@@ -80,6 +87,7 @@ def _letter(doc: Document) -> DeadLetter:
         failed_at=c["failedAt"],
         etag=doc["_etag"],
         kind=c.get("kind") or DELIVERY,
+        consumer=c.get("consumer") or WEBHOOKS,
     )
 
 
@@ -116,46 +124,68 @@ def record(
 
 
 def record_fan_out(
-    store: DocumentStore, *, stream: str, seq: int, event_type: str, reason: str, attempts: int
+    store: DocumentStore,
+    *,
+    stream: str,
+    seq: int,
+    event_type: str,
+    reason: str,
+    attempts: int,
+    prefix: str = FAN_OUT_PREFIX,
+    consumer: str = WEBHOOKS,
 ) -> DeadLetter:
     """Keep (or replace) the fan-out letter of event ``seq`` of ``stream``: ``attempts`` 0
-    for an event parked behind a held one (never tried)."""
+    for an event parked behind a held one (never tried). ``prefix`` and ``consumer``: whose
+    fan-out (the webhooks' by default; their letters carry no ``consumer``)."""
+    contents: dict[str, Any] = {
+        "kind": FAN_OUT,
+        "subscription": "",
+        "stream": stream,
+        "seq": seq,
+        "eventType": event_type,
+        "reason": reason[:300],
+        "attempts": attempts,
+        "failedAt": datetime.now(UTC).isoformat(),
+    }
+    if consumer != WEBHOOKS:
+        contents["consumer"] = consumer
     doc = store.upsert(
         wrap(
-            doc_id=fan_out_letter_id(stream, seq),
+            doc_id=fan_out_letter_id(stream, seq, prefix),
             pk=DEAD_LETTERS_PK,
             doc_type=DOC_TYPE,
-            contents={
-                "kind": FAN_OUT,
-                "subscription": "",
-                "stream": stream,
-                "seq": seq,
-                "eventType": event_type,
-                "reason": reason[:300],
-                "attempts": attempts,
-                "failedAt": datetime.now(UTC).isoformat(),
-            },
+            contents=contents,
             ttl=RETENTION,
         )
     )
     return _letter(doc)
 
 
-def fan_out_letters(store: DocumentStore, stream: str) -> list[DeadLetter]:
-    """The stream's fan-out letters in sequence order (one query; ids sort by sequence)."""
-    query = Query(where=(Cond("id", "startswith", f"{FAN_OUT_PREFIX}{stream}."),),
+def fan_out_letters(
+    store: DocumentStore, stream: str, prefix: str = FAN_OUT_PREFIX
+) -> list[DeadLetter]:
+    """The stream's fan-out letters (under ``prefix``) in sequence order (one query; ids
+    sort by sequence)."""
+    query = Query(where=(Cond("id", "startswith", f"{prefix}{stream}."),),
                   order_by=(("id", "ASC"),))
     return [_letter(doc) for doc in store.query_all(DEAD_LETTERS_PK, query)]
 
 
-def read_fan_out(store: DocumentStore, stream: str, seq: int) -> DeadLetter | None:
-    """The fan-out letter of event ``seq`` of ``stream``, or None (one point read)."""
-    return find(store, fan_out_letter_id(stream, seq))
+def read_fan_out(
+    store: DocumentStore, stream: str, seq: int, prefix: str = FAN_OUT_PREFIX
+) -> DeadLetter | None:
+    """The fan-out letter of event ``seq`` of ``stream`` (under ``prefix``), or None (one
+    point read)."""
+    return find(store, fan_out_letter_id(stream, seq, prefix))
 
 
-def all_letters(store: DocumentStore, limit: int = 500) -> list[DeadLetter]:
+def all_letters(
+    store: DocumentStore, limit: int = 500, consumer: str = WEBHOOKS
+) -> list[DeadLetter]:
+    """``consumer``'s letters (the webhooks' by default: their deliveries' and their
+    fan-out's), by id."""
     page = store.query(DEAD_LETTERS_PK, Query(order_by=(("id", "ASC"),)), page_size=limit)
-    return [_letter(doc) for doc in page.items]
+    return [letter for letter in map(_letter, page.items) if letter.consumer == consumer]
 
 
 def find(store: DocumentStore, letter_id_: str) -> DeadLetter | None:

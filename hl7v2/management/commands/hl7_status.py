@@ -1,5 +1,7 @@
 """``manage.py hl7_status``: each HL7 destination, its messages by status and its dead
-letters; ``--replay`` sends every dead letter once more (ids only are printed)."""
+letters, then the streams held for HL7 and the fan-out letters (events that reached no
+destination, or wait behind one: ``manage.py replay_dead_letters`` releases them in order);
+``--replay`` sends every dead letter once more (ids only are printed)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from hisadmin.core import held_streams
 from hisadmin.core.store import get_store
 from hl7v2.outbound import store, tasks
 
@@ -33,6 +36,12 @@ class Command(BaseCommand):
         for entry in dead:
             self.stdout.write(f"  dead {entry.control_id} {entry.trigger} {entry.stream}#"
                               f"{entry.seq} after {entry.attempts} attempt(s): {entry.reason}")
+        for held in held_streams.all_held(store_, held_streams.HL7):
+            self.stdout.write(f"  held {held.stream} at event {held.seq} ({held.event_type}) "
+                              f"since {held.since}: {held.reason}")
+        for letter in tasks.fan_out_letters(store_):
+            self.stdout.write(f"  fan-out {letter.stream}#{letter.seq} {letter.event_type} "
+                              f"after {letter.attempts} attempt(s): {letter.reason}")
         if options["replay"]:
             for entry in dead:
                 self.stdout.write(f"  replay {entry.control_id}: "

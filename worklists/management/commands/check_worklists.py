@@ -1,5 +1,5 @@
 """Compare the worklist views with the source records; report drift and held streams (every
-consumer's: the projections' and the webhooks' fan-out), optionally repair drift. Exits
+consumer's: the projections', the webhooks' and HL7's fan-out), optionally repair drift. Exits
 non-zero while anything is drifted or held."""
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ class Command(BaseCommand):
     help = ("Replay dead-lettered projection events (all, or the ids given). A held stream's "
             "letters are projected in this process in sequence order, then the stream is "
             "released: repair the record first (e.g. manage.py repair_order). Streams held "
-            "by another consumer (the webhooks' fan-out) are released by its own release "
+            "by another consumer (the webhooks' or HL7's fan-out) are released by its own release "
             "(their letters fanned out again in order) when no ids are given, or when an id "
-            "names the stream (P_…) or its marker (webhooks.P_…).")
+            "names the stream (P_…) or its marker (webhooks.P_…, hl7.P_…).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("ids", nargs="*", help="dead letter ids (default: all)")
