@@ -67,8 +67,9 @@ def turn_over(client: Client, tokens: Tokens, bed: tuple[str, str, str], *,
 def iteration(client: Client, tokens: Tokens, i: int, bed: tuple[str, str, str],
               timings: Timings | None = None,
               hook: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """One short stay, eight commands: register, admit, two orders, assign, ready,
-    administer, discharge. ``hook(name)`` runs after each command (cost counters)."""
+    """One short stay, nine commands: register, admit, no known allergies (a medication is
+    ordered once the allergies are asked), two orders, assign, ready, administer (the first
+    dose, given now), discharge. ``hook(name)`` runs after each command (cost counters)."""
     dept, ward, bed_code = bed
 
     def cmd(name: str, method: str, path: str, body: dict[str, Any],
@@ -88,9 +89,10 @@ def iteration(client: Client, tokens: Tokens, i: int, bed: tuple[str, str, str],
     pid = patient["id"]
     cmd("admit", "POST", f"/patients/{pid}/admissions", {
         "department_id": dept, "ward_id": ward, "bed": bed_code, "reason": "Chest pain"})
+    cmd("allergies", "POST", f"/patients/{pid}/allergies/none", {})
     med = cmd("place_order", "POST", f"/patients/{pid}/orders", {
         "kind": "medication", "medication_code": "PARA", "dose": "1000", "unit": "mg",
-        "route": "PO", "frequency": "Q6H"})
+        "route": "PO", "frequency": "Q6H", "first_dose": "now"})
     cmd("place_order", "POST", f"/patients/{pid}/orders", {
         "kind": "lab", "test_code": "TROP", "urgency": "stat"})
     med_id = med["order_id"]

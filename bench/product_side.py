@@ -72,15 +72,20 @@ def seed(store: Any, patients: list[Any], progress: bool = True) -> None:
             use_cases.add_allergy(use_cases.AddAllergy(patient_id=pid, substance=substance,
                                                      reaction=reaction, severity=severity),
                                  uow(), actor=doctor)
+        if not p.allergies:  # asked, none known: a medication order needs the answer
+            use_cases.record_no_known_allergies(use_cases.RecordNoKnownAllergies(pid), uow(),
+                                                actor=doctor)
         for stay in p.stays:
             admission = use_cases.admit_patient(use_cases.AdmitPatient(
                 patient_id=pid, department_id=stay.department, ward_id=stay.ward,
                 bed=stay.bed, reason=stay.reason, attending_id=str(doctor_user.pk),
                 attending_name=doctor.display_name), uow(), actor=clerk)
             for o in stay.orders:
+                # A dose is recorded against a dose time: the first one at the start.
+                first = {"first_dose": "now"} if o.administrations else {}
                 oid = use_cases.place_order(use_cases.PlaceOrder(
-                    patient_id=pid, kind=o.kind, urgency=o.urgency, **o.fields), uow(),
-                    actor=doctor).order_id
+                    patient_id=pid, kind=o.kind, urgency=o.urgency, **o.fields, **first),
+                    uow(), actor=doctor).order_id
                 if o.assign_to_nurse:
                     use_cases.assign_order(use_cases.AssignOrder(
                         pid, oid, str(nurse_user.pk), nurse.display_name), uow(), actor=doctor)

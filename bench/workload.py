@@ -91,7 +91,7 @@ class PatientPlan:
 
     def commands(self) -> int:
         """How many commands seeding this patient takes (the audit events it leaves)."""
-        n = 1 + len(self.allergies)
+        n = 1 + (len(self.allergies) or 1)  # no allergies: "no known allergies" recorded
         for stay in self.stays:
             n += 1 + (0 if stay.current else 1)
             for order in stay.orders:

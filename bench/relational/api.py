@@ -167,6 +167,12 @@ def admit(request: HttpRequest, patient_id: str, payload: AdmitIn) -> Any:
     return api.create_response(request, admission_out(a), status=201)
 
 
+@api.post("/patients/{patient_id}/allergies/none")
+def record_no_known_allergies(request: HttpRequest, patient_id: str) -> Any:
+    require(request.user, "clinician")
+    return patient_out(services.record_no_known_allergies(patient_id, _actor(request)))
+
+
 @api.post("/patients/{patient_id}/orders")
 def place_order(request: HttpRequest, patient_id: str, payload: OrderIn) -> Any:
     require(request.user, "clinician")

@@ -53,6 +53,8 @@ class Patient(models.Model):
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
+    # Allergies asked and none known (a medication order needs this or an allergy).
+    no_known_allergies_at = models.DateTimeField(null=True)
 
     class Meta:
         indexes = [models.Index(fields=["name_key"], name="patient_name_key")]

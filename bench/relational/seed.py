@@ -91,7 +91,8 @@ def seed(patients: list[Any], users: dict[str, Any]) -> None:
             p = Patient(mrn=plan.mrn, given_name=plan.given, family_name=plan.family,
                         name_key=fold(f"{plan.family} {plan.given}"),
                         birth_date=plan.birth_date, sex=plan.sex, created_at=now,
-                        updated_at=now)
+                        updated_at=now,
+                        no_known_allergies_at=None if plan.allergies else now)
             rows["p"].append(p)
             for substance, reaction, severity in plan.allergies:
                 rows["al"].append(Allergy(patient=p, substance=substance, reaction=reaction,

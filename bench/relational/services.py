@@ -99,12 +99,26 @@ def admit(patient_id: str, *, department_id: str, ward_id: str, bed: str, reason
 
 
 @transaction.atomic
+def record_no_known_allergies(patient_id: str, actor: str) -> Patient:
+    patient = _locked_patient(patient_id)
+    if patient.allergies.exists():
+        raise DomainError("Allergies are recorded: remove them first.")
+    patient.no_known_allergies_at, patient.version = _now(), patient.version + 1
+    patient.save(update_fields=["no_known_allergies_at", "version"])
+    _audit(patient, "NoKnownAllergiesRecorded", actor, {})
+    return patient
+
+
+@transaction.atomic
 def place_order(patient_id: str, *, kind: str, urgency: str, fields: dict[str, Any],
                 actor: str) -> Order:
     patient = _locked_patient(patient_id)
     admission = Admission.objects.filter(patient=patient, status="active").first()
     if admission is None:
         raise DomainError("Orders need an active admission.")
+    if kind == "medication" and patient.no_known_allergies_at is None \
+            and not patient.allergies.exists():
+        raise DomainError("Allergies not yet asked: record them first.")
     if kind == "medication":
         desc = f"{fields['medication_code']} {fields['dose']} {fields['unit']}"
     elif kind == "imaging":

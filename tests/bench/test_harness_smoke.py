@@ -22,7 +22,7 @@ def test_it_measures_both_systems_and_writes_the_report(tmp_path: Path) -> None:
     run = json.loads(result.read_text())
     entry = run["sizes"]["50"]
     for system in ("product", "sqlite"):
-        assert entry[system]["commands"]["all"]["n"] == 16  # two stays of eight commands
+        assert entry[system]["commands"]["all"]["n"] == 18  # two stays of nine commands
         assert entry[system]["reads"]["admitted"]["rows_mean"] > 0
         assert entry[system]["freshness"]["not_visible"] == 0
         assert entry[system]["memory"]["peak_total_mb"] > 0
@@ -31,7 +31,7 @@ def test_it_measures_both_systems_and_writes_the_report(tmp_path: Path) -> None:
             phase = entry[system][key]
             assert phase["clients"] == clients
             assert phase["errors"] == []
-            assert phase["commands"] == phase["under_load"]["n"] == 8 * clients
+            assert phase["commands"] == phase["under_load"]["n"] == 9 * clients
             assert phase["commands_per_s"] > 0
             assert phase["drain_s"] >= 0
             # Where the cores went: the system's processes and the bench's own.

@@ -9,6 +9,7 @@ from bench import store_bench
 pytestmark = pytest.mark.bench
 
 
+@pytest.mark.synthetic_events("made-up events: the store benchmark times batched writes")
 def test_it_runs_the_store_benchmark_in_quick_mode() -> None:
     report = store_bench.run(quick=True)
     timings = [r for r in report["results"] if "p50_ms" in r]
