@@ -85,7 +85,8 @@ def panel(request: HttpRequest, store: DocumentStore, ward: dict[str, Any],
                   "nurse": c["nurse"]} for c in cards],
         "action": reverse("admin:ward_assignments", args=[ward["code"]]),
         "print_href": reverse("admin:handover_sheet", args=[ward["code"]]) + "?"
-        + urlencode({"shift": shift.name}),
+        + urlencode({"shift": shift.name})
+        if policy.allows(request.user, "read_handover_sheet") else "",
     }
 
 

@@ -72,7 +72,8 @@ DJANGO_MODEL_PAGES = ("/admin/auth/", "/admin/hisadmin/")
 def demo_world(
     team: dict[str, Client], admit: Callable[..., str], drain_worklists: Callable[[], int]
 ) -> dict[str, str]:
-    """A patient admitted with orders of each kind and an allergy; one never admitted."""
+    """A patient admitted with orders of each kind, an allergy and a handover note; one
+    never admitted."""
     pid = admit("Crawl")
     doc, nurse = team["doc"], team["nurse"]
     orders = {}
@@ -106,8 +107,16 @@ def demo_world(
         )
         .json()["id"]
     )
+    handover = nurse.post(
+        f"/api/v1/patients/{pid}/handovers",
+        {"situation": "Stable", "background": "Day 2", "assessment": "Improving",
+         "recommendation": "Continue"},
+        content_type=J,
+    )
+    assert handover.status_code == 201, handover.content
     drain_worklists()  # the worklists list them (and link to their charts)
-    return {"patient_id": pid, "other_patient": other, "allergy_id": allergy, **orders}
+    return {"patient_id": pid, "other_patient": other, "allergy_id": allergy,
+            "handover": handover.json()["id"], **orders}
 
 
 def _admin_routes() -> list[str]:
@@ -151,6 +160,7 @@ def registered_urls(w: dict[str, str]) -> Iterator[str]:
         "code": "MED-1",
         "ward_id": "MED-1",
         "bed": "M101",
+        "handover_id": w["handover"],  # POST only: a GET goes back to the chart
         "subscription_id": "no-such-subscription",  # a webhook's pages answer 404, not 500
         "destination_id": "no-such-destination",  # an HL7 destination's pages: 404, not 500
     }
