@@ -69,12 +69,16 @@ def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, ma
     ctx.clear_cookies()
     login(page, base, "doctor")
     page.goto(chart)
+    page.click("#nka-link")  # the allergies are asked before anything is prescribed
+    page.click("#confirm-submit")
+    page.wait_for_selector("text=No known allergies recorded.")
     page.click("#prescribe-link")
     page.select_option("#id_medication_code", "ENOX")
     page.fill("#id_dose", "40")
     page.select_option("#id_unit", "mg")
     page.select_option("#id_route", "SC")
     page.select_option("#id_frequency", "Q24H")
+    page.check("input[name=first_dose][value=now]")  # given now, then at the standard time
     page.click("input[type=submit]")
     page.wait_for_selector("text=order placed")
     assert "Enoxaparin 40 mg SC Q24H" in page.inner_text("#orders")

@@ -31,6 +31,9 @@ def _stay(store, given: str, family: str) -> tuple[str, dict[str, str]]:
         UnitOfWork(store),
         actor=SYSTEM_ACTOR,
     )
+    use_cases.record_no_known_allergies(  # asked before anything is prescribed
+        use_cases.RecordNoKnownAllergies(pid), UnitOfWork(store), actor=SYSTEM_ACTOR
+    )
     orders = {}
     for name, values in (
         ("crp", {"kind": "lab", "test_code": "CRP", "urgency": "stat"}),

@@ -56,6 +56,8 @@ def on_the_ward(his_store: Any, reference_data: None) -> str:
         sex="female"), uow(), actor=SYSTEM_ACTOR).patient_id
     use_cases.admit_patient(use_cases.AdmitPatient(pid, "MED", "MED-1", "Pneumonia"),
                             uow(), actor=SYSTEM_ACTOR)
+    use_cases.add_allergy(use_cases.AddAllergy(pid, substance="Latex", severity="mild"),
+                          uow(), actor=SYSTEM_ACTOR)  # asked before anything is prescribed
     order = use_cases.place_order(use_cases.PlaceOrder(
         patient_id=pid, kind="medication", medication_code="PARA", dose=Decimal("1"),
         unit="g", route="PO", frequency="Q6H"), uow(), actor=SYSTEM_ACTOR)
@@ -223,7 +225,7 @@ def test_the_patient_and_worklist_indexes_lead_to_the_work(
     assert page.is_visible("#find-register")  # a clerk may register from here
     page.screenshot(path=str(shots / f"patients-index-{width}.png"), full_page=True)
     page.fill("#id_q", "H0000001")
-    page.click("input[type=submit]")
+    page.click("form:has(#id_q) input[type=submit]")  # not the wristband scan's button
     page.wait_for_selector("#patient-banner")
     assert f"/admin/patients/{on_the_ward}/" in page.url
     ctx.close()

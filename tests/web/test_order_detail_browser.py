@@ -56,6 +56,7 @@ def test_an_order_placed_over_a_warning_and_given_reads_in_full(
     page.fill("#id_dose", "500")
     page.select_option("#id_route", "PO")
     page.select_option("#id_frequency", "Q8H")
+    page.check("input[name=first_dose][value=now]")  # given now, then at the standard times
     page.fill("#id_note", NOTE)
     page.click("input[type=submit]")
     page.wait_for_selector("#order-warnings")
