@@ -178,7 +178,11 @@ def test_the_pages_show_the_lists_with_their_one_click_actions(
     html = page.content.decode()
     assert "DOSEY, Ada" in html and "Due" in html
     assert f"/admin/patients/{patient}/mar/{oid}/record/?slot={slot_of(oid, DAY, '08:00')}" in html
-    assert nurse.get("/admin/worklists/medications-due/", {"ward": "x'<"}).status_code == 200
+    unknown = nurse.get("/admin/worklists/medications-due/", {"ward": "x'<"})
+    assert unknown.status_code == 400  # an unknown filter value: the styled 400, not a 500
+    refused = unknown.content.decode()
+    assert "Bad request" in refused and "not one of the choices of Ward" in refused
+    assert "x'<" not in refused  # the value shown escaped
     assert nurse.get("/admin/worklists/results-to-review/").status_code == 403
     doc = Client()
     doc.force_login(make_user("dr-other", "clinician"))

@@ -50,7 +50,9 @@ def test_an_idle_session_ends_and_the_login_leads_back(nurse: Client, settings) 
     assert nurse.get("/admin/").status_code == 302  # the session is gone, not just paused
 
 
-def test_a_timed_refresh_does_not_keep_the_session_alive(nurse: Client, settings) -> None:
+def test_a_timed_refresh_does_not_keep_the_session_alive(nurse: Client, settings,
+                                                        reference_data: None) -> None:
+    """The refresh is of a page as the ward shows it: a department the hospital has."""
     age_session(nurse, settings.IDLE_TIMEOUT_SECONDS - 60)
     before = nurse.session[LAST_ACTIVE]
     r = nurse.get(

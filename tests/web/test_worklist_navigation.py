@@ -69,8 +69,15 @@ def test_the_page_offers_every_department(hospital, make_user) -> None:
     orders.force_login(make_user("ward", "nurse"))
     assert "All departments" in orders.get("/admin/worklists/orders/",
                                            {"department": "all"}).content.decode()
-    # an unknown department is not an error: the first department is shown
-    assert client.get("/admin/worklists/admitted/", {"department": "<x>"}).status_code == 200
+    # every department and sort link the page offers opens; an unknown department is the
+    # 400 page (a filter value the page never offers), not a 500
+    offered = re.findall(r'href="(\?[^"]*)"', html)
+    assert offered  # its sort links at least
+    for href in offered:
+        url = "/admin/worklists/admitted/" + href.replace("&amp;", "&")
+        assert client.get(url).status_code == 200, url
+    unknown = client.get("/admin/worklists/admitted/", {"department": "<x>"})
+    assert unknown.status_code == 400 and "Bad request" in unknown.content.decode()
 
 
 def test_next_then_previous_returns_to_the_same_rows(hospital, make_user, his_store,
