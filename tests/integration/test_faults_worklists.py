@@ -151,6 +151,7 @@ def test_it_never_lets_two_relays_hold_one_feed_range_at_once(stack) -> None:
                 assert a1 <= b0 or b1 <= a0, f"{feed_range} held by both relays"
 
 
+@pytest.mark.synthetic_events("made-up events: a poison event no projection knows")
 def test_it_dead_letters_a_poison_event_while_everything_else_flows(stack) -> None:
     store = stack.store()
     stack.worker()

@@ -94,11 +94,14 @@ def test_it_keeps_medications_due_and_results_to_review_through_the_relay(
                          content_type=J).json()["id"]
     clerk_api.post(f"/api/v1/patients/{pid}/admissions", {
         "department_id": "MED", "ward_id": "MED-1", "reason": "Pneumonia"}, content_type=J)
+    assert doc.post(f"/api/v1/patients/{pid}/allergies/none", {},
+                    content_type=J).status_code == 200  # asked before the prescription
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     start = max(now - timedelta(minutes=10), now.replace(hour=0, minute=0))
     med = doc.post(f"/api/v1/patients/{pid}/orders", {
         "kind": "medication", "medication_code": "AMOX", "dose": "1", "unit": "g",
-        "route": "PO", "frequency": "Q8H", "start_at": start.isoformat()},
+        "route": "PO", "frequency": "Q8H", "start_at": start.isoformat(),
+        "first_dose": "now"},  # a dose time at the start: due already
         content_type=J).json()["order_id"]
     nurse.post(f"/api/v1/patients/{pid}/orders/{med}/ready", {}, content_type=J)
     lab = doc.post(f"/api/v1/patients/{pid}/orders", {"kind": "lab", "test_code": "BMP"},
