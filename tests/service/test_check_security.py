@@ -19,7 +19,10 @@ STRONG_KEY = "k" * 20 + "Zq8#v!Lm2@xR5$wT9^yU1&iO4*pA7(sD0)fG3-hJ6+kL"
 def manage(var: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items()
              if k not in ("HISADMIN_ENV", "SECRET_KEY", "DEBUG", "ADMIN_TWO_FACTOR",
-                          "DATABASE_URL", "EMBEDDED_STORE_PATH")}
+                          "DATABASE_URL", "EMBEDDED_STORE_PATH",
+                          # set by the browser tests of the same run (playwright's loop and
+                          # the ORM); a deployment never has it, and check --deploy says so
+                          "DJANGO_ALLOW_ASYNC_UNSAFE")}
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True, text=True,
         env={**clean, "HIS_VAR_DIR": str(var), **env}, timeout=180,
