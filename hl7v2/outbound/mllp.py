@@ -16,9 +16,10 @@ import threading
 from dataclasses import dataclass
 
 from hl7v2.messages import frame, unframe
+from webhooks.delivery import sender
 from webhooks.domain import addresses
 
-NOT_ALLOWED = "AddressNotAllowed"
+NOT_ALLOWED = sender.NOT_ALLOWED
 
 
 class MllpFailed(Exception):
@@ -41,15 +42,13 @@ def allowed_networks() -> tuple[addresses.Network, ...]:
 
 
 def vetted(host: str, port: int) -> list[str]:
+    """The engine's addresses to try, checked as the webhooks' are (one rule for both);
+    :class:`MllpFailed` naming the reason when one is not allowed or the name does not
+    resolve."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise MllpFailed(type(exc).__name__) from None
-    found = [str(info[4][0]) for info in infos]
-    extra = allowed_networks()
-    if not found or not all(addresses.allowed(a, extra) for a in found):
-        raise MllpFailed(NOT_ALLOWED)
-    return list(dict.fromkeys(found))
+        return sender.vetted_addresses(host, port, allowed_networks())
+    except sender.DeliveryFailed as exc:
+        raise MllpFailed(str(exc)) from None
 
 
 def parse_ack(text: str) -> Ack:

@@ -30,7 +30,7 @@ from cosmos_backend.store import DocumentStore
 from hisadmin.core import held_streams, keys
 from hisadmin.core.consumers import register_consumer, seqs_of
 from hisadmin.core.held_streams import HeldStream
-from hisadmin.core.recent_events import read_event, read_events
+from hisadmin.core.recent_events import read_event
 from hisadmin.core.store import get_store
 from hl7v2.outbound import store
 from hl7v2.outbound.destinations import TRIGGERS, Destination
@@ -61,20 +61,7 @@ def fan_out_events(store_: DocumentStore, stream_pk: str, seqs: Iterable[int], s
     order given; returns how many. ``dests``: the destinations, when already read. An event
     gone (its time to live passed) is skipped. Raises whatever reading raises."""
     dests = store.all_destinations(store_) if dests is None else dests
-    if not dests:
-        return 0
-    seqs = list(seqs)
-    events = read_events(store_, stream_pk, seqs)  # one read for them all
-    queued = 0
-    for one in seqs:
-        event = events.get(one)
-        if event is None:
-            continue
-        for dest in dests:
-            if dest.wants(event["type"]):
-                send(dest.id, stream_pk, one)
-                queued += 1
-    return queued
+    return fanout.hand_out(store_, stream_pk, seqs, dests, send)
 
 
 def _fan_out_again(store_: DocumentStore, stream_pk: str, seqs: list[int], send: Send) -> int:

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cosmos_backend.outbox import stream_head
 from cosmos_backend.store import DocumentStore
@@ -80,7 +80,23 @@ def fan_out_events(
     the order given; returns how many. ``subs``: the subscriptions, when already read. An
     event gone (its time to live passed) is skipped. Raises whatever reading raises."""
     subs = subscriptions.all_subscriptions(store) if subs is None else subs
-    if not subs:
+    return hand_out(store, stream_pk, seqs, subs, send)
+
+
+class Receiver(Protocol):
+    """A subscription or any other receiver of events one by one (an HL7 destination)."""
+
+    @property
+    def id(self) -> str: ...
+
+    def wants(self, event_type: str) -> bool: ...
+
+
+def hand_out(store: DocumentStore, stream_pk: str, seqs: Iterable[int],
+             receivers: Sequence[Receiver], send: Send) -> int:
+    """Hand ``send`` one delivery per receiver that wants each of events ``seqs``, in the
+    order given; returns how many. An event gone (its time to live passed) is skipped."""
+    if not receivers:
         return 0
     seqs = list(seqs)
     events = read_events(store, stream_pk, seqs)  # one read for them all
@@ -89,9 +105,9 @@ def fan_out_events(
         event = events.get(one)
         if event is None:
             continue
-        for sub in subs:
-            if sub.wants(event["type"]):
-                send(sub.id, stream_pk, one)
+        for receiver in receivers:
+            if receiver.wants(event["type"]):
+                send(receiver.id, stream_pk, one)
                 queued += 1
     return queued
 

@@ -40,8 +40,10 @@ def allowed_networks() -> tuple[addresses.Network, ...]:
     return _networks(os.environ.get("WEBHOOK_ALLOWED_NETWORKS", ""))
 
 
-def vetted_addresses(host: str, port: int) -> list[str]:
-    """The addresses to try, in order: ``host`` resolved, every address it has allowed.
+def vetted_addresses(host: str, port: int,
+                     extra: tuple[addresses.Network, ...] | None = None) -> list[str]:
+    """The addresses to try, in order: ``host`` resolved, every address it has allowed
+    (``extra``: the networks allowed beside the public ones; default the webhooks').
 
     :class:`DeliveryFailed` (``AddressNotAllowed``) when any is not: a name that also points
     inside the network is refused whole, not half."""
@@ -50,7 +52,7 @@ def vetted_addresses(host: str, port: int) -> list[str]:
     except OSError as exc:
         raise DeliveryFailed(type(exc).__name__) from None
     found = [str(info[4][0]) for info in infos]
-    extra = allowed_networks()
+    extra = allowed_networks() if extra is None else extra
     if not found or not all(addresses.allowed(a, extra) for a in found):
         raise DeliveryFailed(NOT_ALLOWED)
     return list(dict.fromkeys(found))
