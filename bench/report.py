@@ -666,8 +666,9 @@ def render(runs: list[dict[str, Any]], images: list[str], image_dir: str) -> str
                         if run.get("client") == "http.client" else
                         "`requests` sessions (about 0.55 ms of the client's own per call, on "
                         "every system: later runs use `http.client`)") + ".",
-        f"- Phases per system: {ph['seq_iterations']} stays by one client (8 commands each: "
-        "register, admit, two orders, assign, ready, administer, discharge), "
+        f"- Phases per system: {ph['seq_iterations']} stays by one client (9 commands each: "
+        "register, admit, no known allergies, two orders, assign, ready, administer, "
+        "discharge), "
         f"{ph['threads']} clients{then_wide}, up to {ph['thread_iterations']} stays each "
         "(throughput and latency under load), "
         f"{ph['fresh_rate']:g} admissions/s for {ph['fresh_seconds']:g} s (freshness), "
