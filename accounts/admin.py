@@ -23,8 +23,8 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from accounts import staff
+from accounts.models import ApiToken, SecurityEvent
 from hisadmin.core.local_time import human_time
-from hisadmin.core.models import ApiToken, SecurityEvent
 from hisadmin.core.policy import actor_for
 
 User = get_user_model()

@@ -26,8 +26,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 
+from accounts.models import ApiToken, SecurityEvent
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
-from hisadmin.core.models import ApiToken, SecurityEvent
 from hisadmin.core.policy import actor_for
 from hisadmin.core.roles import ALL_ROLES, Role, ensure_groups
 

@@ -130,7 +130,7 @@ def run(reads: int) -> dict[str, Any]:
     from django.test import override_settings
 
     from hisadmin.core import access_log
-    from hisadmin.core.models import AccessRecord
+    from operations.models import AccessRecord
 
     world = _provision()
     pid = world["pid"]

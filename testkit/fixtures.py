@@ -28,13 +28,13 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from accounts.models import ApiToken
 from cosmos_backend.outbox import event_seq, event_stream, is_event
 from cosmos_backend.pytest_plugin import FeedDrainer
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import store as handles
 from hisadmin.core.actor import SYSTEM_ACTOR
-from hisadmin.core.models import ApiToken
 from hisadmin.core.roles import ensure_groups
 from patients import use_cases
 from worklists.delivery.projector import project_event

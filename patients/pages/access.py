@@ -19,9 +19,9 @@ from django.utils import timezone
 
 from cosmos_backend import errors as store_errors
 from hisadmin.core.inputs import CheckedForm
-from hisadmin.core.models import AccessRecord
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
+from operations.models import AccessRecord
 from patients.domain.errors import UnknownPatient
 from patients.pages.records import banner_context
 from patients.persistence import queries

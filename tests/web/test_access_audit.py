@@ -15,7 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from hisadmin.core import access_log
-from hisadmin.core.models import AccessRecord
+from operations.models import AccessRecord
 
 pytestmark = pytest.mark.django_db
 J = "application/json"

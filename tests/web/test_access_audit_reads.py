@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from hisadmin.core import access_log
 from hisadmin.core.access_log import Access
-from hisadmin.core.models import AccessRecord
+from operations.models import AccessRecord
 
 pytestmark = pytest.mark.django_db
 

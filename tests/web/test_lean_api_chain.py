@@ -20,9 +20,9 @@ from django.http import HttpResponse
 from django.test import Client, override_settings
 
 from hisadmin.core import access_log
-from hisadmin.core.models import AccessRecord
 from hisadmin.middleware import CachedCSPMiddleware, TwoChainHandler
 from hisadmin.models import ApiToken
+from operations.models import AccessRecord
 
 pytestmark = pytest.mark.django_db
 SECURITY_HEADERS = ("Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options",

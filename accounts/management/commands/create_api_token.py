@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts import staff
+from accounts.models import ApiToken
 from hisadmin.core.cli import add_by_argument
-from hisadmin.core.models import ApiToken
 
 
 class Command(BaseCommand):

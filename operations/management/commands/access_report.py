@@ -16,8 +16,8 @@ from django.utils import timezone
 from rich.console import Console
 from rich.table import Table
 
-from hisadmin.core.models import AccessRecord
 from hisadmin.core.store import get_store
+from operations.models import AccessRecord
 from patients.persistence import queries
 
 DEFAULT_DAYS = 30

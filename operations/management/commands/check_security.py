@@ -21,8 +21,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser, SystemCheckError
 from django.db import DatabaseError
 
+from accounts.models import ApiToken
 from hisadmin.core import files
-from hisadmin.core.models import ApiToken
 
 VALIDATORS = "django.contrib.auth.password_validation."
 REQUIRED_VALIDATORS = ("UserAttributeSimilarityValidator", "MinimumLengthValidator",

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from hisadmin.core import access_log
-from hisadmin.core.models import AccessRecord
+from operations.models import AccessRecord
 
 MINIMUM_DAYS = 1  # a slip of the fingers must not empty the log
 
