@@ -253,7 +253,8 @@ def main() -> int:
         print(f"\n  Hospital back office: http://127.0.0.1:{port}/  ({mode} processes)\n"
               "  Demo clinician: clinician / clinician-demo-2026\n"
               "  Demo admin:     admin / admin-demo-2026\n"
-              "  (clerk / clerk-demo-2026, nurse / nurse-demo-2026)\n  Ctrl-C stops everything.\n",
+              "  (clerk / clerk-demo-2026, nurse / nurse-demo-2026; the nurse in charge:"
+              " charge / charge-nurse-demo-2026)\n  Ctrl-C stops everything.\n",
               flush=True)
         code = children.wait()
     finally:
