@@ -12,23 +12,17 @@ patient's next event flows through the worker again.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 
 import pytest
 from django.test import Client
 
-from cosmos_backend.outbox import append_events
 from cosmos_backend.store import DocumentStore, Query
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import held_streams, keys
 from hisadmin.core import store as handles
-from hisadmin.core.actor import SYSTEM_ACTOR, Actor
+from hisadmin.core.actor import Actor
 from patients import use_cases
-from patients.domain.events import ORDER_PLACED
-from patients.domain.orders import Order
-from patients.persistence.documents import order_to_doc
 from tests import worklist_data as data
 from tests.integration.processes import start_light_worker, wait_for
 from tests.integration.test_faults_worklists import settled
@@ -37,6 +31,7 @@ from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
     stack_per_test,
     worklist_stack,
 )
+from tests.service.test_held_streams import place_raw_medication
 from worklists.persistence import generations
 from worklists.persistence.deadletters import DeadLetter, all_letters
 from worklists.persistence.view_rows import view_pk
@@ -47,27 +42,6 @@ DOCTOR = Actor(id="8", username="drheld", display_name="Dr Held", roles=("clinic
 CLERK = Actor(id="9", username="clerkheld", display_name="Clerk Held", roles=("clerk",))
 QUICK = {"PROJECTION_MAX_RETRIES": "1"}  # two attempts, 0.1 s apart, then dead-lettered
 WAIT = 20  # seconds, every bounded wait (scaled by TEST_WAIT_SCALE on a busy machine)
-
-
-def place_raw_medication(store: DocumentStore, patient_id: str, admission_id: str,
-                         start_at: str) -> str:
-    """A scheduled medication order written as older data or another writer could have:
-    the order document and its event, without the use case's checks (which refuse it)."""
-    order_id = str(uuid.uuid4())
-    contents = {"orderId": order_id, "patientId": patient_id, "admissionId": admission_id,
-                "kind": "medication", "status": "created", "urgency": "routine",
-                "description": "Amoxicillin 500 mg PO Q8H", "departmentId": "MED",
-                "wardId": "MED-1", "assigneeId": None, "assigneeName": None,
-                "placedAt": datetime.now(UTC).isoformat(), "placedBy": "7",
-                "medicationCode": "AMOX", "medicationName": "Amoxicillin", "dose": "500",
-                "unit": "mg", "route": "PO", "frequency": "Q8H", "frequencyHours": 8,
-                "startAt": start_at, "endAt": None, "asNeeded": False, "version": 1}
-    uow = UnitOfWork(store)
-    uow.add(order_to_doc(Order.from_record(contents)))
-    append_events(uow, keys.patient(patient_id), [(ORDER_PLACED["medication"], contents)],
-                  actor=SYSTEM_ACTOR.as_dict())
-    uow.commit()
-    return order_id
 
 
 def lab_order(store: DocumentStore, patient_id: str, test: str = "CBC") -> str:
