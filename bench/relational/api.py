@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 import time
-from datetime import UTC, date, datetime
+import uuid
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 import orjson
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, FilteredRelation, OuterRef, Prefetch, Q
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Query, Schema
 from ninja.renderers import BaseRenderer
@@ -20,7 +23,18 @@ from ninja.responses import NinjaJSONEncoder
 from ninja.security import HttpBearer
 
 from bench.relational import services
-from bench.relational.models import ACTIVE_ORDER, Admission, ApiToken, Order, Patient, fold
+from bench.relational.models import (
+    ACTIVE_ORDER,
+    Administration,
+    Admission,
+    Allergy,
+    ApiToken,
+    Bed,
+    Order,
+    Patient,
+    Ward,
+    fold,
+)
 
 
 class TokenAuth(HttpBearer):
@@ -305,3 +319,186 @@ def patients(request: HttpRequest, q: str = "", mrn: str = "", page: str | None 
     return _page(qs.order_by("name_key", "id"), page, page_size, lambda p: {
         "patient_id": str(p.id), "mrn": p.mrn, "given_name": p.given_name,
         "family_name": p.family_name, "birth_date": p.birth_date.isoformat(), "sex": p.sex})
+
+
+# ------------------------------------------------------------------ bed boards
+def _instant(moment: datetime) -> str:
+    """An instant as the product answers one: ISO 8601 in UTC, to the second."""
+    return moment.astimezone(UTC).replace(microsecond=0).isoformat()
+
+
+def _allergy_status(has_allergies: bool, no_known_at: datetime | None) -> str:
+    if has_allergies:
+        return "has_allergies"
+    return "no_known_allergies" if no_known_at is not None else "unknown"
+
+
+def bed_row(b: dict[str, Any], today: date) -> dict[str, Any]:
+    """A bed as the product's ``BedOut``: free, or occupied by the active stay's patient (the
+    baseline has no cleaning state: a bed is free once its stay has ended)."""
+    if b["stay__id"] is None:
+        return {"code": b["code"], "state": "free", "since": None, "patient_id": None,
+                "patient": None, "etag": None}
+    started: datetime = b["stay__started_at"]
+    born: date = b["stay__patient__birth_date"]
+    pid = str(b["stay__patient_id"])
+    return {"code": b["code"], "state": "occupied", "since": _instant(started),
+            "patient_id": pid,
+            "patient": {
+                "id": pid,
+                "name": f"{b['stay__patient__family_name'].upper()}, "
+                        f"{b['stay__patient__given_name']}",
+                "sex": b["stay__patient__sex"], "birth_date": born.isoformat(),
+                "age": _age(born, today), "admitted_at": _instant(started),
+                "length_of_stay": max(0, (today - started.date()).days),
+                "allergies": _allergy_status(b["has_allergies"],
+                                             b["stay__patient__no_known_allergies_at"])},
+            "etag": str(b["stay__version"])}
+
+
+@api.get("/wards/{ward}/beds")
+def ward_beds(request: HttpRequest, ward: str) -> Any:
+    """The ward's bed board in bed-code order: one query, the beds LEFT JOINed to their active
+    stay (the partial unique index one_patient_per_bed) and its patient, the allergy status
+    from an EXISTS. A ward without beds is looked up once more (unknown: 404)."""
+    require(request.user, "clerk", "clinician", "nurse")
+    rows = list(
+        Bed.objects.filter(ward_id=ward)
+        .annotate(stay=FilteredRelation("admission", condition=Q(admission__status="active")),
+                  has_allergies=Exists(Allergy.objects.filter(
+                      patient_id=OuterRef("stay__patient_id"))))
+        .order_by("code")
+        .values("code", "stay__id", "stay__started_at", "stay__version", "stay__patient_id",
+                "stay__patient__given_name", "stay__patient__family_name",
+                "stay__patient__sex", "stay__patient__birth_date",
+                "stay__patient__no_known_allergies_at", "has_allergies"))
+    if not rows and not Ward.objects.filter(pk=ward).exists():
+        raise services.NotFoundError("No such ward.")
+    today = datetime.now(UTC).date()
+    return [bed_row(b, today) for b in rows]
+
+
+# ------------------------------------------------------------------ medication record
+# The baseline's own table of frequency → hours between doses (the codes the workload and the
+# driver order, and their usual synonyms); anything else: the start time only.
+FREQUENCY_HOURS = {"Q4H": 4, "Q6H": 6, "Q8H": 8, "Q12H": 12, "Q24H": 24, "QAM": 24,
+                   "NOCTE": 24, "OD": 24, "BID": 12, "BD": 12, "TID": 8, "TDS": 8, "QID": 6,
+                   "QDS": 6}
+DUE_BEFORE, DUE_AFTER = timedelta(minutes=30), timedelta(minutes=60)
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+class BadRequest(services.DomainError):
+    status = 400
+
+
+def _day(value: str | None) -> date:
+    if not value:
+        return datetime.now(UTC).date()
+    try:
+        if not _DAY.fullmatch(value):
+            raise ValueError(value)
+        day = date.fromisoformat(value)
+        if not date(1900, 1, 1) <= day <= date(2100, 12, 31):  # the product's range
+            raise ValueError(value)
+        return day
+    except ValueError:
+        raise BadRequest(f"date must be YYYY-MM-DD, not {value[:20]!r}.") from None
+
+
+def _minute(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(second=0, microsecond=0)
+
+
+def _decimal(value: Decimal | None) -> str | None:
+    return None if value is None else format(value.normalize(), "f")
+
+
+def _slot_status(slot: datetime, now: datetime, day_end: datetime) -> str:
+    if now < slot - DUE_BEFORE:
+        return "upcoming"
+    if now <= slot + DUE_AFTER:
+        return "due"
+    return "late" if now < day_end else "missed"
+
+
+def administration_row(a: Administration, slot: datetime | None, order_id: str
+                       ) -> dict[str, Any]:
+    """As the product's ``AdministrationOut`` (the fields the baseline keeps)."""
+    return {"administration_id": str(a.pk), "status": "given",
+            "recorded_at": _instant(a.at), "administered_at": _instant(a.at),
+            "scheduled_for": slot.isoformat() if slot else None,
+            "slot_id": f"{order_id}.{slot:%Y%m%dT%H%MZ}" if slot else None,
+            "dose": _decimal(a.dose), "unit": a.unit, "reason": None, "by": a.by,
+            "note": a.note}
+
+
+def mar_row(o: Order, start: datetime, end: datetime, now: datetime) -> dict[str, Any]:
+    """The order's day: dose times every N hours from when it was placed, within the day; a
+    slot is given when an administration falls within half an interval of it."""
+    hours = FREQUENCY_HOURS.get(o.frequency, 0)
+    order_id = str(o.id)
+    first = _minute(o.placed_at)
+    times: list[datetime] = []
+    if hours and not o.as_needed:
+        step = timedelta(hours=hours)
+        k = max(0, -((first - start) // step))  # the first dose time at or after the day start
+        t = first + k * step
+        while t < end:
+            times.append(t)
+            t += step
+    elif not o.as_needed and start <= first < end:
+        times.append(first)
+    half = timedelta(hours=hours) / 2 if hours else timedelta(days=1)
+    entries = list(o.administrations.all())  # prefetched, oldest first
+    taken: dict[datetime, Administration] = {}
+    slot_of: dict[int, datetime] = {}
+    for t in times:
+        hit = next((a for a in entries if a.pk not in slot_of and t - half <= a.at < t + half),
+                   None)
+        if hit is not None:
+            taken[t], slot_of[hit.pk] = hit, t
+    slots = [{"slot_id": f"{order_id}.{t:%Y%m%dT%H%MZ}", "scheduled_for": t.isoformat(),
+              "status": "given" if t in taken else _slot_status(t, now, end),
+              "administration": administration_row(taken[t], t, order_id)
+              if t in taken else None} for t in times]
+    return {"order_id": order_id, "description": o.description, "status": o.status,
+            "medication_code": o.medication_code or None,
+            "medication_name": o.medication_name or None, "dose": _decimal(o.dose),
+            "unit": o.unit or None, "route": o.route or None, "frequency": o.frequency or None,
+            "frequency_hours": float(hours), "as_needed": o.as_needed,
+            "prn_min_interval_hours": None, "start_at": _instant(o.placed_at),
+            "end_at": None, "etag": str(o.version), "slots": slots,
+            "administrations": [administration_row(a, slot_of.get(a.pk), order_id)
+                                for a in entries if start <= a.at < end],
+            "data_errors": []}
+
+
+@api.get("/patients/{patient_id}/mar")
+def medication_record(request: HttpRequest, patient_id: str, date: str | None = None) -> Any:
+    """The patient's medication orders active on ``date`` (YYYY-MM-DD, a UTC day; default
+    today): open ones placed before the day ends, and ended ones given a dose that day, oldest
+    first, each with the day's dose times and administrations. Three queries: the patient, its
+    orders (of the stays that overlap the day), their administrations (prefetched)."""
+    require(request.user, "clerk", "clinician", "nurse")
+    day = _day(date)
+    try:
+        patient = Patient.objects.only("id").get(pk=uuid.UUID(patient_id))
+    except (ValueError, Patient.DoesNotExist):
+        raise services.NotFoundError("No such patient.") from None
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    end = start + timedelta(days=1)
+    now = datetime.now(UTC)
+    given_that_day = Administration.objects.filter(order=OuterRef("pk"), at__gte=start,
+                                                   at__lt=end)
+    orders = (Order.objects
+              .filter(patient=patient, kind="medication", placed_at__lt=end,
+                      admission__started_at__lt=end)
+              .filter(Q(admission__ended_at__isnull=True) | Q(admission__ended_at__gte=start))
+              .filter(ACTIVE_ORDER | Q(Exists(given_that_day)))
+              .prefetch_related(Prefetch("administrations",
+                                         queryset=Administration.objects.order_by("at", "id")))
+              .order_by("placed_at", "id"))
+    return {"patient_id": str(patient.id), "date": day.isoformat(),
+            "now": _instant(now),
+            "orders": [mar_row(o, start, end, now) for o in orders]}
