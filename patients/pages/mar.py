@@ -1,7 +1,14 @@
-"""The "Medication record" page (the day's MAR grid) and its small form to record a dose."""
+"""The "Medication record" page (the day's MAR grid) and its small form to record a dose.
+
+The grid (scheduled and PRN medication) re-fetches itself with htmx every
+:data:`MAR_REFRESH_SECONDS`, as the bed boards and worklists do (``freshness.js``): a MAR
+left open at the nurses' station shows a dose recorded by a colleague within seconds, instead
+of a "Due" that invites a second dose.
+"""
 
 from __future__ import annotations
 
+import time
 from datetime import date, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -11,8 +18,10 @@ from django.contrib import admin, messages
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import patch_vary_headers
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
@@ -31,6 +40,9 @@ from patients.pages import guard_warnings, labels, mar_shifts, scan
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context
 from patients.persistence import queries, reference
 from patients.use_cases.administrations import SlotRequired
+
+MAR_REFRESH_SECONDS = 10
+MAR_MARKER = "X-Mar"  # the response header of the grid's refresh (freshness.js)
 
 
 def _day(value: str | None) -> date | None:
@@ -106,14 +118,25 @@ def _grid(record: dict[str, Any]
     return ordered, rows, prn, untimed
 
 
+def _live_url(request: HttpRequest, day: date) -> str:
+    """The grid's refresh address: this page with the day pinned, so a page opened without
+    ``?date=`` (today) keeps showing that day after midnight, as its heading says."""
+    query = request.GET.copy()
+    query["date"] = day.isoformat()
+    return f"{request.path}?{query.urlencode()}"
+
+
 @requires("read")
 def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
+    """The day's MAR (``?date=YYYY-MM-DD``, default today); an htmx GET (the grid's timed
+    refresh) is answered with the grid alone, marked with :data:`MAR_MARKER`."""
+    started = time.perf_counter()
     context = _chart_context(patient_id)
     day = _day(request.GET.get("date")) or hospital_today()
     record = use_cases.medication_record(get_store(), patient_id, day,
                                          tz=hospital_time_zone())
     columns, rows, prn, untimed = _grid(record)
-    return admin.site.render(request, "patients/mar.html", {
+    context = {
         **context, "day": day, "today": hospital_today(), "columns": columns,
         "rows": rows, "prn": prn, "untimed": untimed,
         "can_record": policy.allows(request.user, "administer"),
@@ -121,8 +144,19 @@ def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
         "next_day": (day + timedelta(days=1)).isoformat(),
         "time_zone": str(hospital_time_zone()), **mar_shifts.context(
             columns, rows, day, context.get("active_admission")),
-        "reasons": mar.NOT_GIVEN_REASONS},
-        title=f"Medication record — {day:%a %d %b %Y}")
+        "reasons": mar.NOT_GIVEN_REASONS,
+        "refresh": MAR_REFRESH_SECONDS, "live_url": _live_url(request, day),
+        "loaded_at": time.time(), "query_ms": (time.perf_counter() - started) * 1000}
+    if request.htmx and request.method == "GET":
+        # Marked, so the page's live script swaps in only this answer (never a login page).
+        response: HttpResponse = TemplateResponse(
+            request, "patients/_mar_grid.html", context, headers={MAR_MARKER: "1"})
+    else:
+        response = admin.site.render(request, "patients/mar.html",
+                                     {**context, "marker": MAR_MARKER},
+                                     title=f"Medication record — {day:%a %d %b %Y}")
+    patch_vary_headers(response, ["HX-Request"])
+    return response
 
 
 class RecordDoseForm(CheckedForm):
