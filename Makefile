@@ -49,12 +49,13 @@ bench-deps: $(BENCH_STAMP)
 	  echo "installing postgresql (Debian) for the relational baseline"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >/dev/null; }
 
-# The report (docs/BENCHMARKS.md) comes from the last step; about 17 minutes on 2 cores.
+# The report (docs/BENCHMARKS.md) comes from the last step: 1,000 and 100,000 patients, three
+# rounds of sustained phases and the ward-shift mix per size; about 70 minutes on 2 cores.
 # With COSMOS_ENDPOINT and COSMOS_KEY set it also measures request charges on that account.
 bench: bench-deps
 	$(BIN)/python -m bench.store_bench
 	$(BIN)/python -m bench.worklists_bench --quick
-	$(BIN)/python -m bench.compare --sizes 1000,10000,100000 $(if $(COSMOS_ENDPOINT),--cosmos,)
+	$(BIN)/python -m bench.compare --sizes 1000,100000 $(if $(COSMOS_ENDPOINT),--cosmos,)
 
 # --no-cache: the graph takes a second to build, and no cache directory is left behind.
 lint: install

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -13,36 +14,67 @@ import pytest
 from bench import compare
 from bench import report as render
 
-pytestmark = [pytest.mark.bench, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.bench, pytest.mark.timeout(300)]
 
 
 def test_it_measures_both_systems_and_writes_the_report(tmp_path: Path) -> None:
     result = compare.main(["--smoke", "--sizes", "50", "--systems", "product,sqlite",
                            "--out", str(tmp_path), "--docs", str(tmp_path / "docs")])
     run = json.loads(result.read_text())
+    assert run["phases"]["repeats"] == 2
     entry = run["sizes"]["50"]
     for system in ("product", "sqlite"):
+        rounds = entry[system]["repeats"]
+        assert len(rounds) == 2  # the systems took turns, twice
         assert entry[system]["commands"]["all"]["n"] == 18  # two stays of nine commands
         assert entry[system]["reads"]["admitted"]["rows_mean"] > 0
         assert entry[system]["freshness"]["not_visible"] == 0
         assert entry[system]["memory"]["peak_total_mb"] > 0
-        # Two phases under load, four clients then eight, one stay each here.
+        # Two phases under load, four clients then eight, each for its time, stays back to
+        # back; the system's result is the median of its rounds.
         for key, clients in (("throughput", 4), ("throughput_wide", 8)):
             phase = entry[system][key]
             assert phase["clients"] == clients
             assert phase["errors"] == []
-            assert phase["commands"] == phase["under_load"]["n"] == 9 * clients
-            assert phase["commands_per_s"] > 0
+            for r in rounds:
+                assert r[key]["seconds"] >= 1.5
+                assert r[key]["commands"] == r[key]["under_load"]["n"] == 9 * r[key]["stays"]
+            assert phase["commands_per_s"] == pytest.approx(
+                statistics.median(r[key]["commands_per_s"] for r in rounds), abs=0.01)
+            assert phase["under_load"]["p50_ms"] <= phase["under_load"]["p95_ms"] \
+                <= phase["under_load"]["p99_ms"]
             assert phase["drain_s"] >= 0
             # Where the cores went: the system's processes and the bench's own.
             cpu = phase["cpu_ms_per_command"]
             assert cpu["bench"] > 0 and sum(cpu.values()) > cpu["bench"], cpu
+        # The ward-shift mix: screens polled every kind of page while the clients worked.
+        mix = entry[system]["ward_mix"]
+        for key in ("screens", "clients", "seconds", "commands_per_s", "command_p50_ms",
+                    "command_p99_ms", "page_p50_ms", "page_p99_ms", "freshness_p99_ms"):
+            assert mix[key] is not None and mix[key] > 0, key
+        assert (mix["screens"], mix["clients"]) == (10, 2)
+        assert mix["errors"] == []
+        assert set(mix["by_screen"]) == {"admitted_ward", "active_orders", "my_orders",
+                                         "bed_board", "mar"}
+        assert mix["freshness"]["not_visible"] == 0
+    # The product against the baseline, round by round: every ratio from both rounds.
+    ratios = entry["ratios"]
+    for key in ("command_p50_4", "command_p50_8", "throughput_8", "mix_page_p99",
+                "mix_command_p99", "memory", "read_admitted"):
+        assert len(ratios[key]["values"]) == 2, key
+        assert ratios[key]["min"] <= ratios[key]["median"] <= ratios[key]["max"]
+        assert ratios[key]["vs"] == "sqlite"
+    r0, r1 = (entry[s]["repeats"][0]["throughput_wide"]["under_load"]["p50_ms"]
+              for s in ("product", "sqlite"))
+    assert ratios["command_p50_8"]["values"][0] == pytest.approx(r0 / r1, abs=0.001)
     assert entry["product"]["prep"]["costs"]["register"]["sync_round_trips"] > 0
     report = (tmp_path / "docs" / "BENCHMARKS.md").read_text()
     assert "Where we win and where we lose" in report
     targets = _section(report, "## Targets")
-    for target in ("throughput, 4 clients ≥ 1.0×", "throughput, 8 clients ≥ 1.0×",
-                   "command p50 under 4 clients ≤ 1.25×", "command p50 under 8 clients ≤ 1.25×",
+    for target in ("throughput, 4 clients ≥ 1.0×", "throughput, 8 clients ≥ 1.2×",
+                   "command p50 under 4 clients ≤ 1.0×", "command p50 under 8 clients ≤ 1.0×",
+                   "ward mix: page p99 ≤ 0.5×", "ward mix: command p99 ≤ 1.0×",
+                   "ward mix: freshness p99 ≤ 100 ms",
                    "admitted page ≥ 3× faster at 100k", "my orders page ≥ 3× faster at 100k",
                    "peak memory ≤ 2× the smallest baseline",
                    "freshness p99 ≤ 100 ms at 50 commands/s",
@@ -56,6 +88,7 @@ def test_it_measures_both_systems_and_writes_the_report(tmp_path: Path) -> None:
         assert any(word in row for word in ("· met", "· **missed**", "not measured",
                                             "(not at 50/s)", "(target at 100k)")), row
     assert "| commands/s, 8 clients |" in report
+    assert "## Ward-shift mix" in report and "## Rounds:" in report
     assert "CPU per command under load at" in report
     if importlib.util.find_spec("matplotlib") is not None:  # plots are optional
         assert (tmp_path / "docs" / "benchmarks" / "worklist-reads.png").exists()
@@ -64,12 +97,13 @@ def test_it_measures_both_systems_and_writes_the_report(tmp_path: Path) -> None:
     # A run recorded before the eight-client phase still renders, as the latest run and
     # beside a newer one in the previous-run table.
     older = _strip(run, "throughput_wide", "drain_s", "settle_s", "throughput_clock",
-                   "rebuild_events")
+                   "rebuild_events", "ward_mix", "ratios", "repeats", "p95_ms")
     alone = tmp_path / "older"
     alone.mkdir()
     (alone / "suite-20000101-000000.json").write_text(json.dumps(older))
     text = render.render(render.load(alone), [], "benchmarks")  # the tables, no plots
-    assert "| throughput, 8 clients ≥ 1.0× | not measured |" in text
+    assert "| throughput, 8 clients ≥ 1.2× | not measured |" in text
+    assert "| ward mix: freshness p99 ≤ 100 ms | not measured |" in text
     (tmp_path / "suite-20000101-000000.json").write_text(json.dumps(older))
     text = render.render(render.load(tmp_path), [], "benchmarks")
     previous = _section(text, "## This run beside the previous one")
@@ -110,3 +144,16 @@ def test_it_records_measured_request_charges_on_a_cosmos_endpoint(
         assert row["sync_ru_measured"] >= row["sync_round_trips"] > 0
         assert row["async_ru_measured"] > 0
     assert "**Measured** request charges" in (tmp_path / "docs" / "BENCHMARKS.md").read_text()
+
+
+def test_the_mix_polls_at_the_pages_own_intervals() -> None:
+    """The screens of the ward-shift mix refresh as often as the pages they stand for."""
+    from bench.phases import SCREENS
+    from patients.pages.beds import REFRESH_SECONDS as BEDS
+    from patients.pages.mar import MAR_REFRESH_SECONDS as MAR
+    from worklists.pages.worklists import REFRESH_SECONDS as WORKLISTS
+
+    every = {kind: seconds for kind, seconds, _ in SCREENS}
+    assert every == {"admitted_ward": WORKLISTS, "active_orders": WORKLISTS,
+                     "my_orders": WORKLISTS, "bed_board": BEDS, "mar": MAR}
+    assert sum(share for _, _, share in SCREENS) == pytest.approx(1.0)
