@@ -378,7 +378,7 @@ class Relational(System):
             self.proc = None
 
     def close(self) -> None:
-        if self.name == "sqlite":
+        if self.name == "sqlite" and hasattr(self, "prep"):
             self.prep["db_bytes"] = sum(f.stat().st_size
                                         for f in self.var.glob("relational.sqlite3*"))
         if self.cluster is not None:
@@ -474,11 +474,15 @@ def main(argv: list[str] | None = None) -> Path:
         "sizes": {}}
     base_tmp = Path(tempfile.mkdtemp(prefix="his-bench-"))
     os.chmod(base_tmp, 0o755)  # the postgres user reaches its cluster directory through it
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"suite-{time.strftime('%Y%m%d-%H%M%S')}.json"
     try:
         for n in sizes:
             tmp = base_tmp / f"{n}"
             tmp.mkdir(exist_ok=True)
             report["sizes"][str(n)] = run_size(tmp, n, systems, phases, args.cosmos)
+            # Written after every size: a later size that fails keeps the earlier ones.
+            path.write_text(json.dumps(report, indent=2))
     except BaseException:
         # Keep the servers' logs of a failed run; the stores themselves can be gigabytes.
         keep = Path(tempfile.mkdtemp(prefix="his-bench-logs-"))
@@ -488,9 +492,6 @@ def main(argv: list[str] | None = None) -> Path:
         raise
     finally:
         shutil.rmtree(base_tmp, ignore_errors=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"suite-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(report, indent=2))
     print(f"results: {path.name}", flush=True)
     if not args.no_docs:
         render.write(args.out, args.docs)

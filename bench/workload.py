@@ -176,8 +176,9 @@ def plan(n: int, seed: int = 20261122) -> list[PatientPlan]:
             ward, bed = free.pop()
             stays.append(_stay(rng, ward, bed, current=True))
             current_left -= 1
+        ordered: set[str] = set()  # medications this patient had, across stays
         for stay in stays:
-            stay.orders = _orderable(stay.orders, allergies)
+            stay.orders = _orderable(stay.orders, allergies, ordered)
         patients.append(PatientPlan(i, rng.choice(GIVEN), family_name(rng), born,
                                     rng.choice(("female", "male")), allergies, stays))
     return patients
@@ -193,13 +194,17 @@ def _order_key(o: OrderPlan) -> tuple[Any, ...]:
             f.get("body_part"))
 
 
-def _orderable(orders: list[OrderPlan], allergies: list[tuple[str, str, str]]
-               ) -> list[OrderPlan]:
+def _orderable(orders: list[OrderPlan], allergies: list[tuple[str, str, str]],
+               ordered: set[str] | None = None) -> list[OrderPlan]:
     """The orders as a clinician would place them, so none fails an order check: no
     penicillin for a penicillin allergy, nothing ordered again while the same order is still
-    active (orders are placed in turn, each taken to its final status before the next).
-    Touches no random state, so the rest of the plan is the same for a seed."""
+    active (orders are placed in turn, each taken to its final status before the next), and
+    no medication a patient already had (``ordered``, across the patient's stays): the seed
+    records every first dose at the time it runs, so a second course of the same drug would
+    count against the first's maximum daily dose. Touches no random state, so the rest of the
+    plan is the same for a seed."""
     penicillin = any(s == "Penicillin" for s, _, _ in allergies)
+    ordered = set() if ordered is None else ordered
     kept: list[OrderPlan] = []
     for o in orders:
         if penicillin and o.fields.get("medication_code") == "AMOX":
@@ -208,6 +213,11 @@ def _orderable(orders: list[OrderPlan], allergies: list[tuple[str, str, str]]
                         "frequency": freq, "dose": Decimal(dose)}
         if any(_order_key(k) == _order_key(o) and k.status in ACTIVE_STATES for k in kept):
             continue
+        drug = o.fields.get("medication_code")
+        if drug is not None:
+            if drug in ordered:
+                continue
+            ordered.add(drug)
         kept.append(o)
     return kept
 
