@@ -45,9 +45,10 @@ def _ok(status: int, body: Any, what: str) -> Any:
 
 
 def turn_over(client: Client, tokens: Tokens, bed: tuple[str, str, str], *,
-              wait_s: float = 10.0) -> None:
+              wait_s: float = 60.0) -> None:
     """Untimed, before a stay takes ``bed`` again: once its last patient's leaving is recorded
-    (the worker sets the bed to cleaning), the ward's nurse marks it clean. A system without
+    (the worker sets the bed to cleaning), the ward's nurse marks it clean. The wait is as
+    long as the worker is behind: in the ward mix, seconds. A system without
     the beds API (the baseline: not 200) has nothing to turn over."""
     _, ward, code = bed
     deadline = time.monotonic() + wait_s

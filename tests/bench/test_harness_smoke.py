@@ -135,6 +135,7 @@ def test_it_records_measured_request_charges_on_a_cosmos_endpoint(
     monkeypatch.setenv("COSMOS_ENDPOINT", wire_endpoint)
     monkeypatch.setenv("COSMOS_KEY", WIRE_KEY)
     result = compare.main(["--smoke", "--sizes", "50", "--systems", "product", "--cosmos",
+                           "--repeats", "1",
                            "--out", str(tmp_path), "--docs", str(tmp_path / "docs")])
     prep = json.loads(result.read_text())["sizes"]["50"]["product"]["prep"]
     measured = prep["cosmos_measured"]["costs"]
