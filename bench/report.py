@@ -690,7 +690,7 @@ def verdicts(run: dict[str, Any]) -> list[str]:
         _, bc = best_baseline(entry, run, lambda r: get(r, "ward_mix", "command_p99_ms"))
         if bp and bc:
             pages = m["page_p99_ms"] / bp
-            (wins if pages <= 1 else losses).append(
+            (wins if pages <= 1 and m["command_p99_ms"] <= bc else losses).append(
                 f"- Ward-shift mix {at} ({m['screens']} screens polling, {m['clients']} "
                 f"clients): page p99 {m['page_p99_ms']} ms against {bp} ms for {LABEL[name]} "
                 f"({pages:.2f}×), command p99 {m['command_p99_ms']} ms against {bc} ms "
