@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.counting import COST_MODEL
+from bench.repeats import dig as get  # d[path…], or None where an older result has no such key
 
 ROOT = Path(__file__).resolve().parent.parent
 LABEL = {"product": "product", "sqlite": "ORM + SQLite", "postgresql": "ORM + PostgreSQL"}
@@ -379,15 +380,6 @@ WIDE_COMMANDS = ("register", "admit", "transfer", "discharge")
 PER_EVENT = "(per projected event)"
 
 
-def get(d: Any, *path: str) -> Any:
-    """``d[path[0]][path[1]]…``, or None where an older result has no such key."""
-    for key in path:
-        if not isinstance(d, dict) or key not in d:
-            return None
-        d = d[key]
-    return d
-
-
 def _status(ok: bool | None) -> str:
     return "–" if ok is None else "met" if ok else "**missed**"
 
@@ -434,27 +426,29 @@ def _ratio_of(run: dict[str, Any], entry: dict[str, Any], key: str, path: tuple[
     return ours / best, name, ours, best, None
 
 
-def _throughput_cell(run: dict[str, Any], entry: dict[str, Any], key: str,
-                     target: float = 1.0, ratio_key: str = "") -> str:
-    got = _ratio_of(run, entry, ratio_key, (key, "commands_per_s"), higher=True)
+def _ratio_cell(run: dict[str, Any], entry: dict[str, Any], path: tuple[str, ...],
+                target: float, ratio_key: str, higher: bool) -> str:
+    """One target: the ratio (the rounds' median when the run had rounds), the two values,
+    the spread, met or missed. ``higher``: a rate (commands/s), else a time in ms."""
+    got = _ratio_of(run, entry, ratio_key, path, higher=higher)
     if got is None:
         return "not measured"
     ratio, name, ours, best, rounds = got
     spread = _spread(rounds) if rounds else ""
-    return (f"{ratio:.2f}×{_vs(name)} ({ours:,.0f} vs {best:,.0f}/s{spread}) · "
-            f"{_status(ratio >= target)}")
+    values = (f"{ours:,.0f} vs {best:,.0f}/s" if higher else f"{ours:.1f} vs {best:.1f} ms")
+    met = ratio >= target if higher else ratio <= target
+    return f"{ratio:.2f}×{_vs(name)} ({values}{spread}) · {_status(met)}"
+
+
+def _throughput_cell(run: dict[str, Any], entry: dict[str, Any], key: str,
+                     target: float = 1.0, ratio_key: str = "") -> str:
+    return _ratio_cell(run, entry, (key, "commands_per_s"), target, ratio_key, higher=True)
 
 
 def _latency_cell(run: dict[str, Any], entry: dict[str, Any], key: str,
                   target: float = 1.25, ratio_key: str = "",
                   path: tuple[str, ...] = ("under_load", "p50_ms")) -> str:
-    got = _ratio_of(run, entry, ratio_key, (key, *path), higher=False)
-    if got is None:
-        return "not measured"
-    ratio, name, ours, best, rounds = got
-    spread = _spread(rounds) if rounds else ""
-    return (f"{ratio:.2f}×{_vs(name)} ({ours:.1f} vs {best:.1f} ms{spread}) · "
-            f"{_status(ratio <= target)}")
+    return _ratio_cell(run, entry, (key, *path), target, ratio_key, higher=False)
 
 
 def _read_cell(run: dict[str, Any], entry: dict[str, Any], size: str, w: str) -> str:
