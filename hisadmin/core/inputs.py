@@ -31,11 +31,12 @@ from django.utils import timezone
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from hisadmin.core.numbers import NUMBER_MAX_LENGTH, read_decimal
+
 EARLIEST_YEAR, LATEST_YEAR = 1900, 2100
 # "2026-03-01T08:00:00.123456+05:45" is 32 characters; a little room, never a megabyte.
 INSTANT_MAX_LENGTH = 40
 DATE_MAX_LENGTH = 10
-NUMBER_MAX_LENGTH = 40
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 MULTILINE_CONTROLS = frozenset("\n\t")
 
@@ -221,16 +222,22 @@ PastDate = Annotated[date, BeforeValidator(_pydantic(read_past_date, "past_date"
 # --- numbers ----------------------------------------------------------------------------
 
 def _short_number(value: object) -> object:
-    if isinstance(value, str) and len(value) > NUMBER_MAX_LENGTH:
-        raise PydanticCustomError("number_length", f"Give a number of at most "
-                                  f"{NUMBER_MAX_LENGTH} characters.")
+    """Decimal text through the one reader (:func:`hisadmin.core.numbers.read_decimal`, no
+    decimal comma in the API: ``"1,5"`` is refused, never read as 15 or 1500); JSON true and
+    false refused; JSON numbers left to pydantic, as before."""
     if isinstance(value, bool):  # JSON true is not 1
         raise PydanticCustomError("number_type", "Give a number, not true or false.")
+    if isinstance(value, str):
+        try:
+            return read_decimal(value, comma=False)
+        except ValueError as error:
+            raise PydanticCustomError("number_text", str(error)) from None
     return value
 
 
 def Amount(**constraints: Any) -> Any:  # noqa: N802 (a type, read as one)
-    """A decimal given as a JSON number or as decimal text of at most 40 characters;
+    """A decimal given as a JSON number or as decimal text of at most 40 characters with a
+    decimal point (``"0.5"``; ``"0,5"``, ``"1 000"`` and ``"1e3"`` are refused);
     ``constraints`` are pydantic's (``gt``, ``max_digits``, ``decimal_places``, …)."""
     schema: dict[str, Any] = {"anyOf": [{"type": "number"},
                                         {"type": "string", "maxLength": NUMBER_MAX_LENGTH}]}

@@ -14,6 +14,7 @@ from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore, validate_id
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core.inputs import CheckedForm
+from hisadmin.core.numbers import DecimalText
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
@@ -69,7 +70,7 @@ class FrequencyForm(EntryForm):
     anchor = forms.CharField(required=False, max_length=5, label="Anchor time",
                              help_text="HH:MM the interval counts from (e.g. 02:00 for every "
                              "4 hours at 02, 06, 10 …).")
-    min_interval_hours = forms.DecimalField(required=False, min_value=0.25, max_digits=5,
+    min_interval_hours = DecimalText(required=False, min_value=0.25, max_digits=5,
                                             decimal_places=2, label="Minimum interval (h)")
     once = forms.BooleanField(required=False, label="Once only (one dose at the start)")
     prn = forms.BooleanField(required=False, label="As needed (PRN)")
@@ -106,22 +107,22 @@ class MedicationForm(EntryForm):
                                        widget=forms.CheckboxSelectMultiple)
     dose_unit = forms.ChoiceField(label="Dose unit",
                                   help_text="The unit doses and the limits below are given in.")
-    max_single_dose = forms.DecimalField(label="Max single dose", min_value=Decimal("0.0001"),
+    max_single_dose = DecimalText(label="Max single dose", min_value=Decimal("0.0001"),
                                          max_digits=12, decimal_places=4)
-    max_daily_dose = forms.DecimalField(label="Max daily dose", min_value=Decimal("0.0001"),
+    max_daily_dose = DecimalText(label="Max daily dose", min_value=Decimal("0.0001"),
                                         max_digits=12, decimal_places=4,
                                         help_text="In 24 hours, in the dose unit.")
-    hard_max_single_dose = forms.DecimalField(
+    hard_max_single_dose = DecimalText(
         label="Hard limit, single dose", required=False, min_value=Decimal("0.0001"),
         max_digits=12, decimal_places=4,
         help_text="No override passes it, at prescribing or at the bedside; at least the max "
                   "single dose. Empty: twice the max single dose.")
-    hard_max_daily_dose = forms.DecimalField(
+    hard_max_daily_dose = DecimalText(
         label="Hard limit, daily dose", required=False, min_value=Decimal("0.0001"),
         max_digits=12, decimal_places=4,
         help_text="In 24 hours; no override passes it; at least the max daily dose. Empty: "
                   "twice the max daily dose.")
-    prn_min_interval_hours = forms.DecimalField(
+    prn_min_interval_hours = DecimalText(
         label="PRN minimum interval (hours)", required=False, min_value=Decimal("0.25"),
         max_digits=5, decimal_places=2,
         help_text="Least time between two as-needed doses.")
@@ -154,7 +155,7 @@ class UnitForm(EntryForm):
     dimension = forms.CharField(
         max_length=40, help_text="What it measures; units convert only within one dimension "
                                  "(mass, volume, units, count, mass_concentration, …).")
-    factor = forms.DecimalField(min_value=Decimal("0.000000001"), max_digits=20,
+    factor = DecimalText(min_value=Decimal("0.000000001"), max_digits=20,
                                 decimal_places=9,
                                 help_text="Size relative to the dimension's base unit "
                                           "(mass: 1 mg; a gram is 1000).")

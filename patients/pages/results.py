@@ -13,6 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core.inputs import CheckedForm
+from hisadmin.core.numbers import DecimalText
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
@@ -38,12 +39,11 @@ class ResultsForm(CheckedForm):
         self.analytes = analytes
         for a in analytes:
             unit = (units.get(a.get("unit") or "") or {}).get("name", a.get("unit") or "")
-            self.fields[f"results.{a['code']}"] = forms.DecimalField(
+            self.fields[f"results.{a['code']}"] = DecimalText(
                 label=f"{a['name']} ({unit})", max_digits=16, decimal_places=6,
                 help_text=f"Reference range {_number(a.get('low'))}–{_number(a.get('high'))} "
                           f"{unit}",
-                widget=forms.NumberInput(attrs={"step": "any", "inputmode": "decimal",
-                                                "data-analyte": a["code"]}),
+                widget=forms.TextInput(attrs={"data-analyte": a["code"]}),
                 error_messages={"required": f"Enter the {a['name'].lower()} value."})
         self.fields["report"] = forms.CharField(
             label="Report" if kind == "imaging" else "Comment", required=kind == "imaging",
