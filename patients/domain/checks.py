@@ -33,17 +33,20 @@ DUPLICATE_ORDER = "duplicate-order"
 EARLY_DOSE = "early-dose"
 DOSE_INTERVAL = "dose-interval"
 DAILY_DOSE = "daily-dose"
+# A dose recorded as not given before its time: the shift that should give it never sees it.
+EARLY_NOT_GIVEN = "early-not-given"
 # The PRN interval before it became dose-interval: a reason sent under it still counts.
 PRN_INTERVAL = "prn-interval"
 ORDER_CHECKS = (ALLERGY_STATUS_UNKNOWN, ALLERGY_CONFLICT, DOSE_LIMIT, DUPLICATE_ORDER)
-DOSE_GUARDS = (EARLY_DOSE, DOSE_INTERVAL, DAILY_DOSE)
+DOSE_GUARDS = (EARLY_DOSE, DOSE_INTERVAL, DAILY_DOSE, EARLY_NOT_GIVEN)
 # Every check type, in the order a refusal reports them (the first names the problem type).
 CHECK_TYPES = (*ORDER_CHECKS, *DOSE_GUARDS, PRN_INTERVAL)
 ALIASES = {PRN_INTERVAL: DOSE_INTERVAL}
 CHECK_LABELS = {ALLERGY_STATUS_UNKNOWN: "Allergies not yet asked", ALLERGY_CONFLICT: "Allergy",
                 DOSE_LIMIT: "Dose limit", DUPLICATE_ORDER: "Duplicate order",
                 EARLY_DOSE: "Early dose", DOSE_INTERVAL: "Dose interval",
-                DAILY_DOSE: "Daily dose", PRN_INTERVAL: "PRN interval"}
+                DAILY_DOSE: "Daily dose", EARLY_NOT_GIVEN: "Not given ahead of time",
+                PRN_INTERVAL: "PRN interval"}
 # The problem type of a dose above a hard limit (not a check: it cannot be overridden).
 DOSE_HARD_LIMIT = "dose-hard-limit"
 HARD_LIMIT_FACTOR = Decimal(2)  # a hard limit not given is twice the maximum

@@ -20,6 +20,7 @@ from patients.domain.checks import (
     DAILY_DOSE,
     DOSE_INTERVAL,
     EARLY_DOSE,
+    EARLY_NOT_GIVEN,
     Conflict,
     above_hard_limit,
 )
@@ -75,6 +76,20 @@ def early_dose(slot: datetime | None, at: datetime, window: timedelta, tz: tzinf
         f"{_gap(slot - at)} "
         f"early; doses are given at most {int(window.total_seconds() // 60)} min before their "
         "time."))
+
+
+def early_not_given(slot: datetime | None, at: datetime, window: timedelta, tz: tzinfo = UTC
+                    ) -> Conflict | None:
+    """A dose recorded as not given more than ``window`` before its slot (the same window as
+    a dose given early): the shift that would give it never sees it due, so it takes a
+    reason of its own."""
+    if slot is None or at >= slot - window:
+        return None
+    return Conflict(EARLY_NOT_GIVEN, (
+        f"This dose is for {_when(slot, tz)} and is being recorded as not given at "
+        f"{_when(at, tz)}, {_gap(slot - at)} ahead; the shift that gives it will not see it "
+        f"due. A dose is recorded as not given at most {int(window.total_seconds() // 60)} "
+        "min before its time."))
 
 
 # ------------------------------------------------------------------ interval

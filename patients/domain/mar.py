@@ -220,6 +220,15 @@ def due_slot(order: Mapping[str, Any], hours: float | Decimal | None, at: dateti
     return near[0] if len(near) == 1 else None
 
 
+def answered_near(entries: Iterable[Mapping[str, Any]], at: datetime
+                  ) -> tuple[datetime, Mapping[str, Any]] | None:
+    """The dose time already answered whose due window holds ``at`` (the nearest), with its
+    administration: what a second dose at the same time is told about."""
+    near = [(slot, e) for e in entries if (slot := slot_of(e)) is not None
+            and slot - DUE_BEFORE <= at <= slot + DUE_AFTER]
+    return min(near, key=lambda pair: abs(pair[0] - at)) if near else None
+
+
 def administered_at(entry: Mapping[str, Any]) -> datetime:
     """When a recorded administration happened (older entries only have ``at``)."""
     return parse_instant(entry.get("administeredAt") or entry["at"])

@@ -44,7 +44,9 @@ TRANSITIONS: dict[str, tuple[tuple[OrderStatus, ...], OrderStatus, EventType]] =
 # The status each progress event leaves an order in (what a projection folds).
 ORDER_STATUS_AFTER: dict[EventType, OrderStatus] = {
     event: target for _, target, event in TRANSITIONS.values()}
-ADMINISTRABLE = (OrderStatus.READY, OrderStatus.IN_PROGRESS)
+# A signed prescription is the authority to give it: a dose may be recorded on a new
+# ("created") order as on a ready one, as on a drug chart; the first dose given starts it.
+ADMINISTRABLE = (OrderStatus.CREATED, OrderStatus.READY, OrderStatus.IN_PROGRESS)
 ENDED = (OrderStatus.COMPLETED, OrderStatus.CANCELLED)  # an order's course ends (endedAt)
 
 
@@ -196,7 +198,8 @@ class Order:
             raise InvalidTransition("Only medication orders have administrations.")
         if self.status not in ADMINISTRABLE:
             raise InvalidTransition(
-                "Administer only a ready or in-progress prescription (mark it ready first).")
+                f"This prescription is {STATUS_LABELS.get(self.status, self.status).lower()}: no dose can be "
+                "recorded on it.")
 
     def administer(self, record: dict[str, Any]) -> bool:
         """Record a dose given or not given (``record["status"]``, given when absent);
@@ -206,7 +209,7 @@ class Order:
         if given and record["dose"] <= 0:
             raise InvalidInput("The dose must be positive.", field="dose")
         self.administrations.append(record)
-        started = given and self.status == OrderStatus.READY
+        started = given and self.status in (OrderStatus.CREATED, OrderStatus.READY)
         if started:
             self.status = OrderStatus.IN_PROGRESS
         self.version += 1

@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
@@ -19,16 +18,12 @@ from hisadmin.core.local_time import human_date
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
-from patients.domain import dose_times
 from patients.domain.errors import DomainError, OrderConflicts, UnknownPatient
-from patients.domain.identity import WrongPatient
 from patients.domain.orders import STATUS_LABELS
 from patients.domain.records import SEX_LABELS
 from patients.pages import beds as beds_pages
-from patients.pages import guard_warnings, scan
 from patients.pages.clinical_forms import (
     ORDER_FORMS,
-    AdministrationForm,
     AllergyForm,
     CancelOrderForm,
     ConfirmForm,
@@ -37,7 +32,7 @@ from patients.pages.clinical_forms import (
     RemoveAllergyForm,
     TransferForm,
 )
-from patients.pages.mar import administer_asking
+from patients.pages.mar import record_form
 from patients.pages.records import STALE_MESSAGE, _attach, _chart_context, _report
 from patients.persistence import queries, reference
 
@@ -237,7 +232,7 @@ def place_order(request: HttpRequest, patient_id: str, kind: str) -> HttpRespons
         given = OverrideForm(request.POST)
         reasons = given.reasons() if request.POST.get("signature") == signature else {}
         try:
-            use_cases.place_order(use_cases.PlaceOrder(
+            placed = use_cases.place_order(use_cases.PlaceOrder(
                 patient_id=patient_id, kind=kind, overrides=reasons, **data), new_uow(),
                 actor=actor_for(request.user))
         except OrderConflicts as exc:
@@ -248,7 +243,8 @@ def place_order(request: HttpRequest, patient_id: str, kind: str) -> HttpRespons
         except DomainError as exc:
             _attach(form, exc)
         else:
-            messages.success(request, f"{title}: order placed.")
+            # the dose read back in words: a misread number shows here, not at the bedside
+            messages.success(request, f"{title}: order placed — {placed.description}.")
             return redirect("admin:patient_chart", patient_id)
     hints = _medication_hints(store) if kind == "medication" else None
     return _form_page(request, patient_id, form, title,
@@ -376,53 +372,7 @@ def cancel_order(request: HttpRequest, patient_id: str, order_id: str, *,
 
 @requires("administer")
 def administer(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
-    context = _chart_context(patient_id)
-    order = next((o for o in context["orders"] if o["orderId"] == order_id), None)
-    if order is None:
-        raise Http404("No such order on this patient.")
-    form = AdministrationForm(request.POST or None, initial={
-        "dose": order.get("dose"), "unit": order.get("unit"), "etag": order["etag"]})
-    scan.expect(form, context["banner"]["mrn"])
-    guards = None
-    if request.method == "POST" and form.is_valid():
-        data = dict(form.cleaned_data)
-        etag = data.pop("etag")
-        # the guards' reasons count only for the dose they were given for (as on the MAR)
-        signature = guard_warnings.dose_signature(order_id, data)
-        overrides = guard_warnings.given_reasons(request.POST, signature)
-        try:
-            # one use case with the MAR: it closes the slot due, or the form asks which
-            administer_asking(form, use_cases.Administer(
-                patient_id, order_id, expected_version=etag, overrides=overrides, **data),
-                actor=actor_for(request.user))
-        except OrderConflicts as exc:  # each guard with its own reason box
-            guards = guard_warnings.refused(
-                exc, signature, overrides, answered=request.POST.get("signature") == signature)
-        except StaleWrite:
-            form.add_error(None, STALE_MESSAGE)
-            rebind_etag(form, order["etag"])
-        except WrongPatient as exc:  # on the scan field; nothing recorded
-            _attach(form, exc)
-            scan.clear(form)
-        except DomainError as exc:  # a hard stop (dose-hard-limit) lands on the dose: no box
-            _attach(form, exc)
-        else:
-            messages.success(request, "Administration recorded." + (
-                " Identity confirmed by scan." if data.get("scanned_id") else ""))
-            return redirect("admin:patient_chart", patient_id)
-    return admin.site.render(request, "patients/administer.html", {
-        **context, "form": form, "submit": "Record anyway" if guards else "Record",
-        "order": order, "guards": guards, "slot_time": _chosen_slot(form, order_id)},
-        title=f"Record an administration: {order['description']}")
-
-
-def _chosen_slot(form: AdministrationForm, order_id: str) -> datetime | None:
-    """The dose time the nurse chose (after being asked which), to say on the form what the
-    warnings are about; None when none was chosen yet."""
-    if not form.is_bound or isinstance(form.fields.get("slot_id"), forms.ChoiceField):
-        return None
-    try:
-        named, moment = dose_times.parse_slot_id(str(form.data.get("slot_id") or ""))
-    except ValueError:
-        return None
-    return moment if named == order_id else None
+    """The chart's (and the order's) Administer: the MAR's Record form, back to the chart."""
+    return record_form(request, patient_id, order_id,
+                       back=reverse("admin:patient_chart", args=[patient_id]),
+                       back_label="Back to the chart")

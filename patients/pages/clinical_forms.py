@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from hisadmin.core.inputs import CheckedForm, past_date_validator, text_error
+from hisadmin.core.numbers import DecimalText
 from patients.domain.checks import (
     CHECK_LABELS,
     CHECK_TYPES,
@@ -24,7 +25,6 @@ from patients.domain.records import (
     SEX_LABELS,
     SEXES,
 )
-from patients.pages import scan
 from patients.pages.forms import BIRTH_DATE_HELP, BIRTH_DATE_INVALID
 
 
@@ -142,8 +142,9 @@ class OrderForm(CheckedForm):
 
 class PrescriptionForm(OrderForm):
     medication_code = forms.ChoiceField(label="Medication")
-    dose = forms.DecimalField(min_value=0.001, max_digits=10, decimal_places=3,
-                              error_messages={"min_value": "The dose must be more than 0."})
+    dose = DecimalText(min_value=0.001, max_digits=10, decimal_places=3,
+                       help_text="A decimal point or comma: 0.5 or 0,5.",
+                       error_messages={"min_value": "The dose must be more than 0."})
     unit = forms.ChoiceField()
     route = forms.ChoiceField()
     frequency = forms.ChoiceField()
@@ -211,17 +212,6 @@ class OverrideForm(CheckedForm):
         """Each conflict with its reason field, for the template."""
         return [{**c, "label": CHECK_LABELS.get(c["type"], c["type"]),
                  "field": self[self.field_name(c["type"])]} for c in self.shown]
-
-
-class AdministrationForm(CheckedForm):
-    scanned_id = scan.dose_scan_field()
-    dose = forms.DecimalField(min_value=0.001, max_digits=10, decimal_places=3,
-                              error_messages={"min_value": "The dose given must be more than 0."})
-    unit = forms.CharField(max_length=20, help_text="As prescribed, e.g. mg.")
-    note = forms.CharField(max_length=300, required=False)
-    # the dose time answered: the one due now unless the nurse is asked which
-    slot_id = forms.CharField(required=False, widget=forms.HiddenInput)
-    etag = forms.CharField(widget=forms.HiddenInput)
 
 
 ORDER_FORMS = {"medication": (PrescriptionForm, "Prescribe medication"),

@@ -27,6 +27,7 @@ from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
 from hisadmin.core.inputs import CheckedForm, hospital_time_zone, hospital_today
 from hisadmin.core.local_time import human_time
+from hisadmin.core.numbers import DecimalText, decimal_words
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
@@ -66,7 +67,7 @@ def _entry_view(e: dict[str, Any], people: dict[str, str] | None = None
                 ) -> dict[str, Any]:
     """An administration as the page shows it (local times, the reason by name, who by their
     full name from ``people``: ``by_name``, each guard overridden: ``overrides_shown``, how
-    identity was confirmed: ``identity_label``)."""
+    identity was confirmed: ``identity_label``, when it was written down: ``recorded``)."""
     n = labels.Names(people=people or {})
     overridden = labels.dose_overrides(e)
     return {**e, "status_label": mar.STATUS_LABELS.get(mar.entry_status(e), ""),
@@ -74,6 +75,7 @@ def _entry_view(e: dict[str, Any], people: dict[str, str] | None = None
             "overrides_shown": [{**o, "label": CHECK_LABELS.get(o.get("check", ""), ""),
                                  "by_name": n.person(o.get("by"))} for o in overridden],
             "when": _local(e.get("administeredAt") or e.get("at")),
+            "recorded": _local(e.get("at")),
             "identity_label": IDENTITY_LABELS.get(e.get("identityConfirmedBy") or "", ""),
             "reason_label": mar.NOT_GIVEN_REASONS.get(e.get("reason") or "", "")}
 
@@ -161,10 +163,13 @@ def medication_record(request: HttpRequest, patient_id: str) -> HttpResponse:
 
 class RecordDoseForm(CheckedForm):
     scanned_id = scan.dose_scan_field()
+    # left out (a post from an older page): given
     status = forms.ChoiceField(choices=[("given", "Given"), ("not_given", "Not given")],
-                               widget=forms.RadioSelect, initial="given")
-    dose = forms.DecimalField(required=False, min_value=0.001, max_digits=10, decimal_places=3,
-                              help_text="Given: at most the ordered dose.")
+                               widget=forms.RadioSelect, initial="given", required=False)
+    dose = DecimalText(required=False, min_value=0.001, max_digits=10, decimal_places=3,
+                       help_text="Given: at most the ordered dose; a decimal point or comma "
+                                 "(0.5 or 0,5).",
+                       error_messages={"min_value": "The dose given must be more than 0."})
     unit = forms.ChoiceField(required=False)
     administered_at = forms.DateTimeField(
         required=False, label="Given at", input_formats=["%Y-%m-%dT%H:%M"],
@@ -182,10 +187,15 @@ class RecordDoseForm(CheckedForm):
         super().__init__(*args, **kwargs)
         self.fields["unit"].choices = [("", "—"), *units]
         self.conflict = conflict
+        self.fields["unit"].help_text = "Given: the unit of the dose, as prescribed or another."
         if conflict:
             self.fields["prn_override"] = forms.CharField(
                 max_length=500, label="Reason to give it sooner",
                 help_text="Required to record this dose inside the least interval.")
+
+
+    def clean_status(self) -> str:
+        return self.cleaned_data.get("status") or "given"
 
 
 def _dose_units() -> list[tuple[str, str]]:
@@ -238,6 +248,53 @@ def _named_slot(order_id: str, value: str) -> tuple[str, datetime | None]:
 
 @requires("administer")
 def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpResponse:
+    """Record a dose from the MAR or Medications due; back to the day's MAR."""
+    return record_form(request, patient_id, order_id)
+
+
+def _hours(order: dict[str, Any]) -> float:
+    hours = order.get("frequencyHours")
+    if hours is None:  # older orders: their frequency's interval
+        frequency = reference.all_of(get_store(), "Frequency").get(order.get("frequency") or "")
+        hours = (frequency or {}).get("hours")
+    return float(hours or 0)
+
+
+def _due_now(order: dict[str, Any]) -> tuple[datetime | None, datetime | None]:
+    """(the open dose time due now, else None; the next open one after now, else None) of a
+    scheduled order: what the form names before anything is typed."""
+    if mar.is_prn(order):
+        return None, None
+    now, hours = timezone.now(), _hours(order)
+    due = mar.due_slot(order, hours, now)
+    if due is not None:
+        return due, None
+    later = mar.open_slots(order, hours, now, now + timedelta(days=31))
+    return None, later[0] if later else None
+
+
+def _recorded_words(order: Any, status: str, scanned: bool) -> str:
+    """The confirmation of a dose, in words: what, how much, when, for which dose time."""
+    entry = order.administrations[-1] if getattr(order, "administrations", None) else {}
+    at = _local(entry.get("administeredAt"))
+    slot = _local(entry.get("scheduledFor"))
+    for_slot = f" (the {slot:%H:%M} dose)" if slot else ""
+    if status == "given":
+        said = (f"Dose given recorded: {decimal_words(entry.get('dose'))} "
+                f"{entry.get('unit') or ''} at {at:%H:%M}{for_slot}." if at
+                else "Dose given recorded.")
+    else:
+        reason = mar.NOT_GIVEN_REASONS.get(entry.get("reason") or "", "")
+        said = f"Dose not given recorded{for_slot}" + (f": {reason}." if reason else ".")
+    return said + (" Identity confirmed by scan." if scanned else "")
+
+
+def record_form(request: HttpRequest, patient_id: str, order_id: str, *,
+                back: str = "", back_label: str = "Back to the medication record"
+                ) -> HttpResponse:
+    """The one form that records a dose, wherever it is opened (the MAR, Medications due,
+    the chart's and the order's Administer): given (dose, unit from the list, when) or not
+    given (why), for the dose time it names; back to ``back`` (default the day's MAR)."""
     context = _chart_context(patient_id)
     order = next((o for o in context["orders"] if o["orderId"] == order_id
                   and o["kind"] == "medication"), None)
@@ -245,6 +302,13 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
         raise Http404("No such medication order on this patient.")
     slot, moment = _named_slot(order_id, request.POST.get("slot_id")
                                or request.GET.get("slot") or "")
+    next_slot, answered = None, None
+    if not slot and request.method != "POST":
+        moment, next_slot = _due_now(order)
+        slot = mar.slot_id(order_id, moment) if moment else ""
+        if moment is None:
+            near = mar.answered_near(order.get("administrations") or [], timezone.now())
+            answered = near and {**_entry_view(dict(near[1])), "slot": _local(near[0])}
     slot_time = _local(moment)
     if slot_time is not None:
         try:
@@ -253,7 +317,7 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
             raise BadRequest(str(exc)) from None
     day = (slot_time.date() if slot_time else _day(request.GET.get("date"))) or (
         hospital_today())
-    back = reverse("admin:patient_mar", args=[patient_id]) + "?" + urlencode(
+    back = back or reverse("admin:patient_mar", args=[patient_id]) + "?" + urlencode(
         {"date": day.isoformat()})
     units = _dose_units()
     conflict = request.POST.get("conflict", "") if request.method == "POST" else ""
@@ -273,7 +337,7 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
         signature = guard_warnings.dose_signature(order_id, data)
         overrides = guard_warnings.given_reasons(request.POST, signature)
         try:
-            administer_asking(form, use_cases.Administer(
+            done = administer_asking(form, use_cases.Administer(
                 patient_id, order_id, data["dose"], data["unit"] or "", data["note"],
                 data["etag"], status=data["status"],
                 administered_at=at if data["status"] == "given" and at else None,
@@ -296,13 +360,15 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
         except DomainError as exc:
             _attach(form, exc)
         else:
-            messages.success(request, ("Dose given recorded." if data["status"] == "given"
-                                       else "Dose not given recorded.")
-                             + (" Identity confirmed by scan." if data["scanned_id"] else ""))
+            messages.success(request, _recorded_words(done, data["status"],
+                                                      bool(data["scanned_id"])))
             return redirect(back)
     return admin.site.render(request, "patients/mar_record.html", {
         **context, "form": form, "submit": "Record anyway" if guards else "Record",
-        "order": order, "slot_time": slot_time, "back": back, "guards": guards},
+        "order": order, "slot_time": slot_time, "next_slot": _local(next_slot),
+        "answered": answered, "first_dose": not order.get("administrations"),
+        "ordered_dose": decimal_words(order.get("dose")) if order.get("dose") else "",
+        "back": back, "back_label": back_label, "guards": guards},
         title=f"Record a dose: {order['description']}")
 
 

@@ -35,6 +35,8 @@ from patients.persistence.repository import PatientRecord, PatientRecords
 from patients.use_cases.orders import overridden
 
 CLOCK_SKEW = timedelta(minutes=1)  # a device clock a little ahead is not "the future"
+# how far ahead a dose with no dose time open on its day looks for the next one
+NEXT_SLOT_HORIZON = timedelta(days=31)
 
 
 @dataclass(frozen=True)
@@ -161,14 +163,7 @@ def resolve_slot(cmd: Administer, order: Order, store: Any, at: datetime, now: d
     if named is None:
         slot = mar.due_slot(record, hours, at)
         if slot is None:
-            tz = hospital_time_zone()
-            options = candidates(order, hours, at, now, tz)
-            near = [c for c in options if c["status"] == "due"]
-            raise SlotRequired(
-                ("Several dose times are due" if len(near) > 1 else "No dose time is due")
-                + f" at {at.astimezone(tz):%H:%M}; say which dose time this answers."
-                if options else "Every dose time of this order on that day is recorded.",
-                options)
+            raise _which_slot(order, hours, at, now)
         return slot
     slot = mar.find_slot(record, hours, named)
     if slot is None:
@@ -178,6 +173,45 @@ def resolve_slot(cmd: Administer, order: Order, store: Any, at: datetime, now: d
         raise InvalidTransition("The dose at {at} is already recorded; reload the medication "
                                 "record.", at=dose_times.minute(slot))
     return slot
+
+
+def _which_slot(order: Order, hours: float, at: datetime, now: datetime) -> SlotRequired:
+    """Why no dose time was found for a dose at ``at``, in words, with the dose times the
+    nurse may choose: the day's open ones; the dose time already answered near ``at``
+    (given at HH:MM, not "none is due"); when the day has none open, the next one (the first
+    of an order placed after the day's last time), to give now with a reason."""
+    tz = hospital_time_zone()
+    options = candidates(order, hours, at, now, tz)
+    said = []
+    answered = mar.answered_near(order.administrations, at)
+    if answered is not None:
+        done_slot, entry = answered
+        how = ("given" if mar.entry_status(entry) == mar.GIVEN else "recorded as not given")
+        said.append(f"The {done_slot.astimezone(tz):%H:%M} dose is already {how} at "
+                    f"{mar.administered_at(entry).astimezone(tz):%H:%M}.")
+    near = [c for c in options if c["status"] == "due"]
+    if options:
+        said.append("To record another dose, say which dose time it answers."
+                     if answered is not None else
+                     ("Several dose times are due" if len(near) > 1 else "No dose time is due")
+                     + f" at {at.astimezone(tz):%H:%M}; say which dose time this answers.")
+        return SlotRequired(" ".join(said), options)
+    day = mar.Day(at.astimezone(tz).date(), tz)
+    upcoming = mar.open_slots(order.as_record(), hours, day.end, day.end + NEXT_SLOT_HORIZON)
+    if not upcoming:
+        said.append(f"No dose time of this order is open on {day.day:%a %d %b}, nor in the "
+                    "days after it.")
+        return SlotRequired(" ".join(said), [])
+    first = upcoming[0]
+    which = "next" if order.administrations else "first"
+    said.append(f"No dose time of this order is open on {day.day:%a %d %b}: the {which} is "
+                f"due {first.astimezone(tz):%a %d %b, %H:%M}. To give it now, choose it "
+                "and give a reason for the early dose; for an extra dose, ask the prescriber "
+                "for a one-off (STAT) order.")
+    return SlotRequired(" ".join(said), [{
+        "slot_id": mar.slot_id(order.order_id, first),
+        "scheduled_for": dose_times.slot_text(first),
+        "status": mar.slot_status(first, None, now, day.end + NEXT_SLOT_HORIZON)}])
 
 
 def early_window() -> timedelta:
@@ -229,11 +263,22 @@ def _guarded(cmd: Administer, order: Order, record: PatientRecord, store: Any, a
                       refused="The dose was not recorded.", change="check the dose and time")
 
 
+def _early_not_given(cmd: Administer, slot: datetime | None, at: datetime, *, actor: Actor,
+                     now: datetime) -> list[dict[str, str]]:
+    """A dose recorded as not given before the early window of its slot is refused
+    (``OrderConflicts``, 409, ``early-not-given``) unless it has its own reason."""
+    found = guards.early_not_given(slot, at, early_window(), hospital_time_zone())
+    return overridden([found] if found else [], checks.clean_overrides(cmd.overrides),
+                      actor=actor, now=now, refused="The dose was not recorded.",
+                      change="record it nearer its time")
+
+
 def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     """Record one administration on a medication order: a dose given (dose and unit
     convertible to the ordered unit, not above the ordered dose, at a time not in the
     future; past the guards at the bedside, :func:`_guarded`) or not given
-    (with a reason), closing exactly one slot of a scheduled order (:func:`resolve_slot`).
+    (with a reason; ahead of its time only with a reason of its own,
+    :func:`_early_not_given`), closing exactly one slot of a scheduled order (:func:`resolve_slot`).
     A wristband scanned (``scanned_id``) must be the patient's (``WrongPatient``, 409) and is
     kept as ``identityConfirmedBy: "scan"`` on the administration and its event.
     ``MedicationAdministered`` / ``MedicationNotGiven``, and ``OrderStarted`` when the
@@ -253,7 +298,8 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
     order.check_administrable()
     slot = resolve_slot(cmd, order, store, at, now)
     overrides = (_guarded(cmd, order, record, store, at, slot, actor=actor, now=now)
-                 if cmd.status == mar.GIVEN else [])
+                 if cmd.status == mar.GIVEN else _early_not_given(cmd, slot, at, actor=actor,
+                                                                  now=now))
     entry = {"administrationId": str(uuid.uuid4()), "status": cmd.status,
              "at": now.isoformat(), "administeredAt": mar.instant_text(at),
              "scheduledFor": dose_times.slot_text(slot) if slot else None,

@@ -180,12 +180,25 @@ def test_prn_orders_have_no_dose_times(his_store, patient) -> None:
     assert err.value.field == "scheduled_for"
 
 
-def test_only_ready_or_started_medication_orders_are_administered(his_store, patient) -> None:
+def test_a_new_prescription_takes_a_dose_and_the_first_given_starts_it(
+        his_store, patient) -> None:
     order = use_cases.place_order(use_cases.PlaceOrder(
         patient_id=patient, kind="medication", medication_code="AMOX", dose=Decimal("1"),
-        unit="g", route="PO", frequency="Q8H"), UnitOfWork(his_store), actor=DOCTOR)
-    with pytest.raises(InvalidTransition):
-        record(his_store, patient, order.order_id, status="not_given", reason="held")
+        unit="g", route="PO", frequency="Q8H", first_dose="now"), UnitOfWork(his_store),
+        actor=DOCTOR)
+    assert order.status == "created"  # nobody marked it ready
+    given = record(his_store, patient, order.order_id, dose=Decimal("1"), unit="g")
+    assert given.status == "in_progress" and given.administrations[0]["status"] == "given"
+    events = [e["type"] for e in queries.events(his_store, patient)[0]]
+    assert events[:2] == ["OrderStarted", "MedicationAdministered"]
+
+
+def test_a_cancelled_prescription_takes_no_dose(his_store, patient) -> None:
+    oid = prescribe(his_store, patient)
+    use_cases.progress_order(use_cases.ProgressOrder(patient, oid, "cancel", "Wrong drug"),
+                             UnitOfWork(his_store), actor=DOCTOR)
+    with pytest.raises(InvalidTransition, match="cancelled: no dose can be recorded"):
+        record(his_store, patient, oid, status="not_given", reason="held")
 
 
 def test_the_mar_lists_the_days_slots_and_prn_doses(his_store, patient) -> None:

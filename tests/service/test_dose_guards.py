@@ -132,9 +132,19 @@ def test_a_day_above_the_hard_daily_limit_is_refused_whatever_the_reasons(
     assert queries.order(his_store, patient, oid)["etag"] == before
 
 
-def test_a_dose_not_given_meets_no_guard(his_store, patient) -> None:
+def test_a_dose_not_given_ahead_of_its_time_needs_a_reason_of_its_own(
+        his_store, patient) -> None:
     oid = prescribe(his_store, patient)
-    slot = open_slots(his_store, patient, oid)[-1]
-    order = record(his_store, patient, oid, status="not_given", reason="refused", dose=None,
-                   unit="", scheduled_for=slot)
-    assert order.administrations[-1]["overrides"] == []
+    slot = open_slots(his_store, patient, oid)[-1]  # tomorrow: far ahead of its window
+    with pytest.raises(OrderConflicts) as err:
+        record(his_store, patient, oid, status="not_given", reason="held", dose=None,
+               unit="", scheduled_for=slot)
+    assert err.value.problem_type == "early-not-given"
+    assert [c["type"] for c in err.value.extra["conflicts"]] == ["early-not-given"]
+    assert "ahead" in err.value.extra["conflicts"][0]["detail"]
+    assert queries.order(his_store, patient, oid)["administrations"] == []
+    order = record(his_store, patient, oid, status="not_given", reason="held", dose=None,
+                   unit="", scheduled_for=slot, overrides={"early-not-given": GOOD})
+    # the guards of a dose given (interval, 24 hours) do not apply to a dose not given
+    assert [(o["check"], o["reason"]) for o in order.administrations[-1]["overrides"]] == [
+        ("early-not-given", GOOD)]

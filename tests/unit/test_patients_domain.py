@@ -82,14 +82,18 @@ def test_it_needs_a_reason_to_cancel_and_keeps_it() -> None:
     assert o.cancel_reason == "duplicate"
 
 
-def test_it_administers_only_ready_medication_and_starts_it() -> None:
+def test_it_administers_only_active_medication_and_the_first_dose_starts_it() -> None:
     with pytest.raises(InvalidTransition):
         order(kind="lab", status="ready").administer({"dose": 1})
     with pytest.raises(InvalidTransition):
-        order(status="created").administer({"dose": 1})
-    o = order(status="ready")
-    o.administer({"dose": 1})
-    assert (o.status, len(o.administrations)) == ("in_progress", 1)
+        order(status="cancelled").administer({"dose": 1})
+    for status in ("created", "ready"):  # a new prescription needs no "ready" step first
+        o = order(status=status)
+        assert o.administer({"dose": 1}) is True
+        assert (o.status, len(o.administrations)) == ("in_progress", 1)
+    held = order(status="created")
+    assert held.administer({"status": "not_given", "dose": None}) is False
+    assert held.status == "created"
 
 
 def test_it_assigns_only_active_orders() -> None:

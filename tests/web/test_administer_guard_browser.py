@@ -94,7 +94,7 @@ def test_the_charts_administer_shows_each_guard_with_its_reason_box(
 
     page.fill("#id_override_dose_interval", "Pain score 9, second dose agreed by doctor")
     page.click("input[type=submit]")
-    assert "Administration recorded." in page.inner_text("ul.messagelist")
+    assert "Dose given recorded: " in page.inner_text("ul.messagelist")
     page.goto(f"{base}/admin/patients/{pid}/orders/{oid}/")
     overrides = page.locator("#order-administrations .dose-override")
     assert overrides.count() == 2  # the earlier doses were spaced: no guard fired

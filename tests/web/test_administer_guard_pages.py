@@ -89,7 +89,7 @@ def test_an_early_dose_on_the_chart_warns_with_its_reason_box_and_records_the_ov
 
     done = nurse.post(url, {**fields, "signature": signature, "override_early_dose": GOOD})
     assert done.status_code == 302 and done["Location"] == f"/admin/patients/{pid}/"
-    assert "Administration recorded." in nurse.get(done["Location"]).content.decode()
+    assert "Dose given recorded: " in nurse.get(done["Location"]).content.decode()
 
     api = team["nurse"].get(f"/api/v1/patients/{pid}/orders/{oid}").json()
     [entry] = api["administrations"]

@@ -90,9 +90,9 @@ def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, ma
     page.wait_for_selector("text=Order updated.")
     page.click("#orders .administer-link")
     page.fill("#id_dose", "40")
-    page.fill("#id_unit", "mg")
+    page.select_option("#id_unit", "mg")
     page.click("input[type=submit]")
-    page.wait_for_selector("text=Administration recorded.")
+    page.wait_for_selector("text=Dose given recorded")
     assert page.inner_text("#orders .order-status") == "In progress"
 
     ctx.clear_cookies()

@@ -71,7 +71,7 @@ def test_a_nurse_answers_a_due_dose_from_the_ward_list(live_server, browser, war
     assert page.is_visible("#patient-banner")
     assert page.input_value("#id_dose") == "1"
     page.click("input[type=submit]")
-    assert "Dose given recorded." in page.inner_text("ul.messagelist")
+    assert "Dose given recorded: " in page.inner_text("ul.messagelist")
     drain_worklists()
     page.goto(f"{base}/admin/worklists/medications-due/?ward=MED-1")
     assert "No doses due" in page.inner_text("#result_list")

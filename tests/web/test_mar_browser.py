@@ -72,7 +72,7 @@ def test_a_nurse_records_a_due_dose_with_one_click(live_server, browser, make_us
     page.screenshot(path=str(shots / f"mar-record-form-{width}.png"), full_page=True)
     page.click("input[type=submit]")
 
-    assert "Dose given recorded." in page.inner_text("ul.messagelist")
+    assert "Dose given recorded: " in page.inner_text("ul.messagelist")
     given = page.locator(f'#mar-scheduled tr[data-order="{amox}"] .mar-slot').first
     assert given.get_attribute("data-status") == "given"
     assert given.locator(".mar-status").inner_text() == "Given"

@@ -105,7 +105,7 @@ def test_a_clinicians_open_mar_follows_a_nurse_recording_in_another_window(
     nurse = _open(browser, base, "nurse", pid, width)
     nurse.locator(f'.mar-slot[data-slot-id="{slot_id}"] a.mar-record').click()
     nurse.click("input[type=submit]")
-    assert "Dose given recorded." in nurse.inner_text("ul.messagelist")
+    assert "Dose given recorded: " in nurse.inner_text("ul.messagelist")
     nurse.context.close()
 
     _turns_given(watching, slot_id)

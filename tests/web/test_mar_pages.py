@@ -74,7 +74,7 @@ def test_record_opens_a_prefilled_form_and_gives_the_dose(world: dict) -> None:
                                      "administered_at": "", "scheduled_for": slot},
                                follow=True)
     html = done.content.decode()
-    assert "Dose given recorded." in html and ">Given<" in html and "1 g at" in html
+    assert "Dose given recorded: " in html and ">Given<" in html and "1 g at" in html
 
 
 def start_slot(world: dict) -> str:
@@ -92,7 +92,7 @@ def test_not_given_needs_a_reason(world: dict) -> None:
         missing.content.decode())
     done = world["nurse"].post(url, {**initial, "status": "not_given", "reason": "refused",
                                      "administered_at": ""}, follow=True)
-    assert "Dose not given recorded." in done.content.decode()
+    assert "Dose not given recorded" in done.content.decode()
 
 
 def test_too_much_is_refused_on_its_field(world: dict) -> None:
@@ -119,7 +119,7 @@ def test_a_prn_dose_too_soon_asks_for_a_reason_then_records(world: dict) -> None
                                      "override_dose_interval": "Breakthrough pain"},
                                follow=True)
     page = done.content.decode()
-    assert "Dose given recorded." in page and "interval overridden" in page
+    assert "Dose given recorded: " in page and "interval overridden" in page
 
 
 def test_clinicians_cannot_open_the_form_and_a_bad_date_is_a_400_page(world: dict) -> None:

@@ -164,7 +164,7 @@ def test_a_tds_prescription_is_recorded_from_the_mar_the_ward_list_and_the_chart
     assert page.input_value("#id_dose") == "500" and page.input_value("#id_unit") == "mg"
     assert "Wed 10 Jun, 08:00" in page.inner_text(".mar-record-for")
     submit(page)
-    assert "Dose given recorded." in page.inner_text("ul.messagelist")
+    assert "Dose given recorded: " in page.inner_text("ul.messagelist")
     cell = closed_everywhere(page, base, pid, day, slots[0], "given", drain_worklists)
     assert "500 mg at 07:5" in cell.inner_text() and "nurse" in cell.inner_text()
 
@@ -182,7 +182,7 @@ def test_a_tds_prescription_is_recorded_from_the_mar_the_ward_list_and_the_chart
     page.select_option("#id_reason", "refused")
     page.fill("#id_note", "Says it upsets her stomach")
     submit(page)
-    assert "Dose not given recorded." in page.inner_text("ul.messagelist")
+    assert "Dose not given recorded" in page.inner_text("ul.messagelist")
     cell = closed_everywhere(page, base, pid, day, slots[1], "not_given", drain_worklists)
     assert "Refused" in cell.inner_text() and "nurse" in cell.inner_text()
 
@@ -192,9 +192,9 @@ def test_a_tds_prescription_is_recorded_from_the_mar_the_ward_list_and_the_chart
     page.goto(f"{base}/admin/patients/{pid}/")
     page.click("#orders .administer-link")
     page.fill("#id_dose", "500")
-    page.fill("#id_unit", "mg")
+    page.select_option("#id_unit", "mg")
     submit(page)
-    page.wait_for_selector("text=Administration recorded.")
+    page.wait_for_selector("text=Dose given recorded")
     cell = closed_everywhere(page, base, pid, day, slots[2], "given", drain_worklists)
     assert "nurse2" in cell.inner_text()
     shoot(page, shots, "mar-day-done")
@@ -227,7 +227,7 @@ def test_an_early_dose_is_recorded_with_its_reason_and_the_mar_says_who_and_why(
 
     warning.locator("textarea").fill("Leaving for theatre at 13:00, surgeon agreed")
     submit(page)
-    assert "Dose given recorded." in page.inner_text("ul.messagelist")
+    assert "Dose given recorded: " in page.inner_text("ul.messagelist")
     cell = closed_everywhere(page, base, pid, day, two, "given", drain_worklists)
     override = cell.locator(".mar-override")
     assert override.count() == 1
@@ -254,7 +254,7 @@ def test_a_second_record_of_a_slot_is_refused_and_a_dose_too_soon_waits_for_reas
     for page in (first, second):  # both open the 08:00 dose
         mar_cell(page, base, pid, day, eight).locator("a.mar-record").click()
     submit(first)
-    assert "Dose given recorded." in first.inner_text("ul.messagelist")
+    assert "Dose given recorded: " in first.inner_text("ul.messagelist")
 
     submit(second)  # the order changed under the form: nothing recorded, look again
     assert "changed by someone else" in second.inner_text(".errornote")
@@ -273,7 +273,7 @@ def test_a_second_record_of_a_slot_is_refused_and_a_dose_too_soon_waits_for_reas
     second.goto(f"{base}/admin/patients/{pid}/")
     second.click("#orders .administer-link")
     second.fill("#id_dose", "500")
-    second.fill("#id_unit", "mg")
+    second.select_option("#id_unit", "mg")
     submit(second)
     choice = second.locator('input[name="slot_id"][type=radio]')
     assert choice.count() == 2  # the day's open dose times: 14:00 and 20:00
@@ -325,7 +325,7 @@ def test_on_a_clock_change_day_the_doses_are_at_local_standard_times(
     shoot(page, shots, f"{kind}-mar")
     cell.locator("a.mar-record").click()
     submit(page)
-    assert "Dose given recorded." in page.inner_text("ul.messagelist")
+    assert "Dose given recorded: " in page.inner_text("ul.messagelist")
     cell = closed_everywhere(page, base, pid, day, eight, "given", drain_worklists)
     assert "500 mg at 07:4" in cell.inner_text()
     assert [s["status"] for s in api_slots(page, base, pid, day).values()] == [

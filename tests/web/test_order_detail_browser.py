@@ -72,9 +72,9 @@ def test_an_order_placed_over_a_warning_and_given_reads_in_full(
     page.wait_for_selector("text=Order updated.")
     page.click("#orders .administer-link")
     page.fill("#id_dose", "500")
-    page.fill("#id_unit", "mg")
+    page.select_option("#id_unit", "mg")
     page.click("input[type=submit]")
-    page.wait_for_selector("text=Administration recorded.")
+    page.wait_for_selector("text=Dose given recorded")
 
     page.click("#orders a.order-link")  # from the chart's order list
     page.wait_for_selector("#order-fields")

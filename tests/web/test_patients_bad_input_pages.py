@@ -64,8 +64,11 @@ FORM_CASES = [
     (ROOT + "orders/new/lab/", {"test_code": "", "urgency": "routine"}, "test_code"),
     (ROOT + "orders/{med}/administer/", {"dose": "-1", "unit": "g", "etag": "{med_etag}"},
      "dose"),
-    (ROOT + "orders/{med}/administer/", {"dose": "1", "unit": "g", "etag": "{med_etag}"},
-     None),  # not ready yet: a form-level error
+    (ROOT + "orders/{med}/administer/", {"dose": "1 000", "unit": "g", "etag": "{med_etag}"},
+     "dose"),  # a group separator: refused, never read as another number
+    (ROOT + "orders/{med}/administer/", {"dose": "1,500", "unit": "g", "etag": "{med_etag}"},
+     "dose"),  # 1.5 or 1500? refused
+    (ROOT + "orders/new/medication/", {**MED, "dose": "1,000.5"}, "dose"),
 ]
 # Buttons that post and come back to the chart with a message.
 BUTTON_CASES = [
