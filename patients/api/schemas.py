@@ -302,7 +302,7 @@ class AdministrationOut(Schema):
                                             "(the first of overrides), as before overrides")
     overrides: list[OverrideOut] = Field(
         default_factory=list, description="every guard the dose overrode (early-dose, "
-        "dose-interval, daily-dose), each with what it said, the reason, who and when: "
+        "dose-interval, daily-dose; early-not-given for a dose not given), each with what it said, the reason, who and when: "
         "{check, detail, reason, by, at}; empty when none")
     by: str
     note: str = ""
@@ -398,7 +398,8 @@ class Problem(Schema):
 class ConflictOut(Schema):
     type: str = Field(description="a check type: allergy-status-unknown | allergy-conflict | "
                       "dose-limit | duplicate-order (placing an order); early-dose | "
-                      "dose-interval | daily-dose (recording a dose given); wrong-patient "
+                      "dose-interval | daily-dose (recording a dose given); early-not-given "
+                      "(a dose recorded as not given before its time); wrong-patient "
                       "(a wristband scanned that is not the patient's)")
     detail: str
     reason_refused: str | None = Field(None, description="present when a reason was given "
