@@ -65,17 +65,23 @@ def _parse(value: str | datetime) -> datetime:
 
 
 # ------------------------------------------------------------------ early
+def _ahead(check: str, slot: datetime | None, at: datetime, window: timedelta, tz: tzinfo,
+           *, doing: str, rule: str) -> Conflict | None:
+    """``check`` when ``at`` is more than ``window`` before ``slot`` (none without a slot)."""
+    if slot is None or at >= slot - window:
+        return None
+    return Conflict(check, (
+        f"This dose is for {_when(slot, tz)} and is being {doing} at {_when(at, tz)}, "
+        f"{_gap(slot - at)} {rule} at most {int(window.total_seconds() // 60)} min before "
+        "their time."))
+
+
 def early_dose(slot: datetime | None, at: datetime, window: timedelta, tz: tzinfo = UTC
                ) -> Conflict | None:
     """A dose given more than ``window`` before the slot it answers (none without a slot);
     times said in ``tz``."""
-    if slot is None or at >= slot - window:
-        return None
-    return Conflict(EARLY_DOSE, (
-        f"This dose is for {_when(slot, tz)} and is being given at {_when(at, tz)}, "
-        f"{_gap(slot - at)} "
-        f"early; doses are given at most {int(window.total_seconds() // 60)} min before their "
-        "time."))
+    return _ahead(EARLY_DOSE, slot, at, window, tz, doing="given",
+                  rule="early; doses are given")
 
 
 def early_not_given(slot: datetime | None, at: datetime, window: timedelta, tz: tzinfo = UTC
@@ -83,13 +89,9 @@ def early_not_given(slot: datetime | None, at: datetime, window: timedelta, tz: 
     """A dose recorded as not given more than ``window`` before its slot (the same window as
     a dose given early): the shift that would give it never sees it due, so it takes a
     reason of its own."""
-    if slot is None or at >= slot - window:
-        return None
-    return Conflict(EARLY_NOT_GIVEN, (
-        f"This dose is for {_when(slot, tz)} and is being recorded as not given at "
-        f"{_when(at, tz)}, {_gap(slot - at)} ahead; the shift that gives it will not see it "
-        f"due. A dose is recorded as not given at most {int(window.total_seconds() // 60)} "
-        "min before its time."))
+    return _ahead(EARLY_NOT_GIVEN, slot, at, window, tz, doing="recorded as not given",
+                  rule="ahead, and the shift that gives it will not see it due; doses are "
+                       "recorded as not given")
 
 
 # ------------------------------------------------------------------ interval

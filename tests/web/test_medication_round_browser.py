@@ -111,15 +111,20 @@ def closed_everywhere(page: Any, base: str, pid: str, day: str, slot: str, statu
     return cell
 
 
+def fill_prescription(page: Any, values: dict[str, str]) -> None:
+    """The Prescribe form filled as a prescriber does (medication first: it proposes the
+    unit), first dose at the next standard time."""
+    page.select_option("#id_medication_code", values["medication_code"])
+    page.fill("#id_dose", values["dose"])
+    for field in ("unit", "route", "frequency"):
+        page.select_option(f"#id_{field}", values[field])
+    page.check('input[name="first_dose"][value="next"]')
+
+
 def prescribe_from_the_form(page: Any, base: str, pid: str) -> None:
     page.goto(f"{base}/admin/patients/{pid}/")
     page.click("#prescribe-link")
-    page.select_option("#id_medication_code", AMOX["medication_code"])
-    page.fill("#id_dose", AMOX["dose"])
-    page.select_option("#id_unit", AMOX["unit"])
-    page.select_option("#id_route", AMOX["route"])
-    page.select_option("#id_frequency", AMOX["frequency"])
-    page.check('input[name="first_dose"][value="next"]')
+    fill_prescription(page, AMOX)
     submit(page)
     page.wait_for_selector("text=order placed")
     assert "Amoxicillin 500 mg PO TDS" in page.inner_text("#orders")

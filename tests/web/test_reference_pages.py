@@ -45,12 +45,17 @@ def test_it_edits_a_medications_classes_by_name(admin_client, his_store) -> None
     assert ">Penicillins</option>" in html and ">milligram</option>" in html
     assert "Oral" in html  # routes and details by name
     r = admin_client.post(url, medication_post(form, classes=["NSAIDS", "SALICYLATES"],
-                                               max_single_dose="600",
+                                               max_single_dose="1 000",
                                                prn_min_interval_hours="6"))
+    assert "without spaces" in str(r.context["form"].errors["max_single_dose"])  # refused
+    assert 'value="1 000"' in r.content.decode()  # as typed
+    r = admin_client.post(url, medication_post(form, classes=["NSAIDS", "SALICYLATES"],
+                                               max_single_dose="600",
+                                               prn_min_interval_hours="6,5"))
     assert r.status_code == 302, r.context["form"].errors
     ibu = stored(his_store, "Medication", "IBU")
     assert ibu["classes"] == ["NSAIDS", "SALICYLATES"]
-    assert ibu["maxSingleDose"] == 600 and ibu["prnMinIntervalHours"] == 6
+    assert ibu["maxSingleDose"] == 600 and ibu["prnMinIntervalHours"] == 6.5  # a comma
     assert ibu["ingredients"] == ["IBUPROFEN"] and ibu["source"]
     changes = [d["docContents"] for d in his_store.query_all(keys.reference("Medication"),
                                                               Query())

@@ -107,3 +107,25 @@ def test_results_read_in_words_with_their_precision_on_the_chart_and_order_page(
         assert '<td class="result-value">5.0</td>' in html  # not "5"
         assert '<td class="result-value">120.0</td>' in html
         assert "UTC" not in html and "resulted 20" not in html  # local time, in words
+
+
+def test_a_measurement_takes_a_decimal_comma_and_refuses_a_group_separator(
+        make_user, api_client, lab) -> None:
+    nurse = _login(make_user, "ward-nurse", "nurse")
+    url = f"/admin/patients/{lab['pid']}/orders/{lab['oid']}/results/"
+    page = nurse.get(url)
+    field = page.content.decode()
+    assert 'name="results.WBC"' in field and 'inputmode="decimal"' in field
+    assert 'type="number"' not in field
+    etag = page.context["form"].initial["etag"]
+    refused = nurse.post(url, {"results.HGB": "120", "results.WBC": "1 000",
+                               "results.PLT": "250", "etag": etag})
+    assert refused.status_code == 200
+    assert "without spaces" in refused.content.decode()
+    assert 'value="1 000"' in refused.content.decode()  # kept as typed
+    done = nurse.post(url, {"results.HGB": "120", "results.WBC": "7,5", "results.PLT": "250,",
+                            "etag": etag})
+    assert done.status_code == 302
+    results = api_client("clinician").get(f"/api/v1/patients/{lab['pid']}/results").json()
+    values = {v["analyte"]: v["value"] for r in results for v in r["values"]}
+    assert (values["WBC"], values["PLT"]) == (7.5, 250)

@@ -22,7 +22,14 @@ from patients import use_cases
 from patients.persistence import queries
 from tests.web.fixed_clock import fixed_clock, slot_of  # noqa: F401  (the clock fixture)
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
-from tests.web.test_medication_round_browser import admitted, as_user, mar_cell, shoot, submit
+from tests.web.test_medication_round_browser import (
+    admitted,
+    as_user,
+    fill_prescription,
+    mar_cell,
+    shoot,
+    submit,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
               pytest.mark.timeout(120)]
@@ -31,6 +38,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
 TYPED = [("0,5", "0.5"), ("1,5", "1.5"), ("0.5", "0.5"), (".5", "0.5"), ("5.", "5"),
          ("1 000", None)]
 GOOD = "Patient in theatre until the evening, surgeon agreed"
+MORPHINE = {"medication_code": "MORPH", "unit": "mg", "route": "SC", "frequency": "Q4H"}
 
 
 @pytest.fixture
@@ -45,6 +53,16 @@ def place(store: Any, pid: str, **values: Any) -> str:
         patient_id=pid, kind="medication", overrides={"duplicate-order": GOOD}, **values),
         UnitOfWork(store), actor=SYSTEM_ACTOR)
     return order.order_id
+
+
+def amoxicillin_tds(clock_at: Any, store: Any, family: str, bed: str, placed: str
+                    ) -> tuple[Any, str, str]:
+    """(the clock, the patient, the order): amoxicillin 500 mg PO TDS placed at ``placed`` on
+    2026-06-10, first dose at the next standard time, left "created"."""
+    clock = clock_at("2026-06-10", placed)
+    pid = admitted(store, family, bed)
+    return clock, pid, place(store, pid, medication_code="AMOX", dose=Decimal("500"),
+                             unit="mg", route="PO", frequency="TDS")
 
 
 def cancel(store: Any, pid: str, oid: str) -> None:
@@ -70,12 +88,8 @@ def test_prescribe_reads_a_decimal_comma_and_refuses_a_group_separator_keeping_i
         dose = page.locator("#id_dose")
         assert dose.get_attribute("type") == "text"
         assert dose.get_attribute("inputmode") == "decimal"
-        page.select_option("#id_medication_code", "MORPH")
-        dose.fill(typed)
+        fill_prescription(page, {**MORPHINE, "dose": typed})
         assert dose.input_value() == typed  # the browser keeps it as typed (no "05")
-        page.select_option("#id_unit", "mg")
-        page.select_option("#id_route", "SC")
-        page.select_option("#id_frequency", "Q4H")
         before = len(medication_orders(his_store, pid))
         submit(page)
         orders = medication_orders(his_store, pid)
@@ -142,10 +156,7 @@ def test_not_given_hours_ahead_needs_its_own_reason_and_the_cell_says_when(
         fixed_clock, live_server, browser, staff, his_store, reference_data,  # noqa: F811
         shots) -> None:
     day = "2026-06-10"
-    clock = fixed_clock(day, "08:30")
-    pid = admitted(his_store, "Ahead", "M103")
-    oid = place(his_store, pid, medication_code="AMOX", dose=Decimal("500"), unit="mg",
-                route="PO", frequency="TDS")
+    clock, pid, oid = amoxicillin_tds(fixed_clock, his_store, "Ahead", "M103", "08:30")
     eight_pm = slot_of(oid, day, "20:00")
     clock.at("13:51")
     base = live_server.url
@@ -188,11 +199,8 @@ def test_a_new_prescription_is_recorded_from_medications_due_without_a_ready_ste
     page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
     login(page, base, "doctor")
     page.goto(f"{base}/admin/patients/{pid}/orders/new/medication/")
-    page.select_option("#id_medication_code", "PARA")
-    page.fill("#id_dose", "1000")
-    page.select_option("#id_unit", "mg")
-    page.select_option("#id_route", "PO")
-    page.select_option("#id_frequency", "QDS")
+    fill_prescription(page, {"medication_code": "PARA", "dose": "1000", "unit": "mg",
+                             "route": "PO", "frequency": "QDS"})
     submit(page)
     [order] = medication_orders(his_store, pid)
     assert order["status"] == "created"
@@ -217,11 +225,7 @@ def test_a_new_prescription_is_recorded_from_medications_due_without_a_ready_ste
 def test_the_charts_administer_is_the_record_form_and_a_second_dose_says_when_the_first_was(
         fixed_clock, live_server, browser, staff, his_store, reference_data,  # noqa: F811
         shots) -> None:
-    day = "2026-06-10"
-    clock = fixed_clock(day, "07:30")
-    pid = admitted(his_store, "Zweimal", "M105")
-    oid = place(his_store, pid, medication_code="AMOX", dose=Decimal("500"), unit="mg",
-                route="PO", frequency="TDS")
+    clock, pid, oid = amoxicillin_tds(fixed_clock, his_store, "Zweimal", "M105", "07:30")
     clock.at("13:45")
     base = live_server.url
     page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
@@ -284,10 +288,7 @@ def test_the_downtime_print_keeps_overrides_and_identity_confirmed_by_scan(
         fixed_clock, live_server, browser, staff, his_store, reference_data,  # noqa: F811
         shots) -> None:
     day = "2026-06-10"
-    clock = fixed_clock(day, "07:30")
-    pid = admitted(his_store, "Papier", "M107")
-    oid = place(his_store, pid, medication_code="AMOX", dose=Decimal("500"), unit="mg",
-                route="PO", frequency="TDS")
+    clock, pid, oid = amoxicillin_tds(fixed_clock, his_store, "Papier", "M107", "07:30")
     mrn = queries.patient(his_store, pid)["mrn"]
     clock.at("12:30")  # the 14:00 dose, 90 minutes early, band scanned
     use_cases.administer(use_cases.Administer(
