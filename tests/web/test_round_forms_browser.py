@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from cosmos_backend.uow import UnitOfWork
+from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from patients.persistence import queries
@@ -311,3 +312,45 @@ def test_the_downtime_print_keeps_overrides_and_identity_confirmed_by_scan(
         assert "Not given ahead of time overridden by" in sheet and GOOD in sheet
         assert "Held" in sheet and "recorded 12:30" in sheet
         shoot(page, shots, f"mar-print-as-{user}")
+
+
+def test_a_lab_value_and_a_medication_limit_take_a_decimal_comma_in_the_browser(
+        fixed_clock, live_server, browser, staff, make_user, his_store,  # noqa: F811
+        reference_data, shots) -> None:
+    fixed_clock("2026-06-10", "10:00")
+    make_user("boss", "admin")
+    pid = admitted(his_store, "Labor", "M108")
+    lab = use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="lab",
+                                                     test_code="CBC"),
+                                UnitOfWork(his_store), actor=SYSTEM_ACTOR).order_id
+    use_cases.progress_order(use_cases.ProgressOrder(pid, lab, "start"), UnitOfWork(his_store),
+                             actor=SYSTEM_ACTOR)
+    base = live_server.url
+    page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+    login(page, base, "nurse")
+    page.goto(f"{base}/admin/patients/{pid}/orders/{lab}/results/")
+    wbc = page.locator('input[name="results.WBC"]')
+    assert wbc.get_attribute("type") == "text" and wbc.get_attribute("inputmode") == "decimal"
+    page.fill('input[name="results.HGB"]', "120")
+    wbc.fill("1 000")
+    page.fill('input[name="results.PLT"]', "250")
+    submit(page)
+    assert "without spaces" in page.inner_text("ul.errorlist")
+    assert wbc.input_value() == "1 000"
+    shoot(page, shots, "results-refused")
+    wbc.fill("7,5")
+    submit(page)
+    values = queries.order(his_store, pid, lab)["results"]["values"]
+    assert {v["analyte"]: Decimal(str(v["value"])) for v in values}["WBC"] == Decimal("7.5")
+    as_user(page, base, "doctor")
+    page.goto(f"{base}/admin/patients/{pid}/")
+    assert "7.5" in page.inner_text("#results")
+    shoot(page, shots, "results-on-chart-as-clinician")
+
+    as_user(page, base, "boss")
+    page.goto(f"{base}/admin/reference/Medication/IBU/")
+    page.fill("#id_prn_min_interval_hours", "6,5")
+    shoot(page, shots, "reference-medication-comma")
+    submit(page)
+    saved = his_store.read(keys.reference("Medication"), "IBU")["docContents"]
+    assert saved["prnMinIntervalHours"] == 6.5
