@@ -306,9 +306,10 @@ def record_form(request: HttpRequest, patient_id: str, order_id: str, *,
     if not slot and request.method != "POST":
         moment, next_slot = _due_now(order)
         slot = mar.slot_id(order_id, moment) if moment else ""
-        if moment is None:
-            near = mar.answered_near(order.get("administrations") or [], timezone.now())
-            answered = near and {**_entry_view(dict(near[1])), "slot": _local(near[0])}
+        near = (mar.answered_near(order.get("administrations") or [], timezone.now())
+                if moment is None else None)
+        if near is not None:  # a dose time around now already answered: say when
+            answered = {**_entry_view(dict(near[1])), "slot": _local(near[0])}
     slot_time = _local(moment)
     if slot_time is not None:
         try:

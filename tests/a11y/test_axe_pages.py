@@ -41,7 +41,7 @@ def _pages(pid: str, free_pid: str, orders: dict[str, str]) -> dict[str, list[st
                       f"{chart}orders/new/medication/", order,
                       f"{chart}orders/{orders['lab']}/results/", f"{chart}mar/"],
         "nurse": ["/admin/", "/admin/worklists/medications-due/", f"{chart}mar/", order,
-                  "/admin/wards/MED-1/"],
+                  "/admin/wards/MED-1/", f"{order}administer/"],
         "admin": ["/admin/", "/admin/reference/", "/admin/reference/Medication/",
                   "/admin/webhooks/", "/admin/access-log/", f"{chart}access/",
                   "/admin/auth/user/"],

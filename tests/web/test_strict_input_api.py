@@ -205,3 +205,25 @@ def test_a_fhir_search_value_is_held_to_the_same_text_rules(team: dict[str, Clie
         assert r.status_code == 400, (params, r.status_code)
         assert r.json()["resourceType"] == "OperationOutcome"
     assert team["clerk"].get("/fhir/R4/Patient", {"name": "Strict"}).status_code == 200
+
+
+@pytest.mark.parametrize(("value", "words"), [
+    ("0,5", "with a point: '0.5'"), ("1,500", "with a point"), ("1 000", "without spaces"),
+    ("1_000", "without spaces"), ("1e3", "Give a number"), ("\u0661", "digits 0 to 9")])
+def test_a_dose_as_text_takes_a_decimal_point_only_and_says_how_to_write_it(
+        team: dict[str, Client], patient: str, his_store, value: str, words: str) -> None:
+    before = his_store.count()
+    r = order(team, patient, dose=value)
+    assert fields_of(r) == ["dose"]
+    assert words in r.json()["errors"][0]["message"]
+    assert his_store.count() == before
+
+
+@pytest.mark.parametrize(("value", "kept"), [("0.5", "0.5"), (".5", "0.5"), ("5.", "5"),
+                                             (0.5, "0.5"), (2, "2")])
+def test_a_dose_as_a_number_or_decimal_text_is_kept_as_sent(
+        team: dict[str, Client], patient: str, value: Any, kept: str) -> None:
+    r = order(team, patient, medication_code="MORPH", unit="mg", route="SC", dose=value,
+              overrides={"duplicate-order": "Second test order of the same drug"})
+    assert r.status_code == 201, r.content
+    assert r.json()["dose"] in (kept, float(kept))
