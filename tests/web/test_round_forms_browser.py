@@ -66,6 +66,13 @@ def amoxicillin_tds(clock_at: Any, store: Any, family: str, bed: str, placed: st
                              unit="mg", route="PO", frequency="TDS")
 
 
+def signed_in(chromium: Any, base: str, user: str, *, width: int = 1440) -> Any:
+    """A new browser page, ``width`` px wide, logged in as ``user``."""
+    page = chromium.new_context(viewport={"width": width, "height": 900}).new_page()
+    login(page, base, user)
+    return page
+
+
 def cancel(store: Any, pid: str, oid: str) -> None:
     use_cases.progress_order(use_cases.ProgressOrder(pid, oid, "cancel", "Test done"),
                              UnitOfWork(store), actor=SYSTEM_ACTOR)
@@ -82,8 +89,7 @@ def test_prescribe_reads_a_decimal_comma_and_refuses_a_group_separator_keeping_i
     fixed_clock("2026-06-10", "09:00")
     pid = admitted(his_store, "Komma", "M101")
     base = live_server.url
-    page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-    login(page, base, "doctor")
+    page = signed_in(browser, base, "doctor")
     for typed, stored in TYPED:
         page.goto(f"{base}/admin/patients/{pid}/orders/new/medication/")
         dose = page.locator("#id_dose")
@@ -119,8 +125,7 @@ def test_the_record_form_reads_a_decimal_comma_from_the_mar_and_from_the_chart(
     fixed_clock(day, "09:00")
     pid = admitted(his_store, "Dosis", "M102")
     base = live_server.url
-    page = browser.new_context(viewport={"width": 1024, "height": 900}).new_page()
-    login(page, base, "nurse")
+    page = signed_in(browser, base, "nurse", width=1024)
     for n, (typed, stored) in enumerate(TYPED):
         # a STAT dose of 10 mg, new (not marked ready): one dose time, now
         oid = place(his_store, pid, medication_code="MORPH", dose=Decimal("10"), unit="mg",
@@ -161,8 +166,7 @@ def test_not_given_hours_ahead_needs_its_own_reason_and_the_cell_says_when(
     eight_pm = slot_of(oid, day, "20:00")
     clock.at("13:51")
     base = live_server.url
-    page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-    login(page, base, "nurse")
+    page = signed_in(browser, base, "nurse")
     mar_cell(page, base, pid, day, eight_pm).locator("a.mar-record").click()
     page.check('input[name="status"][value="not_given"]')
     page.select_option("#id_reason", "held")
@@ -197,8 +201,7 @@ def test_a_new_prescription_is_recorded_from_medications_due_without_a_ready_ste
     clock = fixed_clock(day, "07:30")
     pid = admitted(his_store, "Neu", "M104")
     base = live_server.url
-    page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-    login(page, base, "doctor")
+    page = signed_in(browser, base, "doctor")
     page.goto(f"{base}/admin/patients/{pid}/orders/new/medication/")
     fill_prescription(page, {"medication_code": "PARA", "dose": "1000", "unit": "mg",
                              "route": "PO", "frequency": "QDS"})
@@ -229,8 +232,7 @@ def test_the_charts_administer_is_the_record_form_and_a_second_dose_says_when_th
     clock, pid, oid = amoxicillin_tds(fixed_clock, his_store, "Zweimal", "M105", "07:30")
     clock.at("13:45")
     base = live_server.url
-    page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-    login(page, base, "nurse")
+    page = signed_in(browser, base, "nurse")
     page.goto(f"{base}/admin/patients/{pid}/")
     page.locator("#orders .administer-link").click()
     said = page.inner_text(".mar-record-for")
@@ -264,8 +266,7 @@ def test_a_once_daily_order_placed_in_the_afternoon_says_when_its_first_dose_is_
                 route="PO", frequency="OD")
     tomorrow = slot_of(oid, "2026-06-11", "08:00")
     base = live_server.url
-    page = browser.new_context(viewport={"width": 1024, "height": 900}).new_page()
-    login(page, base, "nurse")
+    page = signed_in(browser, base, "nurse", width=1024)
     page.goto(f"{base}/admin/patients/{pid}/")
     page.locator("#orders .administer-link").click()
     assert "first dose is due Thu 11 Jun, 08:00" in page.inner_text("#next-dose")
@@ -326,8 +327,7 @@ def test_a_lab_value_and_a_medication_limit_take_a_decimal_comma_in_the_browser(
     use_cases.progress_order(use_cases.ProgressOrder(pid, lab, "start"), UnitOfWork(his_store),
                              actor=SYSTEM_ACTOR)
     base = live_server.url
-    page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-    login(page, base, "nurse")
+    page = signed_in(browser, base, "nurse")
     page.goto(f"{base}/admin/patients/{pid}/orders/{lab}/results/")
     wbc = page.locator('input[name="results.WBC"]')
     assert wbc.get_attribute("type") == "text" and wbc.get_attribute("inputmode") == "decimal"
