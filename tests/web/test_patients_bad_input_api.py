@@ -110,8 +110,8 @@ CASES = [
      "If-Match"),
     ("nurse", "post", P + "/{a}/orders/{med}/administrations", {"dose": "0", "unit": "g"}, {},
      422, "dose", ""),
-    ("nurse", "post", P + "/{a}/orders/{med}/administrations", {"dose": "1", "unit": "g"}, {},
-     409, None, "ready"),
+    ("nurse", "post", P + "/{a}/orders/{med}/administrations", {"dose": "1,5", "unit": "g"},
+     {}, 422, "dose", "with a point"),  # a decimal comma is not read in the API
     ("nurse", "post", P + "/{a}/orders/{lab}/administrations", {"dose": "1", "unit": "g"}, {},
      409, None, "medication"),
     ("nurse", "post", P + "/{a}/orders/{med}/administrations", {"dose": "1", "unit": "pail"},
