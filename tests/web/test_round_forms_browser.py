@@ -39,6 +39,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
 TYPED = [("0,5", "0.5"), ("1,5", "1.5"), ("0.5", "0.5"), (".5", "0.5"), ("5.", "5"),
          ("1 000", None)]
 GOOD = "Patient in theatre until the evening, surgeon agreed"
+RED = "rgb(186, 33, 33)"  # how a refused number is marked (his.css)
 MORPHINE = {"medication_code": "MORPH", "unit": "mg", "route": "SC", "frequency": "Q4H"}
 
 
@@ -95,8 +96,17 @@ def test_prescribe_reads_a_decimal_comma_and_refuses_a_group_separator_keeping_i
         dose = page.locator("#id_dose")
         assert dose.get_attribute("type") == "text"
         assert dose.get_attribute("inputmode") == "decimal"
+        # an empty field is not marked on load; a group separator is, once typed, before
+        # the server says why
+        assert dose.evaluate("e => getComputedStyle(e).borderTopColor") != RED
         fill_prescription(page, {**MORPHINE, "dose": typed})
         assert dose.input_value() == typed  # the browser keeps it as typed (no "05")
+        dose.press("Tab")
+        marked = dose.evaluate("e => e.matches(':user-invalid') && "
+                               f"getComputedStyle(e).borderTopColor === '{RED}'")
+        assert marked is (stored is None), typed
+        if stored is None:
+            shoot(page, shots, "prescribe-dose-marked")
         before = len(medication_orders(his_store, pid))
         submit(page)
         orders = medication_orders(his_store, pid)
@@ -105,7 +115,6 @@ def test_prescribe_reads_a_decimal_comma_and_refuses_a_group_separator_keeping_i
             errors = page.inner_text("ul.errorlist")
             assert "without spaces" in errors
             assert page.input_value("#id_dose") == typed  # what was typed stays
-            assert dose.evaluate("e => e.matches(':invalid')")  # and is marked in the browser
             shoot(page, shots, "prescribe-dose-refused")
             continue
         assert len(orders) == before + 1
