@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+import time_machine
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
@@ -22,6 +23,7 @@ from patients.domain.errors import (
     UnitMismatch,
 )
 from patients.persistence import queries
+from patients.use_cases.administrations import SlotRequired
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
 CLERK = Actor(id="7", username="clerk1", display_name="Clerk One", roles=("clerk",))
@@ -223,3 +225,37 @@ def test_the_mar_lists_the_days_slots_and_prn_doses(his_store, patient) -> None:
     yesterday = use_cases.medication_record(his_store, patient, today - timedelta(days=1),
                                             now=now)
     assert yesterday["orders"] == []
+
+
+def test_a_dose_with_no_dose_time_open_today_names_the_first_and_how_to_give_it_now(
+        his_store, patient, settings) -> None:
+    settings.HOSPITAL_TIME_ZONE = "Europe/London"
+    with time_machine.travel(datetime(2026, 6, 10, 14, 10, tzinfo=UTC), tick=False):
+        oid = prescribe(his_store, patient, frequency="OD", first_dose="next")  # 15:10 BST
+        with pytest.raises(SlotRequired) as err:
+            record(his_store, patient, oid, dose=Decimal("1"), unit="g")
+        said = str(err.value)
+        assert "No dose time of this order is open on Wed 10 Jun: the first is due " \
+               "Thu 11 Jun, 08:00." in said and "give a reason for the early dose" in said
+        assert "Every dose time" not in said
+        [first] = err.value.candidates
+        assert first["scheduled_for"] == "2026-06-11T07:00:00+00:00"
+        with pytest.raises(OrderConflicts) as early:  # chosen: an early dose, with a reason
+            record(his_store, patient, oid, dose=Decimal("1"), unit="g",
+                   slot_id=first["slot_id"])
+        assert early.value.problem_type == "early-dose"
+
+
+def test_a_second_dose_in_the_same_window_says_when_the_first_was_given(
+        his_store, patient, settings) -> None:
+    settings.HOSPITAL_TIME_ZONE = "Europe/London"
+    with time_machine.travel(datetime(2026, 6, 10, 6, 30, tzinfo=UTC), tick=False):
+        oid = prescribe(his_store, patient, frequency="TDS", first_dose="next")
+    with time_machine.travel(datetime(2026, 6, 10, 12, 45, tzinfo=UTC), tick=False):
+        record(his_store, patient, oid, dose=Decimal("1"), unit="g")  # the 14:00 (BST) dose
+        with pytest.raises(SlotRequired) as err:
+            record(his_store, patient, oid, dose=Decimal("1"), unit="g")
+    said = str(err.value)
+    assert said.startswith("The 14:00 dose is already given at 13:45.")
+    assert "No dose time is due" not in said
+    assert {c["scheduled_for"][11:16] for c in err.value.candidates} == {"07:00", "19:00"}
