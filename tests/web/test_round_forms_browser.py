@@ -255,6 +255,7 @@ def test_the_charts_administer_is_the_record_form_and_a_second_dose_says_when_th
     assert "Dose given recorded: 500 mg at 13:45 (the 14:00 dose)." in page.inner_text(
         "ul.messagelist")
     assert page.url.rstrip("/").endswith(pid)  # back on the chart
+    shoot(page, shots, "chart-after-administer-as-nurse")
 
     page.locator("#orders .administer-link").click()  # the same minute, again
     assert "already given at 13:45" in page.inner_text("#already-recorded")
