@@ -25,7 +25,7 @@ from django.utils.cache import patch_vary_headers
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
-from hisadmin.core.inputs import CheckedForm, hospital_time_zone, hospital_today
+from hisadmin.core.inputs import CheckedForm, hospital_time_zone, hospital_today, safe_next
 from hisadmin.core.local_time import human_time
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
@@ -253,8 +253,9 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
             raise BadRequest(str(exc)) from None
     day = (slot_time.date() if slot_time else _day(request.GET.get("date"))) or (
         hospital_today())
-    back = reverse("admin:patient_mar", args=[patient_id]) + "?" + urlencode(
+    mar_page = reverse("admin:patient_mar", args=[patient_id]) + "?" + urlencode(
         {"date": day.isoformat()})
+    back = safe_next(request) or mar_page  # e.g. Medications due: back to the list
     units = _dose_units()
     conflict = request.POST.get("conflict", "") if request.method == "POST" else ""
     data_in = request.POST.copy() if request.method == "POST" else None
@@ -302,7 +303,8 @@ def record_dose(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
             return redirect(back)
     return admin.site.render(request, "patients/mar_record.html", {
         **context, "form": form, "submit": "Record anyway" if guards else "Record",
-        "order": order, "slot_time": slot_time, "back": back, "guards": guards},
+        "order": order, "slot_time": slot_time, "back": back, "guards": guards,
+        "back_label": "Back to the medication record" if back == mar_page else "Back to the list"},
         title=f"Record a dose: {order['description']}")
 
 
