@@ -21,7 +21,7 @@ from patients import use_cases
 from patients.domain.errors import DomainError
 from patients.domain.handovers import MAX_PART, SBAR, SBAR_LABELS, HandoverByOther, author
 from patients.domain.mar import OPEN_STATUSES, STATUS_LABELS
-from patients.domain.records import ALLERGY_STATUS_LABELS, AllergyStatus
+from patients.domain.records import ALLERGY_STATUS_LABELS, AllergyStatus, allergy_names
 from patients.domain.shifts import Shift, ShiftHours
 from patients.pages import mar_shifts
 from patients.pages.assignments import chosen_shift, current_shift, shift_label
@@ -190,9 +190,9 @@ def handover_sheet(request: HttpRequest, ward_id: str) -> HttpResponse:
 def _allergies(patient_id: str) -> str:
     """The patient's active allergies in words, or what the record says instead."""
     patient = queries.patient(get_store(), patient_id)
-    active = [a for a in patient.get("allergies") or [] if a.get("status", "active") == "active"]
-    if active:
-        return "; ".join(a.get("substance") or "" for a in active)
+    names = allergy_names(patient.get("allergies") or [])
+    if names:
+        return "; ".join(names)
     return ALLERGY_STATUS_LABELS[AllergyStatus(patient.get("allergyStatus") or "unknown")]
 
 
