@@ -84,6 +84,13 @@ def test_allergies_are_named_and_a_taken_handover_says_so(
     assert row.locator("a", has_text="Acknowledged by Dana Day").get_attribute(
         "href").endswith("#handovers")
     _shots(page, shots, "my-patients-acknowledged")
+    ctx.clear_cookies()
+    make_user("clara", "clerk")
+    login(page, base, "clara")  # the clerk's board names them alike, without timings
+    page.goto(f"{base}/admin/wards/MED-1/")
+    assert page.inner_text("#bed-M101 .bed-flag") == "Allergies: Penicillins, Latex"
+    assert page.locator(f"text={TIMING}").count() == 0
+    _shots(page, shots, "bed-board-clerk")
     ctx.close()
 
 

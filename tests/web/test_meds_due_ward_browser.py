@@ -56,6 +56,9 @@ def test_it_opens_on_her_assigned_ward_and_comes_back_after_record(
         page.screenshot(path=str(shots / f"meds-due-assigned-{width}.png"), full_page=True)
     row.locator("a.button", has_text="Record").click()
     assert page.locator(".mar-record-for a", has_text="Back to the list").count() == 1
+    for width in (1024, 1440):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.screenshot(path=str(shots / f"record-from-meds-due-{width}.png"), full_page=True)
     page.click("input[type=submit][name=_save]")
     page.wait_for_selector("ul.messagelist")
     assert "Dose given recorded." in page.inner_text("ul.messagelist")
