@@ -16,17 +16,12 @@ from hisadmin.core.actor import Actor
 from patients.domain.shifts import Nurse, Shift, ShiftHours
 from patients.use_cases.assignments import AssignNurses, assign_nurses
 from patients.use_cases.beds import ward_entry
+from tests.web.browser_shots import at_widths, named_user, signed_in
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 J = "application/json"
 TIMING = r"/\(\d+(\.\d+)? ms\)/"
-
-
-def _shots(page, shots, name: str) -> None:
-    for width in (1024, 1440):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
 
 
 def test_allergies_are_named_and_a_taken_handover_says_so(
@@ -43,9 +38,7 @@ def test_allergies_are_named_and_a_taken_handover_says_so(
     assert team["clerk"].post(f"/api/v1/patients/{pid}/admissions", {
         "department_id": "MED", "ward_id": "MED-1", "bed": "M101", "reason": "Pneumonia"},
         content_type=J).status_code == 201
-    dana = make_user("dana", "nurse")
-    dana.first_name, dana.last_name = "Dana", "Day"
-    dana.save()
+    dana = named_user(make_user, "dana", "Dana", "Day", "nurse")
     shift = Shift.at(datetime.now(UTC), ShiftHours.of_ward(ward_entry(his_store, "MED-1")),
                      timezone.get_current_timezone())
     assign_nurses(AssignNurses("MED-1", shift, {"M101": Nurse(str(dana.pk), "Dana Day")}),
@@ -58,15 +51,13 @@ def test_allergies_are_named_and_a_taken_handover_says_so(
         content_type=J).status_code == 201
     drain_worklists()
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": 1024, "height": 900})
-    page = ctx.new_page()
-    login(page, base, "dana")
+    ctx, page = signed_in(browser, base, "dana")
 
     page.goto(f"{base}/admin/wards/MED-1/")
     flag = page.inner_text("#bed-M101 .bed-flag")
     assert flag == "Allergies: Penicillins, Latex"  # named, the severe one first
     assert page.locator(f"text={TIMING}").count() == 0
-    _shots(page, shots, "bed-board-allergies-named")
+    at_widths(page, shots, "bed-board-allergies-named")
 
     page.goto(f"{base}/admin/worklists/my-patients/")
     row = page.locator("#result_list tbody tr").first
@@ -83,14 +74,14 @@ def test_allergies_are_named_and_a_taken_handover_says_so(
     assert "Acknowledged by Dana Day" in row.inner_text()
     assert row.locator("a", has_text="Acknowledged by Dana Day").get_attribute(
         "href").endswith("#handovers")
-    _shots(page, shots, "my-patients-acknowledged")
+    at_widths(page, shots, "my-patients-acknowledged")
     ctx.clear_cookies()
     make_user("clara", "clerk")
     login(page, base, "clara")  # the clerk's board names them alike, without timings
     page.goto(f"{base}/admin/wards/MED-1/")
     assert page.inner_text("#bed-M101 .bed-flag") == "Allergies: Penicillins, Latex"
     assert page.locator(f"text={TIMING}").count() == 0
-    _shots(page, shots, "bed-board-clerk")
+    at_widths(page, shots, "bed-board-clerk")
     ctx.close()
 
 

@@ -5,33 +5,12 @@ the author of the version on record. Screenshots at 1024 and 1440 px."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
+from tests.web.browser_shots import at_widths, named_user, signed_in
 from tests.web.test_browser_flow import browser, login  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-WIDTHS = (1024, 1440)
-
-
-def _shots(page, name: str) -> None:
-    folder = os.environ.get("SCREENSHOT_DIR")
-    if not folder:
-        return
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(Path(folder) / f"{name}-{width}.png"), full_page=True)
-
-
-def _named(make_user, username: str, first: str, last: str, *roles: str):
-    user = make_user(username, *roles)
-    user.first_name, user.last_name = first, last
-    user.save()
-    return user
-
-
 def _write(page, situation: str) -> None:
     page.fill("#id_situation", situation)
     page.fill("#id_background", "Pneumonia, day 3 — übergabe")
@@ -40,15 +19,12 @@ def _write(page, situation: str) -> None:
 
 
 def test_a_colleagues_handover_is_opened_and_replaced_only_on_purpose(
-        live_server, browser, make_user, admit) -> None:  # noqa: F811
+        live_server, browser, make_user, admit, shots) -> None:  # noqa: F811
     pid = admit("Handwell", bed="M104")
-    _named(make_user, "maria", "Maria", "Charge", "charge_nurse", "nurse")
-    _named(make_user, "dana", "Dana", "Day", "nurse")
+    named_user(make_user, "maria", "Maria", "Charge", "charge_nurse", "nurse")
+    named_user(make_user, "dana", "Dana", "Day", "nurse")
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": 1024, "height": 900})
-    page = ctx.new_page()
-
-    login(page, base, "maria")
+    ctx, page = signed_in(browser, base, "maria")
     page.goto(f"{base}/admin/patients/{pid}/")
     page.click("#write-handover")
     _write(page, "Stable on oxygen 2 L")
@@ -58,7 +34,7 @@ def test_a_colleagues_handover_is_opened_and_replaced_only_on_purpose(
     assert page.input_value("#id_situation") == "Stable on oxygen 2 L"
     assert page.locator("#id_confirm_replace").count() == 0
     assert "Your handover for this shift" in page.inner_text("#content")
-    _shots(page, "handover-own-reopened")
+    at_widths(page, shots, "handover-own-reopened")
     page.fill("#id_situation", "Stable on oxygen 1 L")
     page.click("input[type=submit][name=_save]")
     page.wait_for_selector(".messagelist")
@@ -77,7 +53,7 @@ def test_a_colleagues_handover_is_opened_and_replaced_only_on_purpose(
     assert "Tick to confirm that yours replaces Maria Charge's handover" in page.inner_text(
         ".field-confirm_replace")
     assert page.input_value("#id_situation") == "Desaturating at night, on 4 L"
-    _shots(page, "handover-replace-asked")
+    at_widths(page, shots, "handover-replace-asked")
     page.check("#id_confirm_replace")
     page.click("input[type=submit][name=_save]")
     page.wait_for_selector(".messagelist")
@@ -90,7 +66,7 @@ def test_a_colleagues_handover_is_opened_and_replaced_only_on_purpose(
     assert "Written by Maria Charge" in earlier and "Stable on oxygen 1 L" in earlier
     assert "Stable on oxygen 2 L" in earlier  # her own correction's first text too
     note.scroll_into_view_if_needed()
-    _shots(page, "handover-replaced-chart")
+    at_widths(page, shots, "handover-replaced-chart")
     ctx.clear_cookies()
 
     login(page, base, "maria")  # the first note's author may acknowledge the replacement
@@ -106,11 +82,9 @@ def test_a_colleagues_handover_saved_meanwhile_is_not_overwritten(
     """Both open an empty form; the colleague saves first: the second save is asked about
     it and keeps what was typed."""
     pid = admit("Racewell", bed="M105")
-    _named(make_user, "dana", "Dana", "Day", "nurse")
+    named_user(make_user, "dana", "Dana", "Day", "nurse")
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = ctx.new_page()
-    login(page, base, "dana")
+    ctx, page = signed_in(browser, base, "dana", width=1440)
     page.goto(f"{base}/admin/patients/{pid}/handovers/new/")
     assert page.input_value("#id_situation") == ""
     _write(page, "Comfortable; pain 2/10")

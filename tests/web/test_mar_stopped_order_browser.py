@@ -13,6 +13,7 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
 from hisadmin.core.inputs import hospital_time_zone
 from patients import use_cases
+from tests.web.browser_shots import at_widths
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -59,7 +60,5 @@ def test_a_cancelled_orders_given_dose_stays_in_its_slot(live_server, browser, h
     assert slot.get_attribute("data-slot") == soon.astimezone(UTC).isoformat()
     assert "400 mg" in slot.inner_text()
     assert "No dose time of this order falls on this day" not in row.inner_text()
-    for width in (1024, 1440):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(shots / f"mar-stopped-order-{width}.png"), full_page=True)
+    at_widths(page, shots, "mar-stopped-order")
     ctx.close()

@@ -16,6 +16,7 @@ from hisadmin.core.actor import Actor
 from patients.domain.shifts import Nurse, Shift, ShiftHours
 from patients.use_cases.assignments import AssignNurses, assign_nurses
 from patients.use_cases.beds import ward_entry
+from tests.web.browser_shots import at_widths
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 from tests.web.test_due_review_browser import ward_day  # noqa: F401  (a dose due on MED-1)
 
@@ -51,22 +52,16 @@ def test_it_opens_on_her_assigned_ward_and_comes_back_after_record(
     assert _ward_shown(page) == "MED-1"  # not Cardiology, the first alphabetically
     row = page.locator("#result_list tbody tr").first
     assert "DUELIST, Vera" in row.inner_text()
-    for width in (1024, 1440):
-        page.set_viewport_size({"width": width, "height": 800})
-        page.screenshot(path=str(shots / f"meds-due-assigned-{width}.png"), full_page=True)
+    at_widths(page, shots, "meds-due-assigned", height=800)
     row.locator("a.button", has_text="Record").click()
     assert page.locator(".mar-record-for a", has_text="Back to the list").count() == 1
-    for width in (1024, 1440):
-        page.set_viewport_size({"width": width, "height": 800})
-        page.screenshot(path=str(shots / f"record-from-meds-due-{width}.png"), full_page=True)
+    at_widths(page, shots, "record-from-meds-due", height=800)
     page.click("input[type=submit][name=_save]")
     page.wait_for_selector("ul.messagelist")
     assert "Dose given recorded." in page.inner_text("ul.messagelist")
     assert page.url.startswith(f"{base}{DUE}") and "ward=MED-1" in page.url
     assert _ward_shown(page) == "MED-1"
-    for width in (1024, 1440):
-        page.set_viewport_size({"width": width, "height": 800})
-        page.screenshot(path=str(shots / f"meds-due-back-{width}.png"), full_page=True)
+    at_widths(page, shots, "meds-due-back", height=800)
     ctx.close()
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
+from tests.web.browser_shots import signed_in
+from tests.web.test_browser_flow import browser  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 UNASKED = "Allergies not yet asked"
@@ -19,9 +20,7 @@ def test_the_form_says_allergies_are_unasked_once_with_a_link(live_server, brows
     pid = admit("Unasked", bed="M106", allergies_asked=False)
     make_user("doctor", "clinician")
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
-    page = ctx.new_page()
-    login(page, base, "doctor")
+    ctx, page = signed_in(browser, base, "doctor", width=width)
     page.goto(f"{base}/admin/patients/{pid}/orders/new/medication/")
 
     form = page.locator("#content-main form")

@@ -15,26 +15,20 @@ from hisadmin.core.inputs import hospital_time_zone
 from patients.domain.shifts import Nurse, Shift, ShiftHours
 from patients.use_cases.assignments import AssignNurses, assign_nurses
 from patients.use_cases.beds import ward_entry
+from tests.web.browser_shots import at_widths, named_user
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CHARGE = Actor(id="1", username="charge", display_name="Charge", roles=("charge_nurse",))
 
 
-def _named(make_user, username: str, first: str, last: str, *roles: str):
-    user = make_user(username, *roles)
-    user.first_name, user.last_name = first, last
-    user.save()
-    return user
-
-
 def test_one_bed_is_set_as_last_shift_from_its_select(live_server, browser, make_user,  # noqa: F811
                                                       admit, his_store, api_client,
                                                       shots) -> None:
     admit("Lastwell", bed="M101")
-    _named(make_user, "maria", "Maria", "Charge", "charge_nurse", "nurse")
-    dana = _named(make_user, "dana", "Dana", "Day", "nurse")
-    nico = _named(make_user, "nico", "Nico", "Night", "nurse")
+    named_user(make_user, "maria", "Maria", "Charge", "charge_nurse", "nurse")
+    dana = named_user(make_user, "dana", "Dana", "Day", "nurse")
+    nico = named_user(make_user, "nico", "Nico", "Night", "nurse")
     hours = ShiftHours.of_ward(ward_entry(his_store, "MED-1"))
     now = Shift.at(datetime.now(UTC), hours, timezone.get_current_timezone())
     assign_nurses(AssignNurses("MED-1", now.previous(), {
@@ -50,10 +44,7 @@ def test_one_bed_is_set_as_last_shift_from_its_select(live_server, browser, make
     assert page.locator("#nurse-M103 option.same-as-last").count() == 0  # nobody then
     page.select_option("#nurse-M101", label="Same as last shift: Dana Day")
     page.locator("#shift-panel").scroll_into_view_if_needed()
-    for width in (1024, 1440):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(shots / f"bed-board-same-as-last-{width}.png"),
-                        full_page=True)
+    at_widths(page, shots, "bed-board-same-as-last")
     page.click("#save-assignments")
     page.wait_for_selector(".messagelist")
     assert "1 bed(s) have a nurse" in page.inner_text(".messagelist")
