@@ -83,8 +83,9 @@ def write_handover(request: HttpRequest, patient_id: str) -> HttpResponse:
         if exc.http_status == 404:
             raise Http404(str(exc)) from exc
         current = None
-    if current is not None and current.get("acknowledgedAt"):
-        current = None  # taken over: the save answers why it stays as it was read
+    taken = current if current is not None and current.get("acknowledgedAt") else None
+    if taken is not None:
+        current = None  # taken over: it stays as it was read (the page says so)
     other = (current if current is not None
              and str(current.get("writtenBy")) != str(request.user.pk) else None)
     initial = {"replaces": (current or {}).get("writtenAt") or "",
@@ -111,7 +112,7 @@ def write_handover(request: HttpRequest, patient_id: str) -> HttpResponse:
             return redirect("admin:patient_chart", patient_id)
     return _form_page(request, patient_id, form, "Write the handover (SBAR)", "Save handover",
                       template="patients/handover_form.html", on_record=current,
-                      on_record_parts=sbar_parts(current) if other else None)
+                      on_record_parts=sbar_parts(current) if other else None, taken=taken)
 
 
 def _seen(form: HandoverForm, other: dict[str, Any]) -> HandoverForm:

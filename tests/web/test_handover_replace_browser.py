@@ -74,6 +74,8 @@ def test_a_colleagues_handover_is_opened_and_replaced_only_on_purpose(
     page.locator("#handovers .handover-note").first.locator("input[type=submit]").click()
     page.wait_for_selector(".messagelist")
     assert "Acknowledged by Maria Charge" in page.inner_text("#handovers")
+    page.click("#write-handover")  # taken over: it says so before anyone types
+    assert "acknowledged by Maria Charge" in page.inner_text("#handover-taken")
     ctx.close()
 
 
