@@ -101,6 +101,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.idle.idle_context",  # the idle timeout the warning script counts
+                "hisadmin.context.diagnostics",  # server timings for admins only
             ],
         },
     },

@@ -28,6 +28,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
@@ -305,3 +306,13 @@ def _guard(field: forms.Field) -> None:
         if not any(v is year_range_validator or v is past_date_validator
                    for v in field.validators):
             field.validators.append(year_range_validator)
+
+
+def safe_next(request: Any) -> str:
+    """The ``next`` query parameter when it is a page of this site (the way back to a list
+    after acting on one of its rows), else "": never another host."""
+    back = request.GET.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return str(back)
+    return ""

@@ -69,8 +69,11 @@ PRINT_ACTIONS: dict[str, tuple[Role, ...]] = {  # what identifies a patient on p
     "print_wristband": (K, N),  # clerks band at registration and admission, nurses replace
     "print_specimen_label": (C, N),  # whoever collects the sample labels the tube
 }
+DISPLAY_ACTIONS: dict[str, tuple[Role, ...]] = {  # what a page shows, not what it allows
+    "read_server_timings": (A,),  # how long a list's reads took, beside "updated …"
+}
 ACTION_ROLES = {**RECORD_ACTIONS, **WORKLIST_ACTIONS, **REFERENCE_ACTIONS, **ADMIN_ACTIONS,
-                **BED_ACTIONS, **STAFF_ACTIONS, **PRINT_ACTIONS}
+                **BED_ACTIONS, **STAFF_ACTIONS, **PRINT_ACTIONS, **DISPLAY_ACTIONS}
 
 
 def roles_for(action: str) -> tuple[Role, ...]:

@@ -26,6 +26,7 @@ from patients.domain.shifts import Nurse, Shift
 from patients.use_cases.assignments import (
     NEW,
     AssignNurses,
+    ShiftSheet,
     as_json,
     assign_nurses,
     read_assignments,
@@ -44,6 +45,9 @@ class AssignmentOut(Schema):
 class AssignmentsOut(Schema):
     ward: str
     shift: str = Field(description="YYYY-MM-DD-day or YYYY-MM-DD-night")
+    starts_at: str = Field(description="when the shift starts: ISO 8601 with the offset of "
+                           "the hospital's time zone, from the ward's shift hours")
+    ends_at: str = Field(description="when it ends (the next shift starts), alike")
     assignments: list[AssignmentOut]
     updated_at: str | None = None
     updated_by: str | None = Field(None, description="who set them last (full name)")
@@ -75,7 +79,11 @@ def get_assignments(request: HttpRequest, code: str, shift: Text(20) = "") -> Ht
     policy.require(request.user, "read_assignments")
     store = get_store()
     sheet = read_assignments(store, code, shift_of(store, code, shift))
-    return json_response(request, as_json(sheet), etag=sheet.version or NEW)
+    return json_response(request, _out(store, sheet), etag=sheet.version or NEW)
+
+
+def _out(store: Any, sheet: ShiftSheet) -> dict[str, Any]:
+    return as_json(sheet, shift_hours(store, sheet.ward_id), hospital_time_zone())
 
 
 @router.put("/{code}/assignments", response={200: AssignmentsOut, **ERRORS_SCHEMA},
@@ -97,4 +105,4 @@ def put_assignments(request: HttpRequest, code: str, payload: AssignmentsIn,
     sheet = assign_nurses(AssignNurses(code, which, beds, replace=True,
                                        expected_version=version),
                           new_uow(), actor=actor_for(request.user))
-    return json_response(request, as_json(sheet), etag=sheet.version or NEW)
+    return json_response(request, _out(store, sheet), etag=sheet.version or NEW)

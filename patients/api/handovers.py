@@ -33,6 +33,8 @@ class HandoverIn(StrictIn):
     recommendation: MultilineText(MAX_PART, min_length=1)
     shift: Text(20) = Field("", description="the shift handing over, YYYY-MM-DD-day|night; "
                             "left out: the one on now in the patient's ward")
+    replaces: Text(40) = Field("", description="to replace a colleague's note: its "
+                               "written_at as read (without it: 409 handover-by-other)")
 
 
 class HandoverOut(Schema):
@@ -63,12 +65,15 @@ def handover_out(note: dict[str, Any]) -> dict[str, Any]:
              summary="Write the shift's SBAR handover of a patient (the outgoing nurse)")
 def post_handover(request: HttpRequest, patient_id: str, payload: HandoverIn) -> HttpResponse:
     """One per patient and shift: writing it again corrects it until it is acknowledged
-    (then 409 ``handover-taken``). 409 when the patient is not admitted."""
+    (then 409 ``handover-taken``); a colleague's note only with ``replaces`` naming the
+    version read (else 409 ``handover-by-other``), theirs kept among the earlier versions.
+    409 when the patient is not admitted."""
     policy.require(request.user, "write_handover")
     data = payload.dict()
     shift = Shift.parse(data.pop("shift")) if data.get("shift") else None
     data.pop("shift", None)
-    note = write_handover(WriteHandover(patient_id, data, shift), new_uow(),
+    replaces = data.pop("replaces", None) or None
+    note = write_handover(WriteHandover(patient_id, data, shift, replaces), new_uow(),
                           actor=actor_for(request.user))
     return json_response(request, handover_out(note), 201)
 

@@ -14,7 +14,7 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
-from patients.domain.records import Admission, AllergyStatus, Patient
+from patients.domain.records import Admission, AllergyStatus, Patient, allergy_names
 
 
 class BedState(StrEnum):
@@ -43,6 +43,7 @@ class Occupant:
     birth_date: str  # ISO date
     admitted_at: str  # ISO datetime: when the stay began (not when this bed was taken)
     allergy_status: str  # an AllergyStatus
+    allergies: tuple[str, ...] = ()  # the active allergies' substances, severe first
 
     @classmethod
     def of(cls, patient: Patient, admission: Admission) -> Occupant:
@@ -55,6 +56,7 @@ class Occupant:
             birth_date=patient.birth_date.isoformat(),
             admitted_at=admission.started_at,
             allergy_status=str(patient.allergy_status),
+            allergies=allergy_names(patient.allergies),
         )
 
     @property
@@ -90,6 +92,7 @@ class Occupant:
             "birthDate": self.birth_date,
             "admittedAt": self.admitted_at,
             "allergyStatus": self.allergy_status,
+            "allergies": list(self.allergies),
         }
 
     @classmethod
@@ -103,6 +106,7 @@ class Occupant:
             birth_date=c.get("birthDate", ""),
             admitted_at=c.get("admittedAt", ""),
             allergy_status=c.get("allergyStatus", AllergyStatus.UNKNOWN),
+            allergies=tuple(str(n) for n in c.get("allergies") or ()),
         )
 
 

@@ -2,7 +2,10 @@
 
 One note per patient and shift (its id is the shift's name, e.g. ``2026-11-25-day``): the
 outgoing nurse may correct it until the incoming nurse acknowledges it; then it is kept as
-it was read. Plain Python.
+it was read. Replacing a colleague's note is a decision of its own (the writer names the
+version replaced), and every earlier version stays on the note (``earlier``, newest first).
+The author of the version on record does not acknowledge it; anyone else may, earlier
+authors included. Plain Python.
 """
 
 from __future__ import annotations
@@ -30,6 +33,12 @@ class OwnHandover(DomainError):
     problem_type = "own-handover"
 
 
+class HandoverByOther(DomainError):
+    http_status = 409
+    title = "Handover written by someone else"
+    problem_type = "handover-by-other"
+
+
 class UnknownHandover(DomainError):
     http_status = 404
     title = "Unknown handover"
@@ -49,11 +58,31 @@ def note(parts: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def may_rewrite(current: Mapping[str, Any] | None) -> None:
-    """HandoverTaken when the shift's note was already acknowledged."""
-    if current is not None and current.get("acknowledgedAt"):
+def may_rewrite(current: Mapping[str, Any] | None, actor_id: str,
+                replaces: str | None = None) -> None:
+    """HandoverTaken when the shift's note was already acknowledged; HandoverByOther when
+    someone else wrote the version on record and ``replaces`` (the ``writtenAt`` of the
+    version the writer saw and chose to replace) does not name it."""
+    if current is None:
+        return
+    if current.get("acknowledgedAt"):
         raise HandoverTaken("The incoming nurse has already taken this handover over; it "
                             "stays as it was read. Write the next shift's instead.")
+    if str(current.get("writtenBy")) != str(actor_id) and replaces != current.get("writtenAt"):
+        raise HandoverByOther(f"{author(current)} wrote this shift's handover. Read it and "
+                              "confirm that yours replaces it (theirs stays in the history).")
+
+
+def author(current: Mapping[str, Any]) -> str:
+    return str(current.get("writtenByName") or current.get("writtenBy") or "Someone")
+
+
+def earlier_versions(current: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The versions a new one keeps: the one on record first, then its own earlier ones."""
+    if current is None:
+        return []
+    version = {k: current.get(k) for k in (*SBAR, "writtenAt", "writtenBy", "writtenByName")}
+    return [version, *(current.get("earlier") or [])]
 
 
 def may_acknowledge(current: Mapping[str, Any], actor_id: str) -> None:

@@ -7,7 +7,8 @@ start (``startAt``, or ``placedAt`` when none was given) until it ends: ``endAt`
 schedules keeps the older rule (every ``hours`` of its frequency from the start; ``hours`` 0:
 the start only). An as-needed (PRN) order has no times, only a least interval between given
 doses. Each slot is named by :func:`dose_times.slot_id`; an administration answers the slot
-whose minute its ``scheduledFor`` falls in.
+whose minute its ``scheduledFor`` falls in. A stopped order's day keeps its dose times up to
+the stop and every dose time an administration answered, even one after the stop.
 
 A slot's status on a day, at ``now``: ``given`` / ``not_given`` when an administration names
 it (``scheduledFor``); otherwise ``upcoming`` until 30 minutes before the time, ``due`` from
@@ -173,6 +174,21 @@ def slot_times(order: Mapping[str, Any], hours: float | Decimal | None, day: Day
     return slots_between(order, hours, day.start, day.end, day.tz)
 
 
+def answered_times(order: Mapping[str, Any], hours: float | Decimal | None, day: Day,
+                   entries: Iterable[Mapping[str, Any]]) -> list[datetime]:
+    """The order's dose times within ``day`` and, besides, every one of that day an
+    administration answered: a dose given (or not) before the order stopped keeps its time
+    even when the time itself came after the stop (a dose given early, then cancelled)."""
+    times = {slot_key(t): t for t in slot_times(order, hours, day)}
+    if not _schedulable(order):
+        return list(times.values())
+    for entry in entries:
+        slot = slot_of(entry)
+        if slot is not None and day.start <= slot < day.end:
+            times.setdefault(slot_key(slot), dose_times.minute(slot))
+    return sorted(times.values())
+
+
 def find_slot(order: Mapping[str, Any], hours: float | Decimal | None, moment: datetime
               ) -> datetime | None:
     """The order's dose time in the minute of ``moment`` (seconds and fractions of a second
@@ -272,7 +288,7 @@ def day_record(order: Mapping[str, Any], hours: float | Decimal, day: Day, now: 
     slots = [{"slotId": slot_id(order_id, t), "scheduledFor": dose_times.slot_text(t),
               "status": slot_status(t, by_slot.get(slot_key(t)), now, day.end),
               "administration": by_slot.get(slot_key(t))}
-             for t in slot_times(order, hours, day)]
+             for t in answered_times(order, hours, day, entries)]
     todays = [e for e in entries
               if day.start <= administered_at(e) < day.end
               or (slot_of(e) is not None and day.start <= slot_of(e) < day.end)]  # type: ignore[operator]
@@ -292,7 +308,9 @@ def active_on(order: Mapping[str, Any], day: Day, tz: tzinfo = UTC) -> bool:
     if start >= day.end or (end is not None and end < day.start):
         return False
     return order.get("status") not in ("completed", "cancelled") or any(
-        day.start <= administered_at(e) < day.end for e in order.get("administrations") or [])
+        day.start <= administered_at(e) < day.end
+        or (slot_of(e) is not None and day.start <= slot_of(e) < day.end)  # type: ignore[operator]
+        for e in order.get("administrations") or [])
 
 
 def prn_conflict(entries: Iterable[Mapping[str, Any]], at: datetime,

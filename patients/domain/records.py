@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
@@ -54,6 +55,28 @@ def read_allergy(stored: dict[str, Any]) -> dict[str, Any]:
 
 def active_allergies(allergies: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [a for a in map(read_allergy, allergies) if a["status"] == "active"]
+
+
+SEVERITY_RANK = {"severe": 0, "moderate": 1, "mild": 2}  # the order allergies are listed in
+
+
+def allergy_names(allergies: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The active allergies' substances, severe first, then by name."""
+    active = sorted(active_allergies(allergies),
+                    key=lambda a: (SEVERITY_RANK.get(a.get("severity") or "", 3),
+                                   str(a.get("substance") or "").casefold()))
+    return tuple(str(a.get("substance") or "") for a in active)
+
+
+def allergies_in_words(status: AllergyStatus | str, names: Iterable[str] = ()) -> str:
+    """What a list or card says of a patient's allergies: "Allergies: Penicillins, Latex",
+    else the status in words ("No known allergies", "Allergies not yet asked"); allergies
+    whose names are not at hand say to look at the chart."""
+    status = AllergyStatus(status)
+    if status != AllergyStatus.HAS_ALLERGIES:
+        return ALLERGY_STATUS_LABELS[status]
+    named = [n for n in names if n]
+    return f"Allergies: {', '.join(named)}" if named else "Allergies: see the chart"
 
 
 def allergy_status(allergies: list[dict[str, Any]],

@@ -63,10 +63,13 @@ def panel(request: HttpRequest, store: DocumentStore, ward: dict[str, Any],
     shift = chosen_shift(request, ward)
     hours = ShiftHours.of_ward(ward)
     sheet = read_assignments(store, ward["code"], shift)
+    last = read_assignments(store, ward["code"], shift.previous()).assignments
     for card in cards:
         nurse = sheet.assignments.get(card["code"])
         card["nurse"] = nurse.name if nurse else ""
     can_assign = policy.allows(request.user, "assign_nurses")
+    nurses = staff.nurses() if can_assign else []
+    active = {nurse_id for nurse_id, _ in nurses}
     board = reverse("admin:bed_board", args=[ward["code"]])
     return {
         "shift": shift.name,
@@ -79,10 +82,13 @@ def panel(request: HttpRequest, store: DocumentStore, ward: dict[str, Any],
         "updated_at": sheet.updated_at,
         "updated_by": sheet.updated_by,
         "can_assign": can_assign,
-        "nurses": staff.nurses() if can_assign else [],
+        "nurses": nurses,
         "rows": [{"bed": c["code"], "name": c.get("name") or "",
                   "nurse_id": (sheet.assignments.get(c["code"]) or Nurse("", "")).nurse_id,
-                  "nurse": c["nurse"]} for c in cards],
+                  "nurse": c["nurse"],
+                  # "Same as last shift" for this bed: its nurse then, while still a nurse
+                  "last": last[c["code"]] if c["code"] in last
+                  and last[c["code"]].nurse_id in active else None} for c in cards],
         "action": reverse("admin:ward_assignments", args=[ward["code"]]),
         "print_href": reverse("admin:handover_sheet", args=[ward["code"]]) + "?"
         + urlencode({"shift": shift.name})

@@ -27,7 +27,7 @@ from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients.domain.beds import Bed, BedState, ward_metrics
 from patients.domain.errors import DomainError
-from patients.domain.records import ALLERGY_STATUS_LABELS, SEX_LABELS, AllergyStatus
+from patients.domain.records import SEX_LABELS, AllergyStatus, allergies_in_words
 from patients.pages.assignments import panel as shift_panel
 from patients.persistence import beds, reference
 from patients.use_cases.beds import MarkBedClean, mark_bed_clean, ward_entry
@@ -121,7 +121,7 @@ def _card(bed: Bed, today: date) -> dict[str, Any]:
             admitted_on=o.admitted_at,  # an instant: its local day is shown
             stay=o.length_of_stay(today),
             allergy=str(status),
-            allergy_label=ALLERGY_STATUS_LABELS[status],
+            allergy_label=allergies_in_words(status, o.allergies),
         )
     return card
 

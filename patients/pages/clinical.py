@@ -250,7 +250,7 @@ def place_order(request: HttpRequest, patient_id: str, kind: str) -> HttpRespons
     return _form_page(request, patient_id, form, title,
                       "Override and place order" if overrides.shown else "Place order",
                       template="patients/order_form.html", overrides=overrides,
-                      medication_hints=hints)
+                      medication_hints=hints, medication=kind == "medication")
 
 
 def _order_signature(kind: str, data: dict[str, Any]) -> str:

@@ -209,9 +209,18 @@ class OverrideForm(CheckedForm):
         return found
 
     def warnings(self) -> list[dict[str, Any]]:
-        """Each conflict with its reason field, for the template."""
-        return [{**c, "label": CHECK_LABELS.get(c["type"], c["type"]),
-                 "field": self[self.field_name(c["type"])]} for c in self.shown]
+        """Each conflict with its reason field, for the template; a detail that starts by
+        naming its check ("Allergies not yet asked: …") does not say it twice."""
+        out = []
+        for c in self.shown:
+            label = CHECK_LABELS.get(c["type"], c["type"])
+            detail = str(c.get("detail") or "")
+            if detail.casefold().startswith(f"{label}:".casefold()):
+                rest = detail[len(label) + 1:].strip()
+                detail = rest[:1].upper() + rest[1:]
+            out.append({**c, "label": label, "detail": detail,
+                        "field": self[self.field_name(c["type"])]})
+        return out
 
 
 ORDER_FORMS = {"medication": (PrescriptionForm, "Prescribe medication"),

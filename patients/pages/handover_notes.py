@@ -24,6 +24,8 @@ def chart_handovers(patient_id: str, user: Any) -> dict[str, Any]:
     for n in notes:
         n["label"] = _label(n["shift"])
         n["parts"] = sbar_parts(n)
+        for version in n.get("earlier") or ():
+            version["parts"] = sbar_parts(version)
         n["can_acknowledge"] = (policy.allows(user, "acknowledge_handover")
                                 and not n.get("acknowledgedAt")
                                 and str(n.get("writtenBy")) != str(user.pk))

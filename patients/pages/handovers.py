@@ -19,9 +19,9 @@ from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients import use_cases
 from patients.domain.errors import DomainError
-from patients.domain.handovers import MAX_PART, SBAR_LABELS
+from patients.domain.handovers import MAX_PART, SBAR, SBAR_LABELS, HandoverByOther, author
 from patients.domain.mar import OPEN_STATUSES, STATUS_LABELS
-from patients.domain.records import ALLERGY_STATUS_LABELS, AllergyStatus
+from patients.domain.records import ALLERGY_STATUS_LABELS, AllergyStatus, allergy_names
 from patients.domain.shifts import Shift, ShiftHours
 from patients.pages import mar_shifts
 from patients.pages.assignments import chosen_shift, current_shift, shift_label
@@ -32,6 +32,7 @@ from patients.use_cases.beds import ward_entry
 from patients.use_cases.handovers import (
     AcknowledgeHandover,
     WriteHandover,
+    shift_note,
 )
 from patients.use_cases.handovers import (
     acknowledge_handover as acknowledge,
@@ -53,22 +54,55 @@ class HandoverForm(forms.Form):
     recommendation = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
                                      max_length=MAX_PART)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    # the ``writtenAt`` of the version on record when the form was opened
+    replaces = forms.CharField(widget=forms.HiddenInput, required=False, max_length=40)
+
+    def __init__(self, *args: Any, other: dict[str, Any] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name, field in self.fields.items():
-            field.label = SBAR_LABELS[name]
-            field.help_text = HINTS[name]
+        for name in SBAR:
+            self.fields[name].label = SBAR_LABELS[name]
+            self.fields[name].help_text = HINTS[name]
+        if other is not None:  # a colleague's note: replacing it is a decision of its own
+            self.fields["confirm_replace"] = forms.BooleanField(
+                label=f"Replace {author(other)}'s handover",
+                help_text=(f"{author(other)}'s text stays in the history on the chart. You "
+                           "become the author of this shift's handover, and another nurse "
+                           "acknowledges it."),
+                error_messages={"required": f"Tick to confirm that yours replaces "
+                                            f"{author(other)}'s handover, or go back."})
 
 
 @requires("write_handover")
 def write_handover(request: HttpRequest, patient_id: str) -> HttpResponse:
-    """The outgoing nurse's SBAR note for the shift on now (a correction while nobody has
-    acknowledged it yet)."""
-    form = HandoverForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    """The SBAR note for the shift on now: a new one, or the one on record opened with its
+    text to correct it (a colleague's only after confirming, theirs kept in the history)."""
+    try:
+        current = shift_note(patient_id, new_uow())
+    except DomainError as exc:
+        if exc.http_status == 404:
+            raise Http404(str(exc)) from exc
+        current = None
+    taken = current if current is not None and current.get("acknowledgedAt") else None
+    if taken is not None:
+        current = None  # taken over: it stays as it was read (the page says so)
+    other = (current if current is not None
+             and str(current.get("writtenBy")) != str(request.user.pk) else None)
+    initial = {"replaces": (current or {}).get("writtenAt") or "",
+               **{k: (current or {}).get(k) or "" for k in SBAR}}
+    form = HandoverForm(request.POST or None, initial=initial, other=other)
+    if request.method == "POST" and other is not None and (
+            form.data.get("replaces") != other.get("writtenAt")):
+        form = _seen(form, other)  # written or changed by a colleague since the form opened
+    elif request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        replaces = data.pop("replaces") or None
+        data.pop("confirm_replace", None)
         try:
-            write(WriteHandover(patient_id, dict(form.cleaned_data)), new_uow(),
+            write(WriteHandover(patient_id, data, replaces=replaces), new_uow(),
                   actor=actor_for(request.user))
+        except HandoverByOther:  # a colleague's version came in between the two reads
+            return write_handover(_unconfirmed(request), patient_id)
         except DomainError as exc:
             if exc.http_status == 404:
                 raise Http404(str(exc)) from exc
@@ -76,7 +110,32 @@ def write_handover(request: HttpRequest, patient_id: str) -> HttpResponse:
         else:
             messages.success(request, "Handover written; the next nurse will acknowledge it.")
             return redirect("admin:patient_chart", patient_id)
-    return _form_page(request, patient_id, form, "Write the handover (SBAR)", "Save handover")
+    return _form_page(request, patient_id, form, "Write the handover (SBAR)", "Save handover",
+                      template="patients/handover_form.html", on_record=current,
+                      on_record_parts=sbar_parts(current) if other else None, taken=taken)
+
+
+def _seen(form: HandoverForm, other: dict[str, Any]) -> HandoverForm:
+    """The form bound again to what was typed, now replacing the colleague's version shown
+    (its confirmation not yet given), with the reason said on top."""
+    data = form.data.copy()
+    data["replaces"] = other.get("writtenAt") or ""
+    data.pop("confirm_replace", None)
+    again = HandoverForm(data, other=other)
+    again.is_valid()
+    again.add_error(None, f"{author(other)} wrote this shift's handover meanwhile; it is shown "
+                          "above. What you typed is kept below: confirm that it replaces "
+                          "theirs, or go back.")
+    return again
+
+
+def _unconfirmed(request: HttpRequest) -> HttpRequest:
+    """The same POST, its ``replaces`` emptied, so the page reads the note on record again
+    and asks about it (:func:`_seen`)."""
+    data = request.POST.copy()
+    data["replaces"] = ""
+    request.POST = data
+    return request
 
 
 @requires("acknowledge_handover")
@@ -132,9 +191,9 @@ def handover_sheet(request: HttpRequest, ward_id: str) -> HttpResponse:
 def _allergies(patient_id: str) -> str:
     """The patient's active allergies in words, or what the record says instead."""
     patient = queries.patient(get_store(), patient_id)
-    active = [a for a in patient.get("allergies") or [] if a.get("status", "active") == "active"]
-    if active:
-        return "; ".join(a.get("substance") or "" for a in active)
+    names = allergy_names(patient.get("allergies") or [])
+    if names:
+        return "; ".join(names)
     return ALLERGY_STATUS_LABELS[AllergyStatus(patient.get("allergyStatus") or "unknown")]
 
 

@@ -25,7 +25,7 @@ from django.utils.cache import patch_vary_headers
 
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core import policy
-from hisadmin.core.inputs import CheckedForm, hospital_time_zone, hospital_today
+from hisadmin.core.inputs import CheckedForm, hospital_time_zone, hospital_today, safe_next
 from hisadmin.core.local_time import human_time
 from hisadmin.core.numbers import DecimalText, decimal_words
 from hisadmin.core.policy import actor_for, requires
@@ -318,8 +318,13 @@ def record_form(request: HttpRequest, patient_id: str, order_id: str, *,
             raise BadRequest(str(exc)) from None
     day = (slot_time.date() if slot_time else _day(request.GET.get("date"))) or (
         hospital_today())
-    back = back or reverse("admin:patient_mar", args=[patient_id]) + "?" + urlencode(
+    mar_page = reverse("admin:patient_mar", args=[patient_id]) + "?" + urlencode(
         {"date": day.isoformat()})
+    listed = safe_next(request)  # e.g. Medications due: back to the list
+    if listed:
+        back, back_label = listed, "Back to the list"
+    else:
+        back = back or mar_page
     units = _dose_units()
     conflict = request.POST.get("conflict", "") if request.method == "POST" else ""
     data_in = request.POST.copy() if request.method == "POST" else None

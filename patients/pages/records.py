@@ -39,6 +39,7 @@ from patients.domain.records import (
     ALLERGY_STATUS_LABELS,
     DISPOSITION_LABELS,
     REMOVAL_LABELS,
+    SEVERITY_RANK,
     AllergyStatus,
     allergy_status,
     clean_mrn,
@@ -140,9 +141,6 @@ def register_patient(request: HttpRequest) -> HttpResponse:
     return admin.site.render(request, "patients/register.html",
                              {"form": form, "submit": "Register", "candidates": candidates},
                              title="Register a patient")
-
-
-SEVERITY_RANK = {"severe": 0, "moderate": 1, "mild": 2}
 
 
 def _age(birth_date: str, today: date) -> int | None:

@@ -9,10 +9,9 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.utils.http import url_has_allowed_host_and_scheme
 
 from cosmos_backend.uow import StaleWrite
-from hisadmin.core.inputs import CheckedForm
+from hisadmin.core.inputs import CheckedForm, safe_next
 from hisadmin.core.numbers import DecimalText
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
@@ -101,8 +100,7 @@ def acknowledge(request: HttpRequest, patient_id: str, order_id: str) -> HttpRes
         _report(request, lambda: use_cases.acknowledge_result(use_cases.AcknowledgeResult(
             patient_id, order_id, request.POST.get("etag") or None), new_uow(),
             actor=actor_for(request.user)), "Results acknowledged.")
-    back = request.GET.get("next", "")
-    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                                require_https=request.is_secure()):
+    back = safe_next(request)
+    if back:
         return redirect(back)
     return redirect("admin:patient_chart", patient_id)

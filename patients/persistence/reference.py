@@ -19,8 +19,8 @@ from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
-from cosmos_backend.outbox import STREAM_ID, append_events
-from cosmos_backend.store import DocumentStore, Query
+from cosmos_backend.outbox import EVENT_DOC_TYPE, STREAM_ID, append_events
+from cosmos_backend.store import Cond, DocumentStore, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
 from hisadmin.core import keys
 from hisadmin.core.actor import Actor
@@ -132,6 +132,22 @@ def entry(store: DocumentStore, type_name: str, code: str) -> tuple[dict[str, An
     except (errors.NotFound, errors.InvalidRequest):
         return None
     return dict(doc["docContents"]), doc["_etag"]
+
+
+def saved_versions(store: DocumentStore, type_name: str) -> list[dict[str, Any]]:
+    """Every save of the type's entries, oldest first, from the type's stream (one query of
+    its partition): ``{code, at, entry, previous}`` (``previous`` None when added; ``at``
+    an ISO instant)."""
+    docs = store.query_all(keys.reference(type_name), Query(
+        where=(Cond("docType", "=", EVENT_DOC_TYPE),), order_by=(("id", "ASC"),)))
+    out = []
+    for doc in docs:
+        c = doc["docContents"]
+        data = c.get("data") or {}
+        if data.get("code") and isinstance(data.get("entry"), dict):
+            out.append({"code": data["code"], "at": c.get("occurredAt") or "",
+                        "entry": data["entry"], "previous": data.get("previous")})
+    return out
 
 
 def invalidate() -> None:

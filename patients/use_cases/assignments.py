@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from cosmos_backend.store import DocumentStore
@@ -100,9 +100,11 @@ def _save(uow: UnitOfWork, sheet: ShiftSheet, wanted: dict[str, Nurse], *,
                       actor.display_name or actor.username)
 
 
-def as_json(sheet: ShiftSheet) -> dict[str, Any]:
-    """The API's shape of a shift's assignments."""
+def as_json(sheet: ShiftSheet, hours: ShiftHours, tz: tzinfo) -> dict[str, Any]:
+    """The API's shape of a shift's assignments, with the shift's hours in zone ``tz``."""
+    start, end = sheet.shift.bounds(hours, tz)
     return {"ward": sheet.ward_id, "shift": sheet.shift.name,
+            "starts_at": start.isoformat(), "ends_at": end.isoformat(),
             "assignments": [{"bed": b, "nurse_id": n.nurse_id, "nurse_name": n.name}
                             for b, n in sorted(sheet.assignments.items())],
             "updated_at": sheet.updated_at, "updated_by": sheet.updated_by}

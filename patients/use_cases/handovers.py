@@ -24,11 +24,13 @@ from patients.use_cases.beds import ward_entry
 @dataclass(frozen=True)
 class WriteHandover:
     """``shift``: the shift handing over (None: the one on now in the patient's ward);
-    ``parts``: situation, background, assessment, recommendation."""
+    ``parts``: situation, background, assessment, recommendation; ``replaces``: the
+    ``writtenAt`` of a colleague's version the writer read and chose to replace."""
 
     patient_id: str
     parts: Mapping[str, str] = field(default_factory=dict)
     shift: Shift | None = None
+    replaces: str | None = None
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,8 @@ class AcknowledgeHandover:
 def write_handover(cmd: WriteHandover, uow: UnitOfWork, *, actor: Actor,
                    now: datetime | None = None) -> dict[str, Any]:
     """The note as stored. NotAdmitted (409) when the patient is in no ward; InvalidInput
-    (422) for an empty part; HandoverTaken (409) when the shift's note was acknowledged."""
+    (422) for an empty part; HandoverTaken (409) when the shift's note was acknowledged;
+    HandoverByOther (409) when a colleague's version would be replaced unasked."""
     now = now or datetime.now(UTC)
     records = PatientRecords(uow)
     record = records.load(cmd.patient_id)
@@ -49,18 +52,34 @@ def write_handover(cmd: WriteHandover, uow: UnitOfWork, *, actor: Actor,
         raise NotAdmitted("A handover is written for a patient on a ward; this patient is not "
                           "admitted.")
     parts = rules.note(cmd.parts)
-    shift = cmd.shift or Shift.at(now, ShiftHours.of_ward(ward_entry(uow.store, stay.ward_id)),
-                                  hospital_time_zone())
+    shift = cmd.shift or _shift_on(uow, stay.ward_id, now)
     current = handovers.load(uow, cmd.patient_id, shift.name)
-    rules.may_rewrite(current)
+    rules.may_rewrite(current, actor.id, cmd.replaces)
     note = {"handoverId": shift.name, "shift": shift.name, "wardId": stay.ward_id,
             "bed": stay.bed, "admissionId": stay.admission_id, **parts,
             "writtenAt": now.isoformat(), "writtenBy": actor.id,
             "writtenByName": actor.display_name or actor.username,
             "acknowledgedAt": None, "acknowledgedBy": None, "acknowledgedByName": None}
-    handovers.stage(uow, cmd.patient_id, note, exists=current is not None)
+    earlier = rules.earlier_versions(current)
+    handovers.stage(uow, cmd.patient_id, {**note, "earlier": earlier},
+                    exists=current is not None)
     records.save(record, [HandoverWritten(handover=note)], actor=actor, now=now)
-    return note
+    return {**note, "earlier": earlier}
+
+
+def shift_note(patient_id: str, uow: UnitOfWork, *, now: datetime | None = None
+               ) -> dict[str, Any] | None:
+    """The note of the shift on now in the patient's ward (None: none yet, or the patient is
+    in no ward): what a writer opens to correct or replace."""
+    stay = PatientRecords(uow).load(patient_id).admission
+    if stay is None:
+        return None
+    return handovers.load(uow, patient_id, _shift_on(uow, stay.ward_id, now).name)
+
+
+def _shift_on(uow: UnitOfWork, ward_id: str, now: datetime | None) -> Shift:
+    return Shift.at(now or datetime.now(UTC),
+                    ShiftHours.of_ward(ward_entry(uow.store, ward_id)), hospital_time_zone())
 
 
 def acknowledge_handover(cmd: AcknowledgeHandover, uow: UnitOfWork, *, actor: Actor,

@@ -13,6 +13,7 @@ import time_machine
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
+from hisadmin.core.inputs import hospital_time_zone
 from patients import use_cases
 from patients.domain import mar
 from patients.domain.errors import (
@@ -259,3 +260,41 @@ def test_a_second_dose_in_the_same_window_says_when_the_first_was_given(
     assert said.startswith("The 14:00 dose is already given at 13:45.")
     assert "No dose time is due" not in said
     assert {c["scheduled_for"][11:16] for c in err.value.candidates} == {"07:00", "19:00"}
+
+
+def test_a_stopped_orders_mar_row_keeps_its_dose_times_up_to_the_stop(his_store, patient
+                                                                      ) -> None:
+    """A dose given a little early, then the order cancelled before the dose's time: the
+    row still has that dose time, with the administration in it; the times after the stop
+    that nobody answered are gone. An order cancelled after its doses keeps them too."""
+    tz = hospital_time_zone()
+    now = datetime.now(UTC)
+    soon = now.replace(second=0, microsecond=0) + timedelta(minutes=20)
+    day = soon.astimezone(tz).date()
+    early = prescribe(his_store, patient, medication_code="IBU", dose=Decimal("400"),
+                      unit="mg", start_at=soon.isoformat(), first_dose="now")
+    record(his_store, patient, early, dose=Decimal("400"), unit="mg",
+           scheduled_for=soon.isoformat(), administered_at=now.isoformat())
+    earlier = datetime.combine(now.astimezone(tz).date(), datetime.min.time(), tz)
+    course = prescribe(his_store, patient, start_at=earlier.isoformat())
+    given = mar.slots_between(queries.order(his_store, patient, course), 8, earlier, now)[0]
+    record(his_store, patient, course, dose=Decimal("1"), unit="g",
+           scheduled_for=given.isoformat(), administered_at=given.isoformat())
+    for oid in (early, course):
+        use_cases.progress_order(use_cases.ProgressOrder(patient, oid, "cancel",
+                                                         reason="Rash after the dose"),
+                                 UnitOfWork(his_store), actor=DOCTOR)
+
+    def rows(on: date) -> dict[str, Any]:
+        return {o["orderId"]: o for o in use_cases.medication_record(
+            his_store, patient, on, tz=tz, now=now + timedelta(minutes=1))["orders"]}
+
+    [slot] = rows(day)[early]["slots"]
+    assert slot["scheduledFor"] == soon.astimezone(UTC).isoformat()
+    assert slot["status"] == "given" and slot["administration"]["dose"] == "400"
+    assert len(rows(day)[early]["administrations"]) == 1
+    slots = rows(earlier.date())[course]["slots"]
+    assert slots and all(mar.parse_instant(s["scheduledFor"]) <= now for s in slots)
+    answered = [s for s in slots if s["administration"] is not None]
+    assert [s["scheduledFor"] for s in answered] == [given.isoformat()]
+    assert answered[0]["status"] == "given"

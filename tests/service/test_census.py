@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 from django.core.management import call_command
@@ -53,14 +53,17 @@ def _census_rows(store, gen: int) -> dict:
 
 
 def test_it_counts_the_days_arrivals_and_departures_from_the_events(ward_day, his_store) -> None:
-    today = hospital_today()
-    [a] = ward_census(his_store, "CARD-A", today, today, zone=hospital_time_zone(),
-                      beds=8).days
+    today, zone = hospital_today(), hospital_time_zone()
+    tonight = datetime.combine(today + timedelta(days=1), time(0, 1), zone)
+    [a] = ward_census(his_store, "CARD-A", today, today, zone=zone, beds=8, now=tonight).days
     assert (a.at_start, a.admissions, a.transfers_in, a.transfers_out, a.discharges,
-            a.at_midnight, a.occupancy) == (0, 4, 0, 1, 1, 2, 25.0)
-    [ccu] = ward_census(his_store, "CARD-CCU", today, today, zone=hospital_time_zone(),
-                        beds=4).days
+            a.at_midnight, a.occupancy, a.beds) == (0, 4, 0, 1, 1, 2, 25.0, 8)
+    [ccu] = ward_census(his_store, "CARD-CCU", today, today, zone=zone, beds=4,
+                        now=tonight).days
     assert (ccu.admissions, ccu.transfers_in, ccu.at_midnight) == (0, 1, 1)
+    [so_far] = ward_census(his_store, "CARD-A", today, today, zone=zone, beds=8).days
+    assert (so_far.at_start, so_far.admissions, so_far.at_midnight, so_far.occupancy) == (
+        0, 4, None, None)  # before midnight: no count "in at midnight" yet
 
 
 def test_a_rebuild_writes_the_same_census_rows_and_the_check_agrees(ward_day, his_store) -> None:

@@ -10,6 +10,7 @@ from patients.domain.events import EventType
 from patients.domain.records import Admission, AdmissionStatus
 from worklists.projection.census import (
     CENSUS,
+    beds_by_day,
     census_days,
     census_rows,
     follow,
@@ -84,6 +85,43 @@ def test_it_counts_a_discharge_and_leaves_the_patient_out_of_that_midnight() -> 
     days = census_days(stays, date(2026, 1, 6), date(2026, 1, 8), BERLIN, beds=1)
     assert [(d.at_start, d.discharges, d.at_midnight) for d in days] == [
         (1, 0, 1), (1, 1, 0), (0, 0, 0)]
+
+
+def test_a_midnight_still_to_come_has_no_count() -> None:
+    """At 13:47 on the 6th (Berlin) the 6th has begun but not ended; the 7th not begun."""
+    stays = stays_after((EventType.ADMISSION_STARTED, admitted("2026-01-05T10:00:00+00:00")))
+    now = datetime(2026, 1, 6, 13, 47, tzinfo=BERLIN)
+    days = census_days(stays, date(2026, 1, 5), date(2026, 1, 7), BERLIN, beds=4, now=now)
+    assert [(d.at_start, d.at_midnight, d.occupancy, d.pending) for d in days] == [
+        (0, 1, 25.0, False), (1, None, None, True), (None, None, None, True)]
+    just_after = datetime(2026, 1, 7, 0, 0, tzinfo=BERLIN)
+    assert census_days(stays, date(2026, 1, 6), date(2026, 1, 6), BERLIN, beds=4,
+                       now=just_after)[0].at_midnight == 1
+
+
+def test_each_day_counts_the_beds_of_its_own_midnight() -> None:
+    """Added with 10 beds on the 1st, 12 from 14:00 on the 5th (Berlin), 8 from the 8th."""
+    versions = [
+        {"at": "2026-01-01T08:00:00+00:00", "entry": {"beds": list(range(10))},
+         "previous": None},
+        {"at": "2026-01-05T13:00:00+00:00", "entry": {"beds": list(range(12))},
+         "previous": {"beds": list(range(10))}},
+        {"at": "2026-01-08T09:00:00+00:00", "entry": {"beds": list(range(8))},
+         "previous": {"beds": list(range(12))}},
+    ]
+    now = datetime(2026, 1, 8, 12, 0, tzinfo=BERLIN)
+    beds = beds_by_day(versions, date(2025, 12, 30), date(2026, 1, 9), BERLIN, now, 8)
+    assert [beds[date(2025, 12, 30)], beds[date(2026, 1, 4)], beds[date(2026, 1, 5)],
+            beds[date(2026, 1, 7)], beds[date(2026, 1, 8)], beds[date(2026, 1, 9)]] == [
+        10, 10, 12, 12, 8, 8]  # before it was added: its first count
+    changed_later = versions[1:]  # loaded before the stream kept saves: what was replaced
+    assert beds_by_day(changed_later, date(2026, 1, 2), date(2026, 1, 2), BERLIN, now, 8) == {
+        date(2026, 1, 2): 10}
+    assert beds_by_day([], date(2026, 1, 2), date(2026, 1, 2), BERLIN, now, 7) == {
+        date(2026, 1, 2): 7}
+    stays = stays_after((EventType.ADMISSION_STARTED, admitted("2026-01-03T10:00:00+00:00")))
+    days = census_days(stays, date(2026, 1, 4), date(2026, 1, 5), BERLIN, beds)
+    assert [(d.beds, d.occupancy) for d in days] == [(10, 10.0), (12, 8.3)]
 
 
 def test_the_midnight_is_local_on_the_day_the_clocks_go_forward() -> None:

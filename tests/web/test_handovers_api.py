@@ -98,3 +98,21 @@ def test_it_shows_the_handover_on_the_chart_and_the_sheet(team, admit, client, m
 def _password() -> str:
     from testkit.fixtures import TEST_PASSWORD
     return TEST_PASSWORD
+
+
+def test_a_colleagues_handover_is_replaced_only_naming_the_version_read(team, admit,
+                                                                          next_nurse) -> None:
+    pid = admit("Replaced", bed="M104")
+    first = team["nurse"].post(f"/api/v1/patients/{pid}/handovers",
+                               {**SBAR, "shift": "2026-11-25-day"}, content_type=J).json()
+    mine = {**SBAR, "situation": "Febrile 38,6 °C", "shift": "2026-11-25-day"}
+    blind = next_nurse.post(f"/api/v1/patients/{pid}/handovers", mine, content_type=J)
+    assert blind.status_code == 409 and blind.json()["type"].endswith("handover-by-other")
+    assert "api-nurse wrote" in blind.json()["detail"]
+    ok = next_nurse.post(f"/api/v1/patients/{pid}/handovers",
+                         {**mine, "replaces": first["written_at"]}, content_type=J)
+    assert ok.status_code == 201 and ok.json()["situation"] == "Febrile 38,6 °C"
+    own = next_nurse.post(f"/api/v1/patients/{pid}/handovers/2026-11-25-day/acknowledge")
+    assert own.status_code == 409  # the version on record is hers now
+    taken = team["nurse"].post(f"/api/v1/patients/{pid}/handovers/2026-11-25-day/acknowledge")
+    assert taken.status_code == 200  # the first author reads the replacement

@@ -30,13 +30,19 @@ def _wards() -> list[tuple[str, str]]:
                    for code, w in wards.items()), key=lambda choice: choice[1])
 
 
+def _blank(count: int | None) -> int | str:
+    """A count, or "" for a midnight still to come."""
+    return "" if count is None else count
+
+
 def _csv(census: Census) -> HttpResponse:
     out = StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_HEADER)
     for d in census.days:
-        writer.writerow((d.day.isoformat(), d.at_start, d.admissions, d.transfers_in,
-                         d.transfers_out, d.discharges, d.at_midnight, d.beds,
+        writer.writerow((d.day.isoformat(), _blank(d.at_start), d.admissions,
+                         d.transfers_in, d.transfers_out, d.discharges,
+                         _blank(d.at_midnight), d.beds,
                          "" if d.occupancy is None else f"{d.occupancy:g}"))
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     name = f"census-{census.ward_id}-{census.first}-{census.last}.csv"

@@ -40,6 +40,8 @@ def summary(days: Sequence[CensusDay]) -> str:
     if not days:
         return "No days to show."
     span = f"from {human_date(days[0].day)} to {human_date(days[-1].day)}"
+    if not known and all(d.pending for d in days):
+        return f"No midnight has passed yet {span}: no occupancy to show yet."
     if not known:
         return f"The ward has no beds in reference data: no occupancy {span}."
     low = min(known, key=lambda d: (d.occupancy, d.day))
@@ -47,7 +49,7 @@ def summary(days: Sequence[CensusDay]) -> str:
     mean = sum(d.occupancy or 0 for d in known) / len(known)
     return (f"Occupancy at midnight {span}: lowest {_percent(low.occupancy)} on "
             f"{human_date(low.day)}, highest {_percent(high.occupancy)} on "
-            f"{human_date(high.day)}, on average {mean:.1f} % of {days[-1].beds} beds.")
+            f"{human_date(high.day)}, on average {mean:.1f} % of {known[-1].beds} beds.")
 
 
 def occupancy_svg(days: Sequence[CensusDay], title: str) -> SafeString:
@@ -91,7 +93,8 @@ def occupancy_svg(days: Sequence[CensusDay], title: str) -> SafeString:
     for i, d in enumerate(days):
         x = LEFT + i * slot + (slot - bar) / 2
         value = d.occupancy or 0
-        label = (f"{human_date(d.day)}: {_percent(d.occupancy)} "
+        label = (f"{human_date(d.day)}: its midnight is still to come" if d.pending else
+                 f"{human_date(d.day)}: {_percent(d.occupancy)} "
                  f"({d.at_midnight} of {d.beds} beds at midnight)")
         parts.append(f'<g class="census-bar"><title>{escape(label)}</title>'
                      f'<rect x="{x:.1f}" y="{y(value):.1f}" width="{bar:.1f}" '

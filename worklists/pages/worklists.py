@@ -34,6 +34,7 @@ from patients.persistence import reference
 from worklists.read import queries
 from worklists.read.consistency import wait_applied
 from worklists.read.lag import relay_lag, updates_stopped
+from worklists.read.nurse_ward import assigned_ward
 
 REFRESH_SECONDS = 2
 # Set on the table partial only; the page's script (worklists/static/worklists/freshness.js)
@@ -464,16 +465,37 @@ def _wards() -> list[tuple[str, str]]:
                   key=lambda choice: choice[1])
 
 
+MEDS_DUE_WARD = "meds_due_ward"  # the session's last ward chosen on Medications due
+
+
+def _nurse_ward(request: HttpRequest, known: set[str]) -> str:
+    """The ward Medications due opens on: the one asked for (remembered), else where the
+    shift's assignments put the user now, else the ward she chose last, else where she
+    worked last shift; "" when none of these."""
+    asked = request.GET.get("ward", "")
+    if asked in known:
+        if request.session.get(MEDS_DUE_WARD) != asked:
+            request.session[MEDS_DUE_WARD] = asked
+        return asked
+    store, user = get_store(), str(request.user.pk)
+    now, tz = timezone.now(), timezone.get_current_timezone()
+    remembered = request.session.get(MEDS_DUE_WARD)
+    return (assigned_ward(store, user, now, tz, known)
+            or (remembered if remembered in known else None)
+            or assigned_ward(store, user, now, tz, known, last_shift=True) or "")
+
+
 @requires("read_medications_due")
 def medications_due(request: HttpRequest) -> HttpResponse:
     wards = _wards()
     known = {code for code, _ in wards}
-    ward = request.GET.get("ward", "")
-    ward = ward if ward in known else (wards[0][0] if wards else "")
+    ward = _nurse_ward(request, known) or (wards[0][0] if wards else "")
+    here = request.path + "?" + urlencode({"ward": ward})
     page = Page("Medications due", "worklist_meds_due", MEDS_DUE_COLUMNS, [
         Filter("ward", "Ward", wards, ward, blank=None)], None, "",
         [RowAction("Record", lambda r: reverse("admin:patient_mar_record", args=[
-            r["patientId"], r["orderId"]]) + "?" + urlencode({"slot": r["slotId"]}),
+            r["patientId"], r["orderId"]]) + "?" + urlencode({"slot": r["slotId"],
+                                                               "next": here}),
             "administer")],
         empty="No doses due, late or coming up within the hour on this ward.")
     if not ward:

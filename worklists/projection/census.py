@@ -18,7 +18,7 @@ too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
@@ -150,14 +150,19 @@ class CensusDay:
     who came and went in between (by admission, by transfer)."""
 
     day: date
-    at_start: int
+    at_start: int | None  # None while the midnight that begins the day is still to come
     admissions: int
     transfers_in: int
     transfers_out: int
     discharges: int
-    at_midnight: int
-    beds: int
-    occupancy: float | None  # per cent of the beds at midnight; None without beds
+    at_midnight: int | None  # None while the midnight that ends the day is still to come
+    beds: int  # the ward's beds that day (at its midnight, or now for today)
+    occupancy: float | None  # per cent of the beds at midnight; None without beds or yet
+
+    @property
+    def pending(self) -> bool:
+        """The day's midnight has not come yet: no census for it (yet)."""
+        return self.at_midnight is None
 
     def as_json(self) -> dict[str, Any]:
         return {"date": self.day.isoformat(), "at_start": self.at_start,
@@ -172,10 +177,40 @@ def midnight(day: date, zone: tzinfo) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=zone)
 
 
+def beds_by_day(versions: Sequence[Mapping[str, Any]], first: date, last: date,
+                zone: tzinfo, now: datetime, current: int) -> dict[date, int]:
+    """The ward's beds on each day ``first``…``last``: those of its reference entry at the
+    midnight that ends the day (now, for today and later), from the entry's saved versions
+    (``{at, entry, previous}``, oldest first, :func:`patients.persistence.reference.
+    saved_versions` of one ward). Before the first save: the beds that save replaced (or
+    added); with no saves at all: ``current``."""
+    changes = sorted(((_utc(v["at"]), len((v.get("entry") or {}).get("beds") or ()),
+                       None if v.get("previous") is None
+                       else len(v["previous"].get("beds") or ()))
+                      for v in versions if v.get("at")), key=lambda c: c[0])
+    out = {}
+    day = first
+    while day <= last:
+        moment = min(midnight(day + timedelta(days=1), zone), now)
+        done = [after for at, after, _ in changes if at <= moment]
+        if done:
+            out[day] = done[-1]
+        elif changes:
+            _, after, before = changes[0]
+            out[day] = after if before is None else before
+        else:
+            out[day] = current
+        day += timedelta(days=1)
+    return out
+
+
 def census_days(stays: Iterable[dict[str, Any]], first: date, last: date, zone: tzinfo,
-                beds: int) -> list[CensusDay]:
+                beds: int | Mapping[date, int], *, now: datetime | None = None
+                ) -> list[CensusDay]:
     """The ward's days from ``first`` to ``last`` (local dates in ``zone``) from its stays
-    (each once; stays of other wards are the caller's mistake)."""
+    (each once; stays of other wards are the caller's mistake). ``beds``: the ward's beds,
+    or its beds per day (a day not in it: none). ``now``: a midnight after it has no count
+    yet (``at_start`` / ``at_midnight`` None); None counts every midnight."""
     span = (last - first).days + 1
     if span < 1:
         return []
@@ -207,10 +242,16 @@ def census_days(stays: Iterable[dict[str, Any]], first: date, last: date, zone: 
         there.append(running)
     days = []
     for i in range(1, size):
-        occupancy = round(100 * there[i] / beds, 1) if beds > 0 else None
+        day = origin + timedelta(days=i)
+        count = beds if isinstance(beds, int) else beds.get(day, 0)
+        started = now is None or midnight(day, zone) <= now
+        ended = now is None or midnight(day + timedelta(days=1), zone) <= now
+        at_midnight = there[i] if ended else None
+        occupancy = (round(100 * there[i] / count, 1)
+                     if count > 0 and at_midnight is not None else None)
         days.append(CensusDay(
-            day=origin + timedelta(days=i), at_start=there[i - 1],
+            day=day, at_start=there[i - 1] if started else None,
             admissions=arrivals[ADMISSION][i], transfers_in=arrivals[TRANSFER][i],
             transfers_out=departures[TRANSFER][i], discharges=departures[DISCHARGE][i],
-            at_midnight=there[i], beds=beds, occupancy=occupancy))
+            at_midnight=at_midnight, beds=count, occupancy=occupancy))
     return days

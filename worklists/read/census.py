@@ -10,14 +10,22 @@ counted once. The counting is :func:`worklists.projection.census.census_days`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 
 from cosmos_backend.store import DocumentStore, Query
 from hisadmin.core.inputs import read_date
+from patients.persistence import reference
 from worklists.persistence.generations import active_generation
 from worklists.persistence.view_rows import page_rows
-from worklists.projection.census import CENSUS, CensusDay, census_days, midnight, month_buckets
+from worklists.projection.census import (
+    CENSUS,
+    CensusDay,
+    beds_by_day,
+    census_days,
+    midnight,
+    month_buckets,
+)
 
 MAX_DAYS = 366  # a year (a leap one too): at most 14 month partitions and the open one
 DEFAULT_DAYS = 28  # four weeks up to today when no span is asked for
@@ -80,14 +88,22 @@ def _stays(store: DocumentStore, gen: int, buckets: list[str]) -> list[dict[str,
 
 
 def ward_census(store: DocumentStore, ward_id: str, first: date, last: date, *,
-                zone: tzinfo, beds: int) -> Census:
-    """The ward's days ``first``…``last`` (local dates in ``zone``); ``beds``: the ward's
-    beds in reference data, for the occupancy. :class:`BadSpan` for a span too long."""
+                zone: tzinfo, beds: int, now: datetime | None = None,
+                versions: list[dict[str, Any]] | None = None) -> Census:
+    """The ward's days ``first``…``last`` (local dates in ``zone``) on the clock ``now``
+    (default now: a midnight still to come has no count); ``beds``: the ward's beds in
+    reference data today, each day's own from ``versions`` (the Ward entries' saves, read
+    once when not given). :class:`BadSpan` for a span too long."""
     check_span(first, last)
+    now = now or datetime.now(UTC)
     gen = active_generation(store)
     # From the midnight that begins the day before (its census is the first day's start).
     start = midnight(first - timedelta(days=1), zone)
     end = midnight(last + timedelta(days=1), zone)
     stays = _stays(store, gen, month_buckets(ward_id, start, end))
+    if versions is None:
+        versions = reference.saved_versions(store, "Ward")
+    per_day = beds_by_day([v for v in versions if v["code"] == ward_id], first, last, zone,
+                          now, beds)
     return Census(ward_id, first, last,
-                  census_days(stays, first, last, zone, beds), gen)
+                  census_days(stays, first, last, zone, per_day, now=now), gen)

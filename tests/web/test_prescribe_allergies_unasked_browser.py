@@ -1,0 +1,51 @@
+"""Prescribing for a patient whose allergies were never asked, in a real browser: the form
+says so once, before the first submit, with links to record them; a submit anyway shows the
+warning once more only as the check to answer (not "Allergies not yet asked — Allergies not
+yet asked:"). Screenshots at 1024 and 1440 px."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.web.browser_shots import signed_in
+from tests.web.test_browser_flow import browser  # noqa: F401  (the browser fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+UNASKED = "Allergies not yet asked"
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_form_says_allergies_are_unasked_once_with_a_link(live_server, browser, make_user,  # noqa: F811
+                                                              admit, width, shots) -> None:
+    pid = admit("Unasked", bed="M106", allergies_asked=False)
+    make_user("doctor", "clinician")
+    base = live_server.url
+    ctx, page = signed_in(browser, base, "doctor", width=width)
+    page.goto(f"{base}/admin/patients/{pid}/orders/new/medication/")
+
+    form = page.locator("#content-main form")
+    assert form.inner_text().count(UNASKED) == 1
+    notice = page.locator("#allergies-unasked")
+    assert notice.is_visible()
+    assert notice.locator("a", has_text="record no known allergies").count() == 1
+    page.screenshot(path=str(shots / f"prescribe-unasked-{width}.png"), full_page=True)
+
+    page.select_option("#id_medication_code", "PARA")
+    page.fill("#id_dose", "1000")
+    page.select_option("#id_route", "PO")
+    page.select_option("#id_frequency", "Q6H")
+    page.click("input[type=submit][name=_save]")
+    page.wait_for_selector("#order-warnings")
+    assert page.locator("#allergies-unasked").count() == 0  # now the check to answer
+    text = form.inner_text()  # said once, then named once more by its reason box's label
+    assert text.count(f"{UNASKED} —") == 1 and f"{UNASKED}:" not in text
+    assert text.count(UNASKED) == 2 and f"Reason to override ({UNASKED})" in text
+    detail = page.inner_text("#order-warnings [data-check=allergy-status-unknown] "
+                             ".order-warning-detail")
+    assert detail.startswith(f"⚠ {UNASKED} — No allergy")
+    assert page.locator("#record-allergies-first a").count() == 2
+    page.screenshot(path=str(shots / f"prescribe-unasked-refused-{width}.png"), full_page=True)
+
+    page.click("#record-allergies-first a:has-text('record no known allergies')")
+    page.wait_for_url(f"**/patients/{pid}/allergies/**")
+    ctx.close()
