@@ -58,7 +58,7 @@ def test_it_opens_on_her_assigned_ward_and_comes_back_after_record(
     at_widths(page, shots, "record-from-meds-due", height=800)
     page.click("input[type=submit][name=_save]")
     page.wait_for_selector("ul.messagelist")
-    assert "Dose given recorded." in page.inner_text("ul.messagelist")
+    assert "Dose given recorded: 1 g at" in page.inner_text("ul.messagelist")
     assert page.url.startswith(f"{base}{DUE}") and "ward=MED-1" in page.url
     assert _ward_shown(page) == "MED-1"
     at_widths(page, shots, "meds-due-back", height=800)
