@@ -37,6 +37,9 @@ DOC_TYPE = "HeldStream"
 PROJECTIONS = "projections"  # the worklist projections' holds
 WEBHOOKS = "webhooks"  # the webhook fan-out's holds
 HL7 = "hl7"  # ADT out's fan-out's holds (the HL7 destinations)
+# ADT out's deliveries held after their retry budget: a destination's tracker waits at the
+# message until it is replayed (webhooks.delivery.drain, hl7v2.outbound.tasks).
+HL7_DELIVERY = "hl7-delivery"
 CACHE_SECONDS = 1.0  # how stale a process's view of the markers may be
 _cache: ExpiringCache[list[HeldStream]] = ExpiringCache(CACHE_SECONDS, maxsize=16)
 

@@ -27,7 +27,7 @@ router = Router(tags=["hl7"])
 ACTION = "manage_webhooks"
 ERRORS = {**ERRORS_SCHEMA, 428: Problem}
 EVENTS_HELP = "patient event names sent as ADT: " + ", ".join(t.value for t in TRIGGERS)
-Status = Literal["sending", "accepted", "retrying", "dead"]
+Status = Literal["pending", "sending", "accepted", "retrying", "dead"]
 
 
 class DestinationIn(StrictIn):
@@ -67,7 +67,8 @@ class MessageOut(Schema):
     event_type: str
     trigger: str = Field(description="the ADT trigger event, e.g. A01")
     mrn: str
-    status: str = Field(description="sending, accepted, retrying or dead (replayable)")
+    status: str = Field(description="pending (owed, not attempted yet), sending, accepted, retrying "
+                        "or dead (replayable)")
     attempts: int
     reason: str = Field(description="why the last attempt failed: an ACK code or an error "
                         "kind; empty when it did not")

@@ -26,6 +26,7 @@ from patients.domain.events import EVENT_LABELS, EventType
 
 ACTION = "manage_webhooks"
 STATUS_LABELS = {
+    "pending": "Waiting to be sent",
     "sending": "Sending",
     "accepted": "Accepted",
     "retrying": "Refused or unanswered, retrying",
@@ -177,7 +178,8 @@ def message_log(request: HttpRequest) -> HttpResponse:
                                    control_id=query.get("control_id", ""),
                                    status=query.get("status", ""))]
     held = [{**h.as_dict(), "event_label": event_label(h.event_type or "")}
-            for h in held_streams.all_held(store_, held_streams.HL7)]
+            for h in [*held_streams.all_held(store_, held_streams.HL7),
+                      *held_streams.all_held(store_, held_streams.HL7_DELIVERY)]]
     letters = [{**letter.as_dict(), "event_label": event_label(letter.event_type),
                 "patient_id": keys.suffix(letter.stream),
                 "failed": datetime.fromisoformat(letter.failed_at)}

@@ -1,9 +1,13 @@
 """The MLLP transport of the webhooks' ordered drain (:mod:`webhooks.delivery.drain`): an
 event becomes its ADT message, sent on the destination's connection; the ACK decides.
 
-AA is delivered; AE, AR, CE, CR, no answer within ``HL7_ACK_TIMEOUT`` or no connection is a
-failure the drain retries with backoff, then dead-letters (the log entry's status
-``dead``). Every attempt updates the event's entry in the message log.
+AA (CA) is delivered. AE (CE), no answer within ``HL7_ACK_TIMEOUT`` or no connection is a
+failure the drain retries with backoff within the retry budget (``HL7_RETRY_BUDGET``); AR
+(CR) is final at once (the engine rejected the message itself: the same message would be
+rejected again). A spent budget dead-letters the message (the log entry's status ``dead``)
+and holds the patient's stream for that destination (:meth:`Hl7Transport.hold`: a marker
+of consumer ``hl7-delivery``) until the message is replayed. Every attempt updates the
+event's entry in the message log.
 """
 
 from __future__ import annotations
@@ -16,14 +20,16 @@ from typing import Any
 from django.conf import settings
 
 from cosmos_backend.store import DocumentStore
-from hisadmin.core import keys
+from hisadmin.core import held_streams, keys
 from hl7v2.outbound import mllp, profile, store
 from hl7v2.outbound.destinations import Destination, control_id
 from patients.events_public import public_event
 from patients.persistence.snapshots import RecordSnapshot, read_snapshot
+from webhooks.delivery.drain import FinalFailure
 from webhooks.persistence.trackers import HL7_DESTINATION
 
 ACCEPTED = ("AA", "CA")
+REJECTED = ("AR", "CR")  # final: the message itself is refused, resending repeats it
 
 
 def interface() -> profile.Interface:
@@ -118,10 +124,20 @@ class Hl7Transport:
         except mllp.MllpFailed as exc:
             failure = str(exc)
         else:
-            failure = None if ack.code in ACCEPTED else f"ACK {ack.code or '(no code)'}"
+            failure = (None if ack.code in ACCEPTED
+                       else FinalFailure(f"ACK {ack.code}") if ack.code in REJECTED
+                       else f"ACK {ack.code or '(no code)'}")
         store.log_attempt(store_, replace(entry, status="retrying" if failure else "accepted",
                                           reason=failure or "", at=store.now_iso()))
         return failure
+
+    def hold(self, store_: DocumentStore, target: Destination, *, stream: str, seq: int,
+             event: dict[str, Any], reason: str) -> None:
+        """Make a held delivery visible: a held-stream marker (``/healthz`` 503,
+        ``check_worklists``, ``hl7_status``) released by replaying the message."""
+        held_streams.hold(store_, stream_pk=stream, seq=seq, event_type=str(event["type"]),
+                          occurred_at=event.get("occurredAt"), consumer=held_streams.HL7_DELIVERY,
+                          reason=f"{target.name}: {reason}")
 
     def dead_letter(self, store_: DocumentStore, target: Destination, *, stream: str, seq: int,
                     event_type: str, reason: str, attempts: int) -> None:
