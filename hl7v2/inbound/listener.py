@@ -39,7 +39,9 @@ class _Connection(socketserver.BaseRequestHandler):
                 text, buffer = unframe(buffer)
                 if text is None:
                     break
-                conn.sendall(frame(self.server.answer(text)))
+                answer = self.server.answer(text)
+                if answer is not None:  # enhanced mode may ask for no answer
+                    conn.sendall(frame(answer))
             if len(buffer) > MAX_FRAME:
                 log.warning("MLLP frame over %d bytes without an end block: closed", MAX_FRAME)
                 return
@@ -51,7 +53,7 @@ class MllpListener(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], answer: Callable[[str], str], *,
+    def __init__(self, address: tuple[str, int], answer: Callable[[str], str | None], *,
                  idle_seconds: float = IDLE_SECONDS) -> None:
         self.answer = answer
         self.idle_seconds = idle_seconds
@@ -65,7 +67,7 @@ class MllpListener(socketserver.ThreadingTCPServer):
 def results_listener(receiver: Receiver, host: str, port: int) -> MllpListener:
     """A listener that records ORU^R01 results with ``receiver``; a failure nobody foresaw
     is answered AE (the engine resends), logged by its type only (no patient data)."""
-    def answer(text: str) -> str:
+    def answer(text: str) -> str | None:
         try:
             return handle(receiver, text)
         except Exception as exc:  # noqa: BLE001 - the connection must get an answer

@@ -17,6 +17,7 @@ from hl7apy.exceptions import HL7apyException
 from hl7apy.parser import parse_message
 
 VERSIONS = ("2.5", "2.5.1")
+PROCESSING_IDS = ("P",)  # MSH-11: production only; T (training) and D (debugging) never reach a chart
 FINAL_STATUSES = ("F", "")  # OBX-11: final (an engine may leave it empty)
 
 # HL7 table 0357, the ERR-3 codes this listener answers with.
@@ -25,6 +26,7 @@ REQUIRED_FIELD_MISSING = "101"
 DATA_TYPE_ERROR = "102"
 TABLE_VALUE_NOT_FOUND = "103"
 UNSUPPORTED_MESSAGE_TYPE = "200"
+UNSUPPORTED_PROCESSING_ID = "202"
 UNSUPPORTED_VERSION = "203"
 UNKNOWN_KEY = "204"
 DUPLICATE_KEY = "205"
@@ -35,6 +37,7 @@ ERROR_NAMES = {
     DATA_TYPE_ERROR: "Data type error",
     TABLE_VALUE_NOT_FOUND: "Table value not found",
     UNSUPPORTED_MESSAGE_TYPE: "Unsupported message type",
+    UNSUPPORTED_PROCESSING_ID: "Unsupported processing id",
     UNSUPPORTED_VERSION: "Unsupported version id",
     UNKNOWN_KEY: "Unknown key identifier",
     DUPLICATE_KEY: "Duplicate key identifier",
@@ -157,6 +160,10 @@ def read(text: str) -> ResultMessage:
     if header_value(fields, 12) not in VERSIONS:
         raise Unparsable("MSH^1^12", UNSUPPORTED_VERSION,
                          f"HL7 version {', '.join(VERSIONS)} is accepted here.")
+    if header_value(fields, 11) not in PROCESSING_IDS:
+        raise Unparsable("MSH^1^11", UNSUPPORTED_PROCESSING_ID,
+                         "Only production messages (MSH-11 P) are recorded here; training and "
+                         "debugging messages are refused and never recorded.")
     msg = _parse(text)
     if msg.name != "ORU_R01":
         raise Unparsable("MSH^1^9", UNSUPPORTED_MESSAGE_TYPE, "Only ORU^R01 is accepted here.")

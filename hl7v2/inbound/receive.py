@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import tzinfo
 from typing import Any
 
 from cosmos_backend.store import DocumentStore
@@ -16,7 +17,7 @@ from cosmos_backend.uow import StaleWrite
 from hisadmin.core.actor import Actor
 from hisadmin.core.store import new_uow
 from hl7v2.inbound import mapping, receipts
-from hl7v2.inbound.ack import ACCEPT, ERROR, REJECT, Identity, ack
+from hl7v2.inbound.ack import ACCEPT, ERROR, REJECT, Identity, ack, answer_code
 from hl7v2.inbound.oru import (
     APPLICATION_ERROR,
     TABLE_VALUE_NOT_FOUND,
@@ -47,29 +48,36 @@ class Receiver:
     actor: Actor
     application: str = "HIS"
     facility: str = "HOSPITAL"
+    time_zone: tzinfo | None = None  # the ACKs' MSH-7 (the hospital's zone; UTC when None)
 
 
 def _answer(receiver: Receiver, code: str, text: str, message: ResultMessage | None,
-            problem: Problem | None = None) -> str:
+            problem: Problem | None = None) -> str | None:
+    """The acknowledgement, in the mode the sender asked for (None: MSH-15 says not to
+    answer this outcome)."""
     fields = header_fields(text)
     control_id = message.control_id if message else header_value(fields, 10)
     ours = Identity(receiver.application, receiver.facility, header_value(fields, 3),
                     header_value(fields, 4))
-    log.info("ORU control id %r: %s%s", control_id, code,
+    answered = answer_code(code, header_value(fields, 15))
+    log.info("ORU control id %r: %s%s", control_id, answered or f"{code} (not answered)",
              f" {problem.code} at {problem.location}" if problem else "")
-    return ack(code, control_id, ours=ours, timestamp=hl7_timestamp(),
-               ack_id=f"ACK{control_id}"[:199] if control_id else "ACK",
+    if answered is None:
+        return None
+    return ack(answered, control_id, ours=ours,
+               timestamp=hl7_timestamp(tz=receiver.time_zone),
+               ack_id=f"ACK{control_id}"[:20] if control_id else "ACK",
                processing_id=header_value(fields, 11) or "P",
                version=header_value(fields, 12) or "2.5.1", problem=problem)
 
 
 def answer_for(receiver: Receiver, code: str, text: str, problem: Problem | None = None
-               ) -> str:
+               ) -> str | None:
     """The ACK ``code`` to ``text`` as read without a parser (its MSH only)."""
     return _answer(receiver, code, text, None, problem)
 
 
-def handle(receiver: Receiver, text: str) -> str:
+def handle(receiver: Receiver, text: str) -> str | None:
     """The ACK for ``text``: AA recorded (or recorded before: a duplicate), AE a Refusal
     or a domain refusal with its ERR, AR when it cannot be read."""
     try:

@@ -165,3 +165,63 @@ def test_a_control_id_is_claimed_once(his_store: Any) -> None:
     assert receipts.claim(his_store, "OTHER^LAB", "RACE1").claim == receipts.Claim.NEW
     receipts.recorded(his_store, first, "order-1")
     assert receipts.claim(his_store, "LIS^LAB", "RACE1").claim == receipts.Claim.RECORDED
+
+
+# ------------------------------------------------------------------ ACK semantics (v2.5 §2.9)
+
+
+def test_a_training_or_debugging_message_is_refused_with_ar_and_never_recorded(
+        send, lab_order) -> None:
+    for n, processing_id in enumerate(("T", "D")):
+        text = oru(f"TRAIN{n}", lab_order.mrn, lab_order.orders["lab"]).replace(
+            f"|TRAIN{n}|P|", f"|TRAIN{n}|{processing_id}|")
+        ack = send(text)
+        assert ack.msa.msa_1.value == "AR" and ack.msa.msa_2.value == f"TRAIN{n}"
+        assert ack.msh.msh_11.to_er7() == processing_id  # echoed
+        assert err(ack) == ("MSH^1^11", "202", "E")
+    assert results(lab_order) == []  # the chart got nothing
+    assert send(oru("PROD1", lab_order.mrn, lab_order.orders["lab"])).msa.msa_1.value == "AA"
+
+
+def test_enhanced_mode_is_answered_with_ca_and_cr(send, lab_order) -> None:
+    def enhanced(text: str, accept: str = "AL") -> str:
+        msh, rest = text.split("\r", 1)
+        return f"{msh}|||{accept}|NE\r{rest}"  # MSH-13, 14 empty; MSH-15, MSH-16
+
+    ack = send(enhanced(oru("ENH1", lab_order.mrn, lab_order.orders["lab"])))
+    assert ack.msa.msa_1.value == "CA" and ack.msa.msa_2.value == "ENH1"
+    refused = send(enhanced(oru("ENH2", lab_order.mrn, lab_order.orders["lab"])).replace(
+        "|ENH2|P|", "|ENH2|T|"), check=False)
+    assert refused.msa.msa_1.value == "CR"
+
+
+@pytest.mark.parametrize("version", ["2.3", "2.4"])
+def test_an_older_version_is_refused_with_an_ar_valid_in_that_version(
+        listener, lab_order, version) -> None:
+    text = oru("OLD1", lab_order.mrn, lab_order.orders["lab"]).replace(
+        "ORU^R01^ORU_R01|OLD1|P|2.5.1", f"ORU^R01|OLD1|P|{version}")
+    client = MLLPClient("127.0.0.1", listener.port)
+    try:
+        answer = client.send_message(text).decode("utf-8").strip("\x0b\x1c\r")
+    finally:
+        client.close()
+    parsed = hl7.parse(answer)  # python-hl7 reads it
+    assert str(parsed.segment("MSH")[12]) == version
+    assert str(parsed.segment("MSA")[1]) == "AR" and str(parsed.segment("MSA")[2]) == "OLD1"
+    # hl7apy validates it against that version's ACK structure
+    from hl7apy.core import Message
+    rebuilt = parse_message(answer, validation_level=VALIDATION_LEVEL.TOLERANT)
+    assert rebuilt.version == version and isinstance(rebuilt, Message)
+    assert rebuilt.msa.msa_1.value == "AR"
+
+
+def test_ack_timestamps_are_in_the_hospital_zone(his_store, his_user, lab_order) -> None:
+    from zoneinfo import ZoneInfo
+
+    from hl7v2.inbound.receive import handle
+
+    lab = his_user("lab-tz", "nurse")
+    receiver = Receiver(get_store(), actor_for(lab), time_zone=ZoneInfo("Europe/Berlin"))
+    answer = handle(receiver, oru("TZ1", lab_order.mrn, lab_order.orders["lab"]))
+    msh7 = hl7.parse(answer).segment("MSH")[7]
+    assert str(msh7)[-5:] in ("+0100", "+0200")
