@@ -17,6 +17,8 @@ from hl7apy.exceptions import HL7apyException
 from hl7apy.parser import parse_message
 
 VERSIONS = ("2.5", "2.5.1")
+MAX_SEGMENTS = 1000  # per message: an ORU of one order has tens
+MAX_REPETITIONS = 50  # per field
 PROCESSING_IDS = ("P",)  # MSH-11: production only; T (training) and D (debugging) never reach a chart
 FINAL_STATUSES = ("F", "")  # OBX-11: final (an engine may leave it empty)
 
@@ -89,6 +91,9 @@ class ResultMessage:
     mrn: str  # PID-3.1 of the repetition typed MR (else the first)
     order_id: str  # OBR-2.1, the placer order number: our order id
     observations: tuple[Observation, ...]
+    family_name: str = ""  # PID-5.1.1 (checked against the record when given)
+    given_name: str = ""  # PID-5.2
+    birth_date: str = ""  # PID-7, YYYYMMDD (checked against the record when given)
 
 
 def normalise(text: str) -> str:
@@ -150,9 +155,31 @@ def _header(msg: Any) -> tuple[str, str, str, str, str]:
             _value(msh.msh_11.pt_1), _value(msh.msh_12.vid_1))
 
 
-def read(text: str) -> ResultMessage:
+def check_size(text: str, *, max_segments: int = MAX_SEGMENTS,
+               max_repetitions: int = MAX_REPETITIONS) -> None:
+    """Unparsable (AR) when ``text`` has more segments or more repetitions in one field than
+    allowed: counted on the raw text before any parser sees it, so a flood costs
+    milliseconds, not the minutes and gigabytes a parse of it would."""
+    segments = text.count("\r") + 1
+    if segments > max_segments:
+        raise Unparsable("MSH", SEGMENT_SEQUENCE_ERROR,
+                         f"The message has more than {max_segments} segments.")
+    separator = text[3:4] or "|"
+    repetition = text[5:6] if len(text) > 5 else "~"
+    if repetition and text.count(repetition) > max_repetitions:
+        for number, segment in enumerate(text.split("\r"), start=1):
+            fields = segment.split(separator)
+            for position, value in enumerate(fields[1:], start=1):
+                if (number, position) != (1, 1) and value.count(repetition) >= max_repetitions:
+                    raise Unparsable(f"{fields[0][:3]}^1^{position}", SEGMENT_SEQUENCE_ERROR,
+                                     f"A field repeats more than {max_repetitions} times.")
+
+
+def read(text: str, *, max_segments: int = MAX_SEGMENTS,
+         max_repetitions: int = MAX_REPETITIONS) -> ResultMessage:
     """The ORU^R01 in ``text`` (one patient, one order, its OBX); Unparsable or Refusal."""
     text = normalise(text)
+    check_size(text, max_segments=max_segments, max_repetitions=max_repetitions)
     fields = header_fields(text)
     if len(fields) < 13:
         raise Unparsable("MSH", SEGMENT_SEQUENCE_ERROR, "The message has no MSH segment "
@@ -190,4 +217,9 @@ def read(text: str) -> ResultMessage:
         for position, ob in enumerate(orders[0].oru_r01_observation, start=1))
     if not observations:
         raise Refusal("OBX", REQUIRED_FIELD_MISSING, "The order has no results (OBX).")
-    return ResultMessage(*header, mrn=mrn, order_id=order_id, observations=observations)
+    pid = patient.pid[0]
+    return ResultMessage(*header, mrn=mrn, order_id=order_id, observations=observations,
+                         family_name=(pid.pid_5.xpn_1.to_er7().split("&")[0].strip()
+                                      if len(pid.pid_5) else ""),
+                         given_name=_value(pid.pid_5.xpn_2) if len(pid.pid_5) else "",
+                         birth_date=_value(pid.pid_7)[:8])

@@ -8,6 +8,7 @@ Logs name control ids, outcomes and ERR locations only: never an MRN, a name or 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
@@ -49,6 +50,8 @@ class Receiver:
     application: str = "HIS"
     facility: str = "HOSPITAL"
     time_zone: tzinfo | None = None  # the ACKs' MSH-7 (the hospital's zone; UTC when None)
+    # MSH-3^MSH-4 of the senders taken (HL7_LISTENER_SENDERS); empty: any sender
+    senders: frozenset[str] = frozenset()
 
 
 def _answer(receiver: Receiver, code: str, text: str, message: ResultMessage | None,
@@ -87,6 +90,10 @@ def handle(receiver: Receiver, text: str) -> str | None:
     except Refusal as problem:
         return _answer(receiver, ERROR, text, None, problem)
     sender = f"{message.sending_application}^{message.sending_facility}"
+    if receiver.senders and sender not in receiver.senders:
+        return _answer(receiver, REJECT, text, message, Unparsable(
+            "MSH^1^3", UNKNOWN_KEY, "This sending application and facility (MSH-3, MSH-4) "
+            "is not one the listener takes results from."))
     receipt = receipts.claim(receiver.store, sender, message.control_id)
     if receipt.claim == receipts.Claim.RECORDED:
         return _answer(receiver, ACCEPT, text, message)
@@ -114,10 +121,31 @@ def _order(store: DocumentStore, message: ResultMessage) -> tuple[str, dict[str,
     except (UnknownOrder, UnknownPatient):
         raise Refusal("OBR^1^2", UNKNOWN_KEY,
                       "The patient has no order with the placer order number in OBR-2.") from None
+    _check_identity(store, patient_id, message)
     if order.get("kind") != "lab":
         raise Refusal("OBR^1^2", APPLICATION_ERROR,
                       "The order in OBR-2 is not a lab order: only lab results are taken here.")
     return patient_id, order
+
+
+def _folded(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
+
+
+def _check_identity(store: DocumentStore, patient_id: str, message: ResultMessage) -> None:
+    """PID-5 (family and given name) and PID-7 (birth date), when the message gives them,
+    must be the record's: a result meant for another patient is refused (AE), not filed."""
+    record = queries.patient(store, patient_id)
+    if message.family_name and (
+            _folded(message.family_name) != _folded(str(record.get("familyName") or ""))
+            or (message.given_name and _folded(message.given_name)
+                != _folded(str(record.get("givenName") or "")))):
+        raise Refusal("PID^1^5", UNKNOWN_KEY, "The name in PID-5 is not the name of the "
+                      "patient with the MRN in PID-3.")
+    born = str(record.get("birthDate") or "").replace("-", "")
+    if message.birth_date and message.birth_date != born:
+        raise Refusal("PID^1^7", UNKNOWN_KEY, "The birth date in PID-7 is not the birth date "
+                      "of the patient with the MRN in PID-3.")
 
 
 def _location(field: str | None, message: ResultMessage) -> tuple[str, str]:

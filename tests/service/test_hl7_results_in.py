@@ -225,3 +225,88 @@ def test_ack_timestamps_are_in_the_hospital_zone(his_store, his_user, lab_order)
     answer = handle(receiver, oru("TZ1", lab_order.mrn, lab_order.orders["lab"]))
     msh7 = hl7.parse(answer).segment("MSH")[7]
     assert str(msh7)[-5:] in ("+0100", "+0200")
+
+
+# ------------------------------------------------------------------ the listener's limits
+
+
+def test_a_20000_obx_flood_is_refused_fast_and_a_normal_message_beside_it_is_not_delayed(
+        listener, lab_order) -> None:
+    import resource
+    import threading
+    import time
+
+    flood = "\r".join([
+        "MSH|^~\\&|LIS|LAB|HIS|HOSP|20260101120000+0000||ORU^R01^ORU_R01|FLOOD1|P|2.5.1",
+        f"PID|1||{lab_order.mrn}^^^HOSP^MR||Doe^Jo||19600101|U",
+        f"OBR|1|{lab_order.orders['lab']}||CBC",
+        *(f"OBX|{n}|NM|HGB^Haemoglobin^L||{n}|g/L|||||F" for n in range(1, 20_001))])
+    assert len(flood) > 600_000
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB
+    flood_answers: list[tuple[str, float]] = []
+
+    def send_flood() -> None:
+        client = MLLPClient("127.0.0.1", listener.port)
+        begun = time.perf_counter()
+        try:
+            answer = client.send_message(flood).decode("utf-8").strip("\x0b\x1c\r")
+        finally:
+            client.close()
+        flood_answers.append((answer, time.perf_counter() - begun))
+
+    floods = [threading.Thread(target=send_flood) for _ in range(3)]
+    for thread in floods:
+        thread.start()
+    client = MLLPClient("127.0.0.1", listener.port)
+    begun = time.perf_counter()
+    normal = client.send_message(oru("NORMAL1", lab_order.mrn, lab_order.orders["lab"]))
+    took = time.perf_counter() - begun
+    client.close()
+    for thread in floods:
+        thread.join(30)
+    assert hl7.parse(normal.decode().strip("\x0b\x1c\r")).segment("MSA")[1][0] == "AA"
+    assert took < 1.0, took
+    assert len(flood_answers) == 3
+    for answer, seconds in flood_answers:
+        assert hl7.parse(answer).segment("MSA")[1][0] == "AR" and seconds < 1.0
+        assert parse_message(answer, validation_level=VALIDATION_LEVEL.STRICT).validate()
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 100, grown_mb
+
+
+def test_a_peer_not_allowed_is_closed_at_connect(his_store, his_user, monkeypatch) -> None:
+    monkeypatch.setenv("HL7_LISTENER_PEERS", "10.20.0.0/16")
+    lab = his_user("lab-peers", "nurse")
+    server = results_listener(Receiver(get_store(), actor_for(lab)), "127.0.0.1", 0)
+    thread = serve_in_thread(server)
+    try:
+        client = MLLPClient("127.0.0.1", server.port)
+        client.socket.settimeout(5)
+        with pytest.raises((OSError, IndexError, ValueError)):
+            answer = client.send_message("MSH|^~\\&|LIS|LAB|HIS|HOSP|20260101||ORU^R01|X|P|2.5.1")
+            assert not answer  # closed without an answer
+            raise OSError("no answer")
+        client.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_an_unknown_sender_is_refused_and_a_wrong_name_or_birth_date_is_ae(
+        send, lab_order, his_user) -> None:
+    from hl7v2.inbound.receive import handle
+
+    wrong_name = oru("WHO1", lab_order.mrn, lab_order.orders["lab"]).replace(
+        "Doe^Jo", "Smith^Jo")
+    ack = send(wrong_name)
+    assert ack.msa.msa_1.value == "AE" and err(ack) == ("PID^1^5", "204", "E")
+    wrong_birth = oru("WHO2", lab_order.mrn, lab_order.orders["lab"]).replace(
+        "19600101", "19700101")
+    ack = send(wrong_birth)
+    assert ack.msa.msa_1.value == "AE" and err(ack)[0] == "PID^1^7"
+    assert results(lab_order) == []
+    lab = his_user("lab-senders", "nurse")
+    only = Receiver(get_store(), actor_for(lab), senders=frozenset({"OTHER^LAB"}))
+    refused = hl7.parse(handle(only, oru("WHO3", lab_order.mrn, lab_order.orders["lab"])))
+    assert str(refused.segment("MSA")[1]) == "AR"

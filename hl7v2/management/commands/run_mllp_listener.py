@@ -34,7 +34,9 @@ def lab_receiver(username: str) -> Receiver:
     return Receiver(get_store(), actor_for(user),
                     application=getattr(settings, "HL7_SENDING_APPLICATION", "HIS"),
                     facility=getattr(settings, "HL7_SENDING_FACILITY", "HOSPITAL"),
-                    time_zone=ZoneInfo(str(settings.HOSPITAL_TIME_ZONE)))
+                    time_zone=ZoneInfo(str(settings.HOSPITAL_TIME_ZONE)),
+                    senders=frozenset(s.strip() for s in envstr("HL7_LISTENER_SENDERS", "")
+                                      .split(",") if s.strip()))
 
 
 class Command(BaseCommand):
