@@ -23,6 +23,7 @@ from hl7v2.inbound.oru import (
     APPLICATION_ERROR,
     TABLE_VALUE_NOT_FOUND,
     UNKNOWN_KEY,
+    OrderResult,
     Problem,
     Refusal,
     ResultMessage,
@@ -34,6 +35,7 @@ from hl7v2.inbound.oru import (
 from hl7v2.messages import hl7_timestamp
 from patients import use_cases
 from patients.domain.errors import DomainError, UnknownOrder, UnknownPatient
+from patients.domain.results import PRELIMINARY
 from patients.persistence import mrn, queries, reference
 
 log = logging.getLogger("hl7v2.inbound")
@@ -101,7 +103,9 @@ def handle(receiver: Receiver, text: str) -> str | None:
         return _answer(receiver, ERROR, text, message, Refusal(
             "MSH^1^10", RECORD_LOCKED, "This message is being recorded; send it again."))
     try:
-        _record(receiver, message, taken_over=receipt.claim == receipts.Claim.TAKEN_OVER)
+        # a claim taken over may have been recorded already: the use case records the same
+        # results once only
+        _record(receiver, message)
     except Refusal as problem:
         receipts.give_back(receiver.store, receipt)
         return _answer(receiver, ERROR, text, message, problem)
@@ -112,20 +116,24 @@ def handle(receiver: Receiver, text: str) -> str | None:
     return _answer(receiver, ACCEPT, text, message)
 
 
-def _order(store: DocumentStore, message: ResultMessage) -> tuple[str, dict[str, Any]]:
+def _patient(store: DocumentStore, message: ResultMessage) -> str:
     patient_id = mrn.lookup(store, message.mrn)
     if patient_id is None:
         raise Refusal("PID^1^3", UNKNOWN_KEY, "No patient has the MRN in PID-3.")
-    try:
-        order = queries.order(store, patient_id, message.order_id)
-    except (UnknownOrder, UnknownPatient):
-        raise Refusal("OBR^1^2", UNKNOWN_KEY,
-                      "The patient has no order with the placer order number in OBR-2.") from None
     _check_identity(store, patient_id, message)
+    return patient_id
+
+
+def _order(store: DocumentStore, patient_id: str, group: OrderResult) -> dict[str, Any]:
+    try:
+        order = queries.order(store, patient_id, group.order_id)
+    except (UnknownOrder, UnknownPatient):
+        raise Refusal(group.location(2), UNKNOWN_KEY,
+                      "The patient has no order with the placer order number in OBR-2.") from None
     if order.get("kind") != "lab":
-        raise Refusal("OBR^1^2", APPLICATION_ERROR,
+        raise Refusal(group.location(2), APPLICATION_ERROR,
                       "The order in OBR-2 is not a lab order: only lab results are taken here.")
-    return patient_id, order
+    return order
 
 
 def _folded(text: str) -> str:
@@ -148,40 +156,58 @@ def _check_identity(store: DocumentStore, patient_id: str, message: ResultMessag
                       "of the patient with the MRN in PID-3.")
 
 
-def _location(field: str | None, message: ResultMessage) -> tuple[str, str]:
+def _location(field: str | None, group: OrderResult) -> tuple[str, str]:
     """ERR-2 and ERR-3 for a domain error on ``field`` (``results.<analyte>[.unit]``)."""
     parts = (field or "").split(".")
     if parts[0] == "results" and len(parts) > 1:
-        ob = next((o for o in message.observations if o.code == parts[1]), None)
+        ob = next((o for o in group.observations if o.code == parts[1]), None)
         if ob is not None:
             return (ob.location(6), TABLE_VALUE_NOT_FOUND) if parts[2:] == ["unit"] else (
                 ob.location(5), APPLICATION_ERROR)
-    return "OBR^1^2", APPLICATION_ERROR
+    return group.location(2), APPLICATION_ERROR
 
 
-def _record(receiver: Receiver, message: ResultMessage, *, taken_over: bool) -> None:
+def _command(receiver: Receiver, patient_id: str, group: OrderResult
+             ) -> use_cases.RecordLabResults:
+    """The use case's command for one order of the message (every OBX mapped: a Refusal
+    naming the field otherwise)."""
     store = receiver.store
-    patient_id, order = _order(store, message)
-    if taken_over and order.get("status") == "completed" and (
-            order.get("results") or {}).get("resultedBy") == receiver.actor.username:
-        return  # recorded by the attempt that crashed before marking its receipt
+    order = _order(store, patient_id, group)
     test = reference.all_of(store, "LabTest").get(order.get("testCode") or "") or {}
-    values = mapping.given_values(message.observations, test.get("analytes", []),
-                                  reference.all_of(store, "Unit"))
-    command = use_cases.CompleteOrder(patient_id, message.order_id, values)
+    status = mapping.status_of(group.observations)
+    values = mapping.given_values(group.observations, test.get("analytes", []),
+                                  reference.all_of(store, "Unit"),
+                                  partial=status == PRELIMINARY, time_zone=receiver.time_zone)
+    return use_cases.RecordLabResults(
+        patient_id, group.order_id, values, status=status,
+        observed_at=mapping.observed_at(group.observed_at, receiver.time_zone),
+        comments=group.comments)
+
+
+def _record(receiver: Receiver, message: ResultMessage) -> None:
+    """Every order of the message, each through the results use case; all are mapped and
+    checked before the first is recorded, so a refused order records none of them."""
+    patient_id = _patient(receiver.store, message)
+    commands = [(group, _command(receiver, patient_id, group)) for group in message.orders]
+    for group, command in commands:
+        _record_one(receiver, group, command)
+
+
+def _record_one(receiver: Receiver, group: OrderResult,
+                command: use_cases.RecordLabResults) -> None:
     for attempt in range(STALE_RETRIES):
         try:
-            use_cases.complete_order(command, new_uow(), actor=receiver.actor)
+            use_cases.record_lab_results(command, new_uow(), actor=receiver.actor)
             return
         except StaleWrite:
             if attempt == STALE_RETRIES - 1:
-                raise Refusal("OBR^1^2", RECORD_LOCKED, "The order kept changing while its "
-                              "results were recorded; send the message again.") from None
+                raise Refusal(group.location(2), RECORD_LOCKED, "The order kept changing "
+                              "while its results were recorded; send the message again.") from None
         except UnknownPatient:
             raise Refusal("PID^1^3", UNKNOWN_KEY, "No patient has the MRN in PID-3.") from None
         except UnknownOrder:
-            raise Refusal("OBR^1^2", UNKNOWN_KEY, "The patient has no order with the placer "
-                          "order number in OBR-2.") from None
+            raise Refusal(group.location(2), UNKNOWN_KEY, "The patient has no order with the "
+                          "placer order number in OBR-2.") from None
         except DomainError as exc:
-            location, code = _location(exc.field, message)
+            location, code = _location(exc.field, group)
             raise Refusal(location, code, str(exc)) from None

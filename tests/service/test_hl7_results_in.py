@@ -310,3 +310,83 @@ def test_an_unknown_sender_is_refused_and_a_wrong_name_or_birth_date_is_ae(
     only = Receiver(get_store(), actor_for(lab), senders=frozenset({"OTHER^LAB"}))
     refused = hl7.parse(handle(only, oru("WHO3", lab_order.mrn, lab_order.orders["lab"])))
     assert str(refused.segment("MSA")[1]) == "AR"
+
+
+# ------------------------------------------------------------------ results as labs send them
+
+
+def lab_oru(control_id: str, mrn: str, *groups: str) -> str:
+    return "\r".join([
+        f"MSH|^~\\&|LIS|LAB|HIS|HOSP|20260101120000+0000||ORU^R01^ORU_R01|{control_id}|P|2.5.1",
+        f"PID|1||{mrn}^^^HOSP^MR||Doe^Jo||19600101|U", *groups])
+
+
+def cbc(order_id: str, status: str, hgb: str = "120", *, extra: str = "") -> str:
+    return "\r".join([
+        f"OBR|1|{order_id}||CBC^Full blood count^L|||20260101103000",
+        "NTE|1|L|Sample slightly haemolysed \\T\\ re-spun",
+        f"OBX|1|NM|HGB^Haemoglobin^L||{hgb}|g/L^^UCUM|130-170|L~A|||{status}|||"
+        "20260101104500+0100",
+        "NTE|1|L|Repeat in 24 h",
+        f"OBX|2|SN|WBC^White cells^L||<^0.5|10*9/L^^UCUM|4-11|L|||{status}",
+        f"OBX|3|NM|PLT^Platelets^L||450|10*9/L^^UCUM|||||{status}{extra}"])
+
+
+def test_preliminary_then_final_then_a_correction_keep_the_history(send, lab_order) -> None:
+    order_id = lab_order.orders["lab"]
+    ack = send(lab_oru("P1", lab_order.mrn, cbc(order_id, "P", "118")))
+    assert ack.msa.msa_1.value == "AA"
+    [prelim] = results(lab_order)
+    assert prelim["status"] == "preliminary" and prelim["history"] == []
+    orders = lab_order.clients["clinician"].get(f"/api/v1/patients/{lab_order.id}/orders")
+    assert {o["order_id"]: o["status"] for o in orders.json()}[order_id] == "in_progress"
+    assert send(lab_oru("F1", lab_order.mrn, cbc(order_id, "F"))).msa.msa_1.value == "AA"
+    [final] = results(lab_order)
+    assert final["status"] == "final" and [h["status"] for h in final["history"]] == [
+        "preliminary"]
+    # the clinician reviews it; the lab then sends a new final: a correction, not an error
+    acked = lab_order.clients["clinician"].post(
+        f"/api/v1/patients/{lab_order.id}/orders/{order_id}/acknowledge", content_type=JSON)
+    assert acked.status_code == 200, acked.content
+    assert send(lab_oru("F2", lab_order.mrn, cbc(order_id, "F", "131"))).msa.msa_1.value == "AA"
+    [corrected] = results(lab_order)
+    assert corrected["status"] == "corrected" and corrected["acknowledged_at"] is None
+    assert [h["status"] for h in corrected["history"]] == ["preliminary", "final"]
+    assert corrected["history"][-1]["values"][0]["value"] == 120
+    hgb, wbc, _ = corrected["values"]
+    assert hgb["value"] == 131 and hgb["flag"] is None  # ours, from our reference range
+    assert hgb["lab_range"] == "130-170" and hgb["lab_flags"] == ["L", "A"]  # theirs, kept
+    assert hgb["observed_at"] == "2026-01-01T10:45:00+01:00"
+    assert hgb["comments"] == ["Repeat in 24 h"]
+    assert wbc["comparator"] == "<" and wbc["text"] == "<0.5" and wbc["value"] == 0.5
+    assert wbc["flag"] == "L"  # below 0.5 is below our range whatever its value
+    assert corrected["comments"] == ["Sample slightly haemolysed & re-spun"]
+    assert corrected["observed_at"].startswith("2026-01-01T10:30:00")
+    # an explicit correction (OBX-11 C) likewise; the same message again records nothing
+    assert send(lab_oru("C1", lab_order.mrn, cbc(order_id, "C", "132"))).msa.msa_1.value == "AA"
+    assert send(lab_oru("C2", lab_order.mrn, cbc(order_id, "C", "132"))).msa.msa_1.value == "AA"
+    [again] = results(lab_order)
+    assert again["values"][0]["value"] == 132 and len(again["history"]) == 3
+    # a preliminary after the final is refused with AE naming why, nothing recorded
+    late = send(lab_oru("P2", lab_order.mrn, cbc(order_id, "P", "99")))
+    assert late.msa.msa_1.value == "AE"
+    assert results(lab_order)[0]["values"][0]["value"] == 132
+
+
+def test_two_orders_in_one_message_are_recorded_together_or_not_at_all(
+        send, his_patient) -> None:
+    patient = his_patient(orders=("lab",))
+    second = patient.clients["clinician"].post(f"/api/v1/patients/{patient.id}/orders", {
+        "kind": "lab", "test_code": "CRP"}, content_type=JSON).json()["order_id"]
+    for order_id in (patient.orders["lab"], second):
+        started = patient.clients["nurse"].post(
+            f"/api/v1/patients/{patient.id}/orders/{order_id}/start", {}, content_type=JSON)
+        assert started.status_code == 200, started.content
+    crp = f"OBR|2|{second}||CRP^C-reactive protein^L\rOBX|4|NM|CRP^CRP^L||12|mg/L|||||F"
+    bad_crp = crp.replace("|mg/L|", "|furlongs|")
+    refused = send(lab_oru("TWO1", patient.mrn, cbc(patient.orders["lab"], "F"), bad_crp))
+    assert refused.msa.msa_1.value == "AE" and err(refused)[:2] == ("OBX^4^6", "103")
+    assert results(patient) == []  # the first order was not recorded either
+    ack = send(lab_oru("TWO2", patient.mrn, cbc(patient.orders["lab"], "F"), crp))
+    assert ack.msa.msa_1.value == "AA"
+    assert {r["order_id"] for r in results(patient)} == {patient.orders["lab"], second}
