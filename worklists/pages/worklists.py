@@ -28,7 +28,7 @@ from hisadmin.core import access_log, consistency, held_streams, keys, policy
 from hisadmin.core.local_time import clock_time, human_date, human_time
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
-from patients.domain import mar, orders
+from patients.domain import mar, orders, results
 from patients.domain.records import SEX_LABELS
 from patients.persistence import reference
 from worklists.read import queries
@@ -448,6 +448,8 @@ def _flags(r: dict[str, Any]) -> str:
 REVIEW_COLUMNS = [
     Column("Resulted", lambda r: _local(r.get("resultedAt"), with_date=True), "resulted"),
     Column("Flags", lambda r: _flags(r), "abnormal"),
+    Column("Status", lambda r: results.STATUS_LABELS.get(r.get("resultStatus") or "final",
+                                                          "Final")),
     Column("Type", _label("kind", orders.KIND_LABELS)),
     Column("Order", _get("description"), href=_order_page), *PERSON,
     Column("Ward / bed", lambda r: _place(r) if r.get("wardId") else "Not admitted", "bed"),
