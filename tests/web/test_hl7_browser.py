@@ -61,3 +61,38 @@ def test_an_admin_adds_a_destination_and_reads_the_message_log(
     page.click("input[value='Yes, delete it']")
     assert "Destination deleted." in page.inner_text("ul.messagelist")
     assert store.all_destinations(his_store) == []
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_log_shows_messages_waiting_and_a_patient_held_after_the_retry_budget(
+        live_server, browser, make_user, his_store, width, shots, settings,  # noqa: F811
+        monkeypatch) -> None:
+    from datetime import UTC, datetime
+
+    from hisadmin.core import held_streams
+    from hisadmin.core.actor import Actor
+    from hl7v2.outbound import use_cases
+
+    settings.ADMIN_TWO_FACTOR = False
+    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.0/8")
+    make_user("hl7admin", "admin")
+    dest = use_cases.add_destination(use_cases.AddDestination(
+        name="Rhapsody ADT", host="127.0.0.1", port=2575, events=["AdmissionStarted"]),
+        his_store, actor=Actor(id="1", username="hl7admin", roles=("admin",)))
+    for cid, seq, status, reason in [("PENDINGAAAAAAAAAAAAA", 3, "pending", ""),
+                                     ("DEADAAAAAAAAAAAAAAAA", 2, "dead", "ACK AE")]:
+        store.log_attempt(his_store, store.LogEntry(
+            control_id=cid, destination_id=dest.id, stream="P_held", seq=seq,
+            event_type="AdmissionStarted", trigger="A01", mrn="H0000042", status=status,
+            attempts=0 if status == "pending" else 40, reason=reason, at=store.now_iso()))
+    held_streams.hold(his_store, stream_pk="P_held", seq=2, event_type="AdmissionStarted",
+                      occurred_at=datetime.now(UTC).isoformat(), reason="Rhapsody ADT: ACK AE",
+                      consumer=held_streams.HL7_DELIVERY)
+    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+    login(page, live_server.url, "hl7admin")
+    page.goto(f"{live_server.url}/admin/hl7-messages/")
+    notice = page.inner_text(".held-delivery")
+    assert "failed for good" in notice and "wait, in order" in notice
+    log = page.inner_text("#result_list")
+    assert "Waiting to be sent" in log and "Failed for good" in log
+    page.screenshot(path=str(shots / f"hl7-messages-held-{width}.png"), full_page=True)
