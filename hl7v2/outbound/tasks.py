@@ -32,9 +32,9 @@ from hisadmin.core.consumers import register_consumer, seqs_of
 from hisadmin.core.held_streams import HeldStream
 from hisadmin.core.recent_events import read_event
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store
 from hl7v2.outbound.destinations import TRIGGERS, Destination
 from hl7v2.outbound.transport import Hl7Transport
+from hl7v2.persistence import store
 from webhooks.delivery import fanout
 from webhooks.delivery.drain import Deliverer
 from webhooks.delivery.fanout import Send

@@ -17,8 +17,9 @@ from django.conf import settings
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import keys
-from hl7v2.outbound import mllp, profile, store
+from hl7v2.outbound import mllp, profile
 from hl7v2.outbound.destinations import Destination, control_id
+from hl7v2.persistence import store
 from patients.events_public import public_event
 from patients.persistence.snapshots import RecordSnapshot, read_snapshot
 from webhooks.persistence.trackers import HL7_DESTINATION
