@@ -17,7 +17,7 @@ from django.views.decorators.cache import never_cache
 
 from hisadmin.core import held_streams
 from hisadmin.core.store import get_lease_store, get_store
-from hl7v2.outbound import store as hl7_store
+from hl7v2.persistence import store as hl7_store
 from webhooks.delivery import sweeper
 from webhooks.persistence import deadletters, subscriptions, trackers
 from worklists.read.lag import relay_lag

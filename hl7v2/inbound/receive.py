@@ -17,7 +17,7 @@ from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core.actor import Actor
 from hisadmin.core.store import new_uow
-from hl7v2.inbound import mapping, receipts
+from hl7v2.inbound import mapping
 from hl7v2.inbound.ack import ACCEPT, ERROR, REJECT, Identity, ack, answer_code
 from hl7v2.inbound.oru import (
     APPLICATION_ERROR,
@@ -33,6 +33,7 @@ from hl7v2.inbound.oru import (
     read,
 )
 from hl7v2.messages import hl7_timestamp
+from hl7v2.persistence import receipts
 from patients import use_cases
 from patients.domain.errors import DomainError, UnknownOrder, UnknownPatient
 from patients.domain.results import PRELIMINARY

@@ -19,8 +19,9 @@ from hisadmin.core.inputs import Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, require_if_match
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store, tasks, use_cases
+from hl7v2.outbound import tasks, use_cases
 from hl7v2.outbound.destinations import NAME_MAX, TRIGGERS, Destination
+from hl7v2.persistence import store
 from patients.api.schemas import ERRORS_SCHEMA, Problem, StrictIn
 
 router = Router(tags=["hl7"])

@@ -19,8 +19,9 @@ from hisadmin.core import held_streams, keys
 from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store, tasks, use_cases
+from hl7v2.outbound import tasks, use_cases
 from hl7v2.outbound.destinations import NAME_MAX, TRIGGERS, Destination, UnknownDestination
+from hl7v2.persistence import store
 from patients.domain.errors import DomainError
 from patients.domain.events import EVENT_LABELS, EventType
 

@@ -34,9 +34,10 @@ from hisadmin.core.consumers import register_consumer, seqs_of
 from hisadmin.core.held_streams import HeldStream
 from hisadmin.core.recent_events import read_event
 from hisadmin.core.store import get_store
-from hl7v2.outbound import profile, store
+from hl7v2.outbound import profile
 from hl7v2.outbound.destinations import TRIGGERS, Destination, control_id
 from hl7v2.outbound.transport import Hl7Transport
+from hl7v2.persistence import store
 from patients.persistence.snapshots import read_snapshot
 from webhooks.delivery import fanout, sweeper
 from webhooks.delivery.drain import Deliverer, Settings

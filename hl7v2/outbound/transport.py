@@ -22,8 +22,9 @@ from django.conf import settings
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import held_streams, keys
 from hisadmin.core.recent_events import read_events
-from hl7v2.outbound import as_of, mllp, profile, store
+from hl7v2.outbound import as_of, mllp, profile
 from hl7v2.outbound.destinations import Destination, control_id
+from hl7v2.persistence import store
 from patients.domain.records import read_allergy
 from patients.events_public import public_event
 from patients.persistence import reference

@@ -11,7 +11,7 @@ import pytest
 
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hl7v2.outbound import profile, use_cases
-from hl7v2.outbound import store as hl7_store
+from hl7v2.persistence import store as hl7_store
 from tests import worklist_data as data
 from tests.hl7_engine import Engine, wait_for
 from tests.integration.processes import start_light_worker

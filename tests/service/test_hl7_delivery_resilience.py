@@ -20,9 +20,10 @@ import pytest
 
 from hisadmin.core import held_streams
 from hisadmin.core.actor import Actor
-from hl7v2.outbound import mllp, store, tasks, use_cases
+from hl7v2.outbound import mllp, tasks, use_cases
 from hl7v2.outbound.destinations import control_id
 from hl7v2.outbound.transport import Hl7Transport
+from hl7v2.persistence import store
 from tests.hl7_engine import Engine
 from webhooks.delivery import sweeper
 from webhooks.delivery.drain import Deliverer, Settings

@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from hisadmin.core.actor import Actor
-from hl7v2.outbound import mllp, profile, store, tasks, use_cases
+from hl7v2.outbound import mllp, profile, tasks, use_cases
 from hl7v2.outbound.destinations import control_id
 from hl7v2.outbound.transport import Hl7Transport
+from hl7v2.persistence import store
 from patients.domain.errors import InvalidInput
 from tests.hl7_engine import Engine
 from webhooks.delivery.drain import Deliverer, Settings

@@ -15,9 +15,9 @@ from hl7apy.parser import parse_message
 
 from hisadmin.core.policy import actor_for
 from hisadmin.core.store import get_store
-from hl7v2.inbound import receipts
 from hl7v2.inbound.listener import MllpListener, results_listener, serve_in_thread
 from hl7v2.inbound.receive import Receiver
+from hl7v2.persistence import receipts
 from testkit.fixtures import JSON, SeededPatient
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db(transaction=True)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hl7v2.outbound import store
+from hl7v2.persistence import store
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

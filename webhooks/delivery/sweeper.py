@@ -33,21 +33,18 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from cosmos_backend import errors, outbox
-from cosmos_backend.envelope import wrap
+from cosmos_backend import outbox
 from cosmos_backend.store import Document, DocumentStore
 from hisadmin.core import held_streams, keys
 from webhooks.persistence import trackers
+from webhooks.persistence.sweeps import SweepState, read_state, save_state
 
 log = logging.getLogger(__name__)
 
-SWEEP_PK = keys.view("DeliverySweep")
-STATE_ID = "state"
-DOC_TYPE = "DeliverySweep"
 SWEEP_SECONDS = 15.0  # between two sweeps (DELIVERY_SWEEP_SECONDS)
 GRACE_SECONDS = 20.0  # an event younger than this is left to the normal path (DELIVERY_GRACE_SECONDS)
 MAX_OPEN = 50_000  # entries kept; beyond, the oldest are dropped (and logged)
@@ -79,37 +76,6 @@ def kinds() -> tuple[Kind, ...]:
 
 def open_key(kind: str, target_id: str, stream: str) -> str:
     return f"{kind}|{target_id}|{stream}"
-
-
-@dataclass
-class SweepState:
-    continuations: dict[str, str] = field(default_factory=dict)  # feed range → continuation
-    # open key → [highest seq owed, when that event was written (epoch s), its state]
-    open: dict[str, list[Any]] = field(default_factory=dict)
-    swept_at: float = 0.0
-    etag: str | None = None
-
-
-def read_state(store: DocumentStore) -> SweepState:
-    doc = store.try_read(SWEEP_PK, STATE_ID)
-    if doc is None:
-        return SweepState()
-    c = doc["docContents"]
-    return SweepState(dict(c.get("continuations") or {}), dict(c.get("open") or {}),
-                      float(c.get("sweptAt") or 0.0), doc.get("_etag"))
-
-
-def _save_state(store: DocumentStore, state: SweepState) -> None:
-    doc = wrap(doc_id=STATE_ID, pk=SWEEP_PK, doc_type=DOC_TYPE, contents={
-        "continuations": state.continuations, "open": state.open, "sweptAt": state.swept_at})
-    try:
-        if state.etag is None:
-            store.create(doc)
-        else:
-            store.replace(doc, if_match=state.etag)
-    except (errors.Conflict, errors.PreconditionFailed, errors.NotFound):
-        # another sweeper saved first: its state stands, ours is found again next sweep
-        log.info("delivery sweep: another sweeper saved first")
 
 
 # What an open entry's state is, as counted per receiver.
@@ -144,7 +110,7 @@ class Sweeper:
             log.error("delivery sweep: %s open entries; the oldest dropped", len(state.open))
             for key in sorted(state.open, key=lambda k: state.open[k][1])[:-MAX_OPEN]:
                 del state.open[key]
-        _save_state(self.store, state)
+        save_state(self.store, state)
         return SweepResult(events, redriven, len(state.open))
 
     def _read_feed(self, state: SweepState, targets: dict[str, list[Any]]) -> int:

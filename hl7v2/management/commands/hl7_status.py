@@ -12,7 +12,8 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from hisadmin.core import held_streams
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store, tasks
+from hl7v2.outbound import tasks
+from hl7v2.persistence import store
 
 
 class Command(BaseCommand):

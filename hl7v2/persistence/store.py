@@ -7,7 +7,8 @@ attempted: waiting behind the patient's earlier messages or for a worker), ``sen
 attempt under way), ``accepted`` (AA), ``retrying`` (AE, AR
 or no answer; the reason kept, never the message), ``dead`` (retries spent: the dead
 letter, replayable) and expires after 90 days. The entry names the patient's MRN so an
-admin can find a patient's messages; the message itself is never kept.
+admin can find a patient's messages; the message itself is never kept. The destinations'
+and entries' repository: nothing else of ADT out reads their documents.
 """
 
 from __future__ import annotations
