@@ -7,6 +7,7 @@ Logs name control ids, outcomes and ERR locations only: never an MRN, a name or 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import unicodedata
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from hl7v2.inbound import mapping
 from hl7v2.inbound.ack import ACCEPT, ERROR, REJECT, Identity, ack, answer_code
 from hl7v2.inbound.oru import (
     APPLICATION_ERROR,
+    DUPLICATE_KEY,
     TABLE_VALUE_NOT_FOUND,
     UNKNOWN_KEY,
     OrderResult,
@@ -30,6 +32,7 @@ from hl7v2.inbound.oru import (
     Unparsable,
     header_fields,
     header_value,
+    normalise,
     read,
 )
 from hl7v2.messages import hl7_timestamp
@@ -77,6 +80,13 @@ def _answer(receiver: Receiver, code: str, text: str, message: ResultMessage | N
                version=header_value(fields, 12) or "2.5.1", problem=problem)
 
 
+def content_digest(text: str) -> str:
+    """What a message says, as a digest: its segments after MSH (an engine's resend may
+    stamp a new MSH-7), whatever line ends it was sent with."""
+    body = "\r".join(normalise(text).split("\r")[1:])
+    return hashlib.sha256(body.encode()).hexdigest()[:32]
+
+
 def answer_for(receiver: Receiver, code: str, text: str, problem: Problem | None = None
                ) -> str | None:
     """The ACK ``code`` to ``text`` as read without a parser (its MSH only)."""
@@ -97,9 +107,13 @@ def handle(receiver: Receiver, text: str) -> str | None:
         return _answer(receiver, REJECT, text, message, Unparsable(
             "MSH^1^3", UNKNOWN_KEY, "This sending application and facility (MSH-3, MSH-4) "
             "is not one the listener takes results from."))
-    receipt = receipts.claim(receiver.store, sender, message.control_id)
+    receipt = receipts.claim(receiver.store, sender, message.control_id, content_digest(text))
     if receipt.claim == receipts.Claim.RECORDED:
         return _answer(receiver, ACCEPT, text, message)
+    if receipt.claim == receipts.Claim.REUSED:
+        return _answer(receiver, ERROR, text, message, Refusal(
+            "MSH^1^10", DUPLICATE_KEY, "This control id (MSH-10) was recorded before with "
+            "other content: give every message its own control id. Nothing was recorded."))
     if receipt.claim == receipts.Claim.BUSY:
         return _answer(receiver, ERROR, text, message, Refusal(
             "MSH^1^10", RECORD_LOCKED, "This message is being recorded; send it again."))

@@ -33,6 +33,7 @@ class Claim(StrEnum):
     TAKEN_OVER = "taken-over"  # ours, after a listener that crashed mid-way: maybe recorded
     RECORDED = "recorded"  # a duplicate: answered AA again, nothing recorded
     BUSY = "busy"  # another connection is recording it right now
+    REUSED = "reused"  # recorded before with other content: the control id was reused
 
 
 @dataclass(frozen=True)
@@ -54,10 +55,13 @@ def _doc(sender: str, control_id: str, state: str, **extra: str) -> Document:
                 ttl=KEEP_DAYS * 86400)
 
 
-def claim(store: DocumentStore, sender: str, control_id: str) -> Receipt:
-    """Claim ``control_id`` of ``sender`` for recording, or say why not."""
+def claim(store: DocumentStore, sender: str, control_id: str, content: str = "") -> Receipt:
+    """Claim ``control_id`` of ``sender`` for recording, or say why not. ``content``: a
+    digest of what the message says (kept with the receipt): a recorded control id sent
+    again with other content is :attr:`Claim.REUSED`, not a duplicate."""
     try:
-        return Receipt(Claim.NEW, store.create(_doc(sender, control_id, "recording")))
+        return Receipt(Claim.NEW, store.create(_doc(sender, control_id, "recording",
+                                                    content=content)))
     except errors.Conflict:
         pass
     try:
@@ -65,11 +69,15 @@ def claim(store: DocumentStore, sender: str, control_id: str) -> Receipt:
     except errors.NotFound:  # given back between our create and read: the resend will do
         return Receipt(Claim.BUSY)
     if current["docContents"]["state"] == "recorded":
+        kept = current["docContents"].get("content") or ""
+        if content and kept and kept != content:
+            return Receipt(Claim.REUSED, current)
         return Receipt(Claim.RECORDED, current)
     if time.time() - current["_ts"] < IN_FLIGHT_SECONDS:
         return Receipt(Claim.BUSY, current)
     try:
-        doc = store.replace(_doc(sender, control_id, "recording"), if_match=current["_etag"])
+        doc = store.replace(_doc(sender, control_id, "recording", content=content),
+                            if_match=current["_etag"])
     except (errors.PreconditionFailed, errors.NotFound):
         return Receipt(Claim.BUSY)
     return Receipt(Claim.TAKEN_OVER, doc)
@@ -80,7 +88,8 @@ def recorded(store: DocumentStore, receipt: Receipt, order_id: str) -> None:
     assert receipt.doc is not None
     contents = receipt.doc["docContents"]
     store.replace(_doc(contents["sender"], contents["controlId"], "recorded",
-                       orderId=order_id), if_match=receipt.doc["_etag"])
+                       orderId=order_id, content=contents.get("content") or ""),
+                  if_match=receipt.doc["_etag"])
 
 
 def give_back(store: DocumentStore, receipt: Receipt) -> None:

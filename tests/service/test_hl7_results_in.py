@@ -390,3 +390,17 @@ def test_two_orders_in_one_message_are_recorded_together_or_not_at_all(
     ack = send(lab_oru("TWO2", patient.mrn, cbc(patient.orders["lab"], "F"), crp))
     assert ack.msa.msa_1.value == "AA"
     assert {r["order_id"] for r in results(patient)} == {patient.orders["lab"], second}
+
+
+def test_a_control_id_reused_with_other_content_is_ae_not_a_silent_duplicate(
+        send, lab_order) -> None:
+    order_id = lab_order.orders["lab"]
+    assert send(oru("SAME1", lab_order.mrn, order_id)).msa.msa_1.value == "AA"
+    # the very same message again (a resend, a new MSH-7 even): AA, nothing recorded twice
+    resend = oru("SAME1", lab_order.mrn, order_id).replace("20260101120000", "20260101120500")
+    assert send(resend).msa.msa_1.value == "AA"
+    other = oru("SAME1", lab_order.mrn, order_id, (("HGB", "99", "g/L^g/L^UCUM"),
+                                                   *CBC[1:]))
+    reused = send(other)
+    assert reused.msa.msa_1.value == "AE" and err(reused) == ("MSH^1^10", "205", "E")
+    assert results(lab_order)[0]["values"][0]["value"] == 120
