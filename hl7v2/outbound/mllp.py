@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
 
 from hl7v2.messages import frame, unframe
@@ -133,6 +134,30 @@ class Connection:
 
 
 IDLE_PER_DESTINATION = 4  # idle connections kept per destination and process
+PROBE_SECONDS = 2.0  # how long a reachability probe waits to connect
+_probed: dict[tuple[str, int], tuple[float, bool]] = {}
+
+
+def reachable(host: str, port: int, *, within: float = PROBE_SECONDS) -> bool:
+    """Whether the engine accepts a connection now (connected and closed at once; the answer
+    kept 5 s, so a sweep probes each destination once)."""
+    now = time.monotonic()
+    kept = _probed.get((host, port))
+    if kept is not None and now - kept[0] < 5.0:
+        return kept[1]
+    answer = False
+    try:
+        for address in vetted(host, port):
+            try:
+                socket.create_connection((address, port), within).close()
+                answer = True
+                break
+            except OSError:
+                continue
+    except MllpFailed:
+        answer = False
+    _probed[(host, port)] = (now, answer)
+    return answer
 
 
 class Pool:

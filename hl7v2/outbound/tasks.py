@@ -34,7 +34,7 @@ from hisadmin.core.consumers import register_consumer, seqs_of
 from hisadmin.core.held_streams import HeldStream
 from hisadmin.core.recent_events import read_event
 from hisadmin.core.store import get_store
-from hl7v2.outbound import profile
+from hl7v2.outbound import mllp, profile
 from hl7v2.outbound.destinations import TRIGGERS, Destination, control_id
 from hl7v2.outbound.transport import Hl7Transport
 from hl7v2.persistence import store
@@ -275,8 +275,19 @@ def _destinations(store_: DocumentStore) -> list[Destination]:
 
 # The delivery sweeper re-drives what the store says is owed to a destination and no live
 # task has (a worker killed, the broker restarted): the same queueing as the fan-out's.
+def engine_back(store_: DocumentStore, dest: Destination, stream_pk: str, seq: int) -> bool:
+    """The sweeper's ``wake``: a message backing off because the engine could not be
+    reached (no connection, not an ACK) is tried now once the engine accepts a connection
+    again, instead of at its next retry minutes later."""
+    entry = store.find_entry(store_, control_id(dest.id, stream_pk, seq))
+    if entry is None or not entry.reason or "ACK" in entry.reason:
+        return False  # refused or unanswered by a reachable engine: the backoff stands
+    return mllp.reachable(dest.host, dest.port)
+
+
 sweeper.register(sweeper.Kind(name=trackers.HL7_DESTINATION, targets=_destinations,
-                              queue=queue_delivery, consumer=held_streams.HL7))
+                              queue=queue_delivery, consumer=held_streams.HL7,
+                              wake=engine_back))
 
 
 def register() -> None:

@@ -203,3 +203,65 @@ def test_one_patient_waiting_for_an_ack_does_not_hold_another(
     took = time.perf_counter() - begun
     waiting.join(10)
     assert outcome.kind == "delivered" and took < 1.0, took
+
+
+def test_an_engine_that_returns_is_sent_to_within_a_sweep_not_at_the_next_retry(
+        his_store, his_patient, monkeypatch) -> None:
+    import socket
+
+    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.1/32")
+    monkeypatch.setenv("HL7_ACK_TIMEOUT", "1")
+    with socket.socket() as reserved:  # a port nobody listens on: the engine is down
+        reserved.bind(("127.0.0.1", 0))
+        port = reserved.getsockname()[1]
+    dest = use_cases.add_destination(
+        use_cases.AddDestination(name="Engine", host="127.0.0.1", port=port,
+                                 events=["PatientRegistered"]),
+        his_store, actor=ADMIN, now=datetime.now(UTC) - timedelta(minutes=1)).id
+    patient = his_patient(admit=False)
+    stream = f"P_{patient.id}"
+    clock = Clock()
+    slow = Settings(timeout=1, max_attempts=10**9, backoff_base=120.0, retry_budget=86400,
+                    hold_when_spent=True)
+    first = Deliverer(his_store, settings=slow, clock=clock, transport=Hl7Transport()).run(
+        dest, stream, 1, token="first")
+    assert first.kind == "retry" and first.retry_in > 60  # next slot minutes away
+    redriven: list[tuple[str, str, int]] = []
+
+    def queue(dest_id: str, stream_: str, seq: int) -> None:
+        redriven.append((dest_id, stream_, seq))
+        Deliverer(his_store, settings=slow, clock=clock, transport=Hl7Transport()).run(
+            dest_id, stream_, seq, token="woken")
+
+    monkeypatch.setitem(sweeper._kinds, trackers.HL7_DESTINATION, sweeper.Kind(
+        name=trackers.HL7_DESTINATION, targets=store.all_destinations, queue=queue,
+        consumer=held_streams.HL7, wake=tasks.engine_back))
+    monkeypatch.delitem(sweeper._kinds, trackers.SUBSCRIPTION, raising=False)
+    mllp._probed.clear()
+    clock.now += sweeper.GRACE_SECONDS + 1
+    assert sweeper.Sweeper(his_store, clock=clock).sweep().redriven == 0  # still down
+    assert redriven == []
+    with Engine(port=port) as engine:
+        mllp._probed.clear()
+        clock.now += 5
+        assert sweeper.Sweeper(his_store, clock=clock).sweep().redriven == 1
+        assert engine.triggers() == ["A04"] and redriven == [(dest, stream, 1)]
+        mllp.close_all()
+    assert store.find_entry(his_store, control_id(dest, stream, 1)).status == "accepted"
+
+
+def test_a_pooled_connection_the_engine_closed_costs_no_attempt(
+        his_store, his_patient, monkeypatch) -> None:
+    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.1/32")
+    monkeypatch.setenv("HL7_ACK_TIMEOUT", "1")
+    with Engine(hang_up=True) as engine:  # every connection closed after one answer
+        dest = destination(his_store, engine, "PatientRegistered", "AdmissionStarted")
+        patient = his_patient()
+        stream = f"P_{patient.id}"
+        outcome = Deliverer(his_store, settings=budget_settings(),
+                            transport=Hl7Transport()).run(dest, stream, 2, token="a")
+        assert outcome.kind == "delivered" and outcome.delivered == 2
+        assert engine.triggers() == ["A04", "A01"]
+        mllp.close_all()
+    for seq in (1, 2):
+        assert store.find_entry(his_store, control_id(dest, stream, seq)).attempts == 1

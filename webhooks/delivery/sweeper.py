@@ -60,6 +60,9 @@ class Kind:
     targets: Callable[[DocumentStore], list[Any]]
     queue: Callable[[str, str, int], None]
     consumer: str
+    # ``wake(store, target, stream, seq)``: whether a delivery backing off should be tried
+    # now rather than at its retry (its receiver was unreachable and answers again)
+    wake: Callable[[DocumentStore, Any, str, int], bool] | None = None
 
 
 _kinds: dict[str, Kind] = {}
@@ -149,6 +152,7 @@ class Sweeper:
         now = self.clock()
         redriven = 0
         live = {(kind, t.id) for kind, found in targets.items() for t in found}
+        by_id = {(kind, t.id): t for kind, found in targets.items() for t in found}
         held = {k.name: held_streams.held_now(self.store, k.consumer) for k in kinds()}
         for key, entry in list(state.open.items()):
             kind, target_id, stream = key.split("|", 2)
@@ -171,6 +175,10 @@ class Sweeper:
                 continue
             if tracker.failing_seq is not None:
                 entry[2] = RETRYING
+                if tracker.retry_at > now and self._wake_now(kind, by_id, target_id, stream,
+                                                          tracker):
+                    redriven += 1
+                    continue
                 if tracker.retry_at > now - self.grace:
                     continue  # its retry is due later (or just now): its task has it
             elif now - written < self.grace:
@@ -181,6 +189,26 @@ class Sweeper:
             log.warning("delivery sweep: %s-%s %s#%s re-driven (no live task had it)",
                         kind, target_id, stream, seq)
         return redriven
+
+    def _wake_now(self, kind: str, by_id: dict[tuple[str, str], Any], target_id: str,
+                  stream: str, tracker: trackers.Tracker) -> bool:
+        """Try a delivery backing off now when its kind says its receiver is back (the
+        retry's own task then finds it done): an engine that returns is sent to within a
+        sweep, not at the next backoff slot minutes later."""
+        wake = _kinds[kind].wake
+        target = by_id.get((kind, target_id))
+        if wake is None or target is None or tracker.failing_seq is None:
+            return False
+        if not wake(self.store, target, stream, tracker.failing_seq):
+            return False
+        try:
+            trackers.save(self.store, tracker.but(retry_at=self.clock()))
+        except trackers.TrackerChanged:
+            return False  # someone is on it
+        _kinds[kind].queue(target_id, stream, tracker.failing_seq)
+        log.info("delivery sweep: %s-%s %s#%s tried now: its receiver answers again",
+                 kind, target_id, stream, tracker.failing_seq)
+        return True
 
 
 def _occurred(event: dict[str, Any]) -> datetime | None:
