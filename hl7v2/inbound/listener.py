@@ -7,7 +7,7 @@ are served, others closed at connect; a frame over 1 MB closes the connection; a
 over the segment or repetition limits is AR'd before any parser sees it
 (:func:`hl7v2.inbound.oru.check_size`); and at most ``HL7_LISTENER_PARSES`` messages are read
 and recorded at once, each peer address one at a time, so one peer's messages never keep
-another's waiting: a message that finds no room within a second is answered AE (resend).
+another's waiting: a message that finds no room within a second is answered AR (ERR 206: resend later).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import socketserver
 import threading
 from collections.abc import Callable
 
-from hl7v2.inbound.ack import ERROR
-from hl7v2.inbound.oru import APPLICATION_ERROR, Refusal
+from hl7v2.inbound.ack import REJECT
+from hl7v2.inbound.oru import APPLICATION_ERROR, SystemProblem
 from hl7v2.inbound.receive import RECORD_LOCKED, Receiver, answer_for, handle
 from hl7v2.messages import frame, unframe
 
@@ -137,19 +137,20 @@ class MllpListener(socketserver.ThreadingTCPServer):
 
 def results_listener(receiver: Receiver, host: str, port: int) -> MllpListener:
     """A listener that records ORU^R01 results with ``receiver``; a failure nobody foresaw
-    is answered AE (the engine resends), logged by its type only (no patient data)."""
+    is a system problem, answered AR with ERR 207 (the engine resends later), logged by its
+    type only (no patient data)."""
     def answer(text: str) -> str | None:
         try:
             return handle(receiver, text)
         except Exception as exc:  # noqa: BLE001 - the connection must get an answer
             log.error("ORU not recorded: %s", type(exc).__name__)
-            return answer_for(receiver, ERROR, text, Refusal(
-                "MSH^1^10", APPLICATION_ERROR, "The message could not be recorded; send it "
-                "again later."))
+            return answer_for(receiver, REJECT, text, SystemProblem(
+                "MSH^1^10", APPLICATION_ERROR, "A system problem: the message was not "
+                "recorded; send it again later."))
 
     def busy(text: str) -> str | None:
-        return answer_for(receiver, ERROR, text, Refusal(
-            "MSH^1^10", RECORD_LOCKED, "The listener is busy; send the message again."))
+        return answer_for(receiver, REJECT, text, SystemProblem(
+            "MSH^1^10", RECORD_LOCKED, "The listener is busy; send the message again later."))
 
     return MllpListener((host, port), answer, busy=busy)
 

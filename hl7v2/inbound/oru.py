@@ -64,6 +64,12 @@ class Refusal(Problem):
     """A readable message naming something this system cannot record: answered AE."""
 
 
+class SystemProblem(Problem):
+    """Not the message's fault (the listener busy, the record changing under it, an error
+    nobody foresaw): answered AR (HL7 v2.5 §2.9: rejected for reasons unrelated to its
+    content), ERR 206 or 207; the engine resends it later."""
+
+
 @dataclass(frozen=True)
 class Observation:
     """One OBX: ``position`` is its occurrence among the message's OBX (ERR-2's sequence)."""

@@ -29,6 +29,7 @@ from hl7v2.inbound.oru import (
     Problem,
     Refusal,
     ResultMessage,
+    SystemProblem,
     Unparsable,
     header_fields,
     header_value,
@@ -95,7 +96,8 @@ def answer_for(receiver: Receiver, code: str, text: str, problem: Problem | None
 
 def handle(receiver: Receiver, text: str) -> str | None:
     """The ACK for ``text``: AA recorded (or recorded before: a duplicate), AE a Refusal
-    or a domain refusal with its ERR, AR when it cannot be read."""
+    or a domain refusal with its ERR (the content), AR when it cannot be read or is not
+    taken at all, or for a system problem (then resent later)."""
     try:
         message = read(text)
     except Unparsable as problem:
@@ -115,8 +117,9 @@ def handle(receiver: Receiver, text: str) -> str | None:
             "MSH^1^10", DUPLICATE_KEY, "This control id (MSH-10) was recorded before with "
             "other content: give every message its own control id. Nothing was recorded."))
     if receipt.claim == receipts.Claim.BUSY:
-        return _answer(receiver, ERROR, text, message, Refusal(
-            "MSH^1^10", RECORD_LOCKED, "This message is being recorded; send it again."))
+        return _answer(receiver, REJECT, text, message, SystemProblem(
+            "MSH^1^10", RECORD_LOCKED, "This message is being recorded on another "
+            "connection; send it again later."))
     try:
         # a claim taken over may have been recorded already: the use case records the same
         # results once only
@@ -124,6 +127,9 @@ def handle(receiver: Receiver, text: str) -> str | None:
     except Refusal as problem:
         receipts.give_back(receiver.store, receipt)
         return _answer(receiver, ERROR, text, message, problem)
+    except SystemProblem as problem:
+        receipts.give_back(receiver.store, receipt)
+        return _answer(receiver, REJECT, text, message, problem)
     except BaseException:
         receipts.give_back(receiver.store, receipt)
         raise
@@ -216,8 +222,9 @@ def _record_one(receiver: Receiver, group: OrderResult,
             return
         except StaleWrite:
             if attempt == STALE_RETRIES - 1:
-                raise Refusal(group.location(2), RECORD_LOCKED, "The order kept changing "
-                              "while its results were recorded; send the message again.") from None
+                raise SystemProblem(group.location(2), RECORD_LOCKED, "The order kept "
+                                    "changing while its results were recorded; send the "
+                                    "message again later.") from None
         except UnknownPatient:
             raise Refusal("PID^1^3", UNKNOWN_KEY, "No patient has the MRN in PID-3.") from None
         except UnknownOrder:

@@ -3,9 +3,10 @@ answered AA without recording twice.
 
 The receipt is claimed (created) before the results are recorded and marked ``recorded``
 after; a create is atomic, so two copies of one message arriving at once cannot both record
-(the second finds the claim and is answered AE "being processed": the engine resends). A
-message answered AE gives its claim back, so the engine's resend after a fix is processed
-anew. A claim left by a listener that crashed while recording is taken over once older than
+(the second finds the claim and is answered AR "being recorded", a system problem: the
+engine resends). A message not recorded (AE, AR) gives its claim back, so the engine's
+resend is processed anew. A recorded control id sent again with other content (a digest of
+its segments after MSH is kept) is reported as reused, never taken for a resend. A claim left by a listener that crashed while recording is taken over once older than
 ``IN_FLIGHT_SECONDS``. Receipts live in ``M_HL7IN_<digest>`` (a unique-key partition, no
 patient data) and expire after ``KEEP_DAYS``.
 """

@@ -404,3 +404,21 @@ def test_a_control_id_reused_with_other_content_is_ae_not_a_silent_duplicate(
     reused = send(other)
     assert reused.msa.msa_1.value == "AE" and err(reused) == ("MSH^1^10", "205", "E")
     assert results(lab_order)[0]["values"][0]["value"] == 120
+
+
+def test_a_system_problem_is_ar_207_and_the_resend_is_recorded(
+        send, lab_order, monkeypatch) -> None:
+    from patients import use_cases
+
+    real = use_cases.record_lab_results
+
+    def store_down(*args: Any, **kwargs: Any) -> Any:
+        raise ConnectionError("store unreachable")
+
+    monkeypatch.setattr(use_cases, "record_lab_results", store_down)
+    ack = send(oru("SYS1", lab_order.mrn, lab_order.orders["lab"]))
+    assert ack.msa.msa_1.value == "AR" and err(ack) == ("MSH^1^10", "207", "E")
+    assert results(lab_order) == []
+    monkeypatch.setattr(use_cases, "record_lab_results", real)
+    assert send(oru("SYS1", lab_order.mrn, lab_order.orders["lab"])).msa.msa_1.value == "AA"
+    assert len(results(lab_order)) == 1
