@@ -332,6 +332,12 @@ def cbc(order_id: str, status: str, hgb: str = "120", *, extra: str = "") -> str
         f"OBX|3|NM|PLT^Platelets^L||450|10*9/L^^UCUM|||||{status}{extra}"])
 
 
+def observation_statuses(patient: SeededPatient) -> set[str]:
+    answer = patient.clients["clinician"].get(f"/fhir/R4/Observation?patient={patient.id}")
+    assert answer.status_code == 200, answer.content
+    return {e["resource"]["status"] for e in answer.json().get("entry", [])}
+
+
 def test_preliminary_then_final_then_a_correction_keep_the_history(send, lab_order) -> None:
     order_id = lab_order.orders["lab"]
     ack = send(lab_oru("P1", lab_order.mrn, cbc(order_id, "P", "118")))
@@ -340,6 +346,7 @@ def test_preliminary_then_final_then_a_correction_keep_the_history(send, lab_ord
     assert prelim["status"] == "preliminary" and prelim["history"] == []
     orders = lab_order.clients["clinician"].get(f"/api/v1/patients/{lab_order.id}/orders")
     assert {o["order_id"]: o["status"] for o in orders.json()}[order_id] == "in_progress"
+    assert observation_statuses(lab_order) == {"preliminary"}  # the FHIR facade says so too
     assert send(lab_oru("F1", lab_order.mrn, cbc(order_id, "F"))).msa.msa_1.value == "AA"
     [final] = results(lab_order)
     assert final["status"] == "final" and [h["status"] for h in final["history"]] == [
@@ -362,6 +369,11 @@ def test_preliminary_then_final_then_a_correction_keep_the_history(send, lab_ord
     assert wbc["flag"] == "L"  # below 0.5 is below our range whatever its value
     assert corrected["comments"] == ["Sample slightly haemolysed & re-spun"]
     assert corrected["observed_at"].startswith("2026-01-01T10:30:00")
+    assert observation_statuses(lab_order) == {"corrected"}
+    fhir_wbc = [e["resource"] for e in lab_order.clients["clinician"].get(
+        f"/fhir/R4/Observation?patient={lab_order.id}").json()["entry"]
+        if e["resource"]["code"]["coding"][0]["code"] == "WBC"][0]
+    assert fhir_wbc["valueQuantity"]["comparator"] == "<"
     # an explicit correction (OBX-11 C) likewise; the same message again records nothing
     assert send(lab_oru("C1", lab_order.mrn, cbc(order_id, "C", "132"))).msa.msa_1.value == "AA"
     assert send(lab_oru("C2", lab_order.mrn, cbc(order_id, "C", "132"))).msa.msa_1.value == "AA"
