@@ -19,42 +19,22 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from hisadmin.core import held_streams
-from hisadmin.core.actor import Actor
 from hl7v2.outbound import mllp, tasks, use_cases
 from hl7v2.outbound.destinations import control_id
 from hl7v2.outbound.transport import Hl7Transport
 from hl7v2.persistence import store
 from tests.hl7_engine import Engine
+from tests.service.test_hl7_outbound import (  # noqa: F401 - the engine fixture
+    ADMIN,
+    Clock,
+    destination,
+    engine,
+)
 from webhooks.delivery import sweeper
 from webhooks.delivery.drain import Deliverer, Settings
 from webhooks.persistence import trackers
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
-ADMIN = Actor(id="1", username="admin", roles=("admin",))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def engine(monkeypatch):
-    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.1/32")
-    monkeypatch.setenv("HL7_ACK_TIMEOUT", "0.5")
-    with Engine() as running:
-        yield running
-        mllp.close_all()
-
-
-def destination(his_store, engine: Engine, *events: str) -> str:
-    return use_cases.add_destination(
-        use_cases.AddDestination(name="Engine", host="127.0.0.1", port=engine.port,
-                                 events=list(events)),
-        his_store, actor=ADMIN, now=datetime.now(UTC) - timedelta(minutes=1)).id
 
 
 def budget_settings(budget: float = 60.0) -> Settings:
@@ -83,7 +63,7 @@ def inline_hl7(his_store, monkeypatch):
 
 
 def test_a_delivery_lost_with_its_worker_is_re_driven_by_the_sweeper(
-        his_store, his_patient, engine, inline_hl7) -> None:
+        his_store, his_patient, engine, inline_hl7) -> None:  # noqa: F811
     dest = destination(his_store, engine, "PatientRegistered", "AdmissionStarted")
     patient = his_patient()  # events 1 (A04) and 2 (A01): their tasks never ran (lost)
     stream = f"P_{patient.id}"
@@ -91,7 +71,7 @@ def test_a_delivery_lost_with_its_worker_is_re_driven_by_the_sweeper(
     first = sweeper.Sweeper(his_store, clock=clock).sweep()
     assert first.events >= 2 and first.redriven == 0  # young: the normal path's chance
     assert sweeper.open_counts(his_store)[("hl7", dest)] == {"pending": 1}
-    clock.now += sweeper.GRACE_SECONDS + 1
+    clock.now = time.time() + sweeper.GRACE_SECONDS + 1  # the events are older than that
     second = sweeper.Sweeper(his_store, clock=clock).sweep()
     assert second.redriven == 1 and redriven == [(dest, stream, 2)]
     assert engine.triggers() == ["A04", "A01"]  # in order, each validated STRICT
@@ -101,7 +81,7 @@ def test_a_delivery_lost_with_its_worker_is_re_driven_by_the_sweeper(
 
 
 def test_a_claim_left_by_a_killed_worker_is_re_driven_once_it_lapses(
-        his_store, his_patient, engine, inline_hl7) -> None:
+        his_store, his_patient, engine, inline_hl7) -> None:  # noqa: F811
     dest = destination(his_store, engine, "PatientRegistered")
     patient = his_patient(admit=False)
     _, clock = inline_hl7
@@ -119,7 +99,7 @@ def test_a_claim_left_by_a_killed_worker_is_re_driven_once_it_lapses(
 
 
 def test_after_the_retry_budget_the_patients_stream_is_held_and_replayed_in_order(
-        his_store, his_patient, engine, client, monkeypatch) -> None:
+        his_store, his_patient, engine, client, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setattr(tasks, "queue_delivery", lambda *args: queued.append(args))
     queued: list[tuple[str, str, int]] = []
     dest = destination(his_store, engine, "PatientRegistered", "AdmissionStarted")
@@ -161,7 +141,7 @@ def test_after_the_retry_budget_the_patients_stream_is_held_and_replayed_in_orde
     assert store.find_entry(his_store, control_id(dest, stream, 2)).status == "accepted"
 
 
-def test_an_ar_holds_at_once_and_is_not_retried(his_store, his_patient, engine) -> None:
+def test_an_ar_holds_at_once_and_is_not_retried(his_store, his_patient, engine) -> None:  # noqa: F811
     dest = destination(his_store, engine, "PatientRegistered")
     patient = his_patient(admit=False)
     engine.answers = ["AR"]
@@ -179,7 +159,7 @@ def test_the_hl7_default_budget_is_a_day_and_holds(monkeypatch) -> None:
 
 
 def test_one_patient_waiting_for_an_ack_does_not_hold_another(
-        his_store, his_patient, engine, monkeypatch) -> None:
+        his_store, his_patient, engine, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setenv("HL7_ACK_TIMEOUT", "3")
     dest = destination(his_store, engine, "PatientRegistered")
     slow, quick = his_patient("Slow", admit=False), his_patient("Quick", admit=False)
@@ -241,11 +221,11 @@ def test_an_engine_that_returns_is_sent_to_within_a_sweep_not_at_the_next_retry(
     clock.now += sweeper.GRACE_SECONDS + 1
     assert sweeper.Sweeper(his_store, clock=clock).sweep().redriven == 0  # still down
     assert redriven == []
-    with Engine(port=port) as engine:
+    with Engine(port=port) as returned:
         mllp._probed.clear()
         clock.now += 5
         assert sweeper.Sweeper(his_store, clock=clock).sweep().redriven == 1
-        assert engine.triggers() == ["A04"] and redriven == [(dest, stream, 1)]
+        assert returned.triggers() == ["A04"] and redriven == [(dest, stream, 1)]
         mllp.close_all()
     assert store.find_entry(his_store, control_id(dest, stream, 1)).status == "accepted"
 
@@ -254,14 +234,14 @@ def test_a_pooled_connection_the_engine_closed_costs_no_attempt(
         his_store, his_patient, monkeypatch) -> None:
     monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.1/32")
     monkeypatch.setenv("HL7_ACK_TIMEOUT", "1")
-    with Engine(hang_up=True) as engine:  # every connection closed after one answer
-        dest = destination(his_store, engine, "PatientRegistered", "AdmissionStarted")
+    with Engine(hang_up=True) as restarting:  # every connection closed after one answer
+        dest = destination(his_store, restarting, "PatientRegistered", "AdmissionStarted")
         patient = his_patient()
         stream = f"P_{patient.id}"
         outcome = Deliverer(his_store, settings=budget_settings(),
                             transport=Hl7Transport()).run(dest, stream, 2, token="a")
         assert outcome.kind == "delivered" and outcome.delivered == 2
-        assert engine.triggers() == ["A04", "A01"]
+        assert restarting.triggers() == ["A04", "A01"]
         mllp.close_all()
     for seq in (1, 2):
         assert store.find_entry(his_store, control_id(dest, stream, seq)).attempts == 1
