@@ -101,7 +101,8 @@ def destination_list(request: HttpRequest) -> HttpResponse:
         return HttpResponseRedirect(request.path)
     counts = store.counts(store_)
     rows = [{**_row(d), "dead": counts.get((d.id, "dead"), 0),
-             "retrying": counts.get((d.id, "retrying"), 0)}
+             "retrying": counts.get((d.id, "retrying"), 0),
+             "pending": counts.get((d.id, "pending"), 0)}
             for d in store.all_destinations(store_)]
     return admin.site.render(request, "hl7v2/destinations.html", {"destinations": rows},
                              title="HL7 destinations")

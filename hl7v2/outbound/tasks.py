@@ -137,15 +137,19 @@ def queue_delivery(destination_id: str, stream_pk: str, seq: int) -> None:
     deliver.apply_async(args=[destination_id, stream_pk, seq], queue=QUEUE)
 
 
-def note_pending(store_: DocumentStore, destination_id: str, stream_pk: str, seq: int) -> None:
+def note_pending(store_: DocumentStore, destination_id: str, stream_pk: str, seq: int, *,
+                 mrns: dict[str, str] | None = None) -> None:
     """The message log's entry of a message handed out and not yet attempted (status
     ``pending``), unless it has one already: the log counts every message owed, not only
-    the one being sent."""
+    the one being sent. ``mrns``: the MRNs already read, by stream (one fan-out's)."""
     event = read_event(store_, stream_pk, seq)
     if event is None:
         return
-    snapshot = read_snapshot(store_, keys.suffix(stream_pk))
-    mrn = snapshot.patient.mrn if snapshot.patient is not None else ""
+    mrns = {} if mrns is None else mrns
+    if stream_pk not in mrns:
+        snapshot = read_snapshot(store_, keys.suffix(stream_pk))
+        mrns[stream_pk] = snapshot.patient.mrn if snapshot.patient is not None else ""
+    mrn = mrns[stream_pk]
     store.log_pending(store_, store.LogEntry(
         control_id=control_id(destination_id, stream_pk, seq), destination_id=destination_id,
         stream=stream_pk, seq=seq, event_type=str(event["type"]),
@@ -154,8 +158,10 @@ def note_pending(store_: DocumentStore, destination_id: str, stream_pk: str, seq
 
 
 def _queue_and_note(store_: DocumentStore) -> Send:
+    mrns: dict[str, str] = {}
+
     def send(destination_id: str, stream_pk: str, seq: int) -> None:
-        note_pending(store_, destination_id, stream_pk, seq)
+        note_pending(store_, destination_id, stream_pk, seq, mrns=mrns)
         queue_delivery(destination_id, stream_pk, seq)
     return send
 

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 SWEEP_SECONDS = 15.0  # between two sweeps (DELIVERY_SWEEP_SECONDS)
 GRACE_SECONDS = 20.0  # an event younger than this is left to the normal path (DELIVERY_GRACE_SECONDS)
-MAX_OPEN = 50_000  # entries kept; beyond, the oldest are dropped (and logged)
+MAX_OPEN = 5_000  # entries kept (one document: ~100 bytes each); beyond, the oldest dropped, logged
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,8 @@ class Sweeper:
         the lost ones re-driven, the state saved."""
         state = read_state(self.store)
         targets = {k.name: [t for t in k.targets(self.store) if t.active] for k in kinds()}
+        if not any(targets.values()) and not state.open:
+            return SweepResult()  # nobody to deliver to: the feed is not read at all
         events = self._read_feed(state, targets)
         redriven = self._check(state, targets)
         state.swept_at = self.clock()
