@@ -5,7 +5,8 @@ ACK, so answers keep its order).
 It cannot be flooded: only peers in ``HL7_LISTENER_PEERS`` (networks; loopback when unset)
 are served, others closed at connect; a frame over 1 MB closes the connection; a message
 over the segment or repetition limits is AR'd before any parser sees it
-(:func:`hl7v2.inbound.oru.check_size`); and at most ``HL7_LISTENER_PARSES`` messages are read
+(:func:`hl7v2.inbound.oru.check_size`), one that takes longer than
+``HL7_LISTENER_PARSE_SECONDS`` to read at that limit; and at most ``HL7_LISTENER_PARSES`` messages are read
 and recorded at once, each peer address one at a time, so one peer's messages never keep
 another's waiting: a message that finds no room within a second is answered AR (ERR 206: resend later).
 """

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
@@ -23,6 +26,7 @@ from hl7v2.inbound.ack import ACCEPT, ERROR, REJECT, Identity, ack, answer_code
 from hl7v2.inbound.oru import (
     APPLICATION_ERROR,
     DUPLICATE_KEY,
+    SEGMENT_SEQUENCE_ERROR,
     TABLE_VALUE_NOT_FOUND,
     UNKNOWN_KEY,
     OrderResult,
@@ -81,6 +85,27 @@ def _answer(receiver: Receiver, code: str, text: str, message: ResultMessage | N
                version=header_value(fields, 12) or "2.5.1", problem=problem)
 
 
+PARSE_SECONDS = 2.0  # the longest a message may take to read (HL7_LISTENER_PARSE_SECONDS)
+_readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hl7-read")
+
+
+def parse_seconds() -> float:
+    return float(os.environ.get("HL7_LISTENER_PARSE_SECONDS", str(PARSE_SECONDS)))
+
+
+def read_within(text: str, seconds: float) -> ResultMessage:
+    """:func:`read` with a time limit: a message that takes longer to read is Unparsable
+    (AR) at the limit, whatever the parser still does with it (the size limits keep that
+    short; this bounds what they miss)."""
+    future = _readers.submit(read, text)
+    try:
+        return future.result(timeout=seconds)
+    except FutureTimeout:
+        future.cancel()
+        raise Unparsable("MSH", SEGMENT_SEQUENCE_ERROR, f"The message took longer than "
+                         f"{seconds:g} s to read; it is not taken.") from None
+
+
 def content_digest(text: str) -> str:
     """What a message says, as a digest: its segments after MSH (an engine's resend may
     stamp a new MSH-7), whatever line ends it was sent with."""
@@ -99,7 +124,7 @@ def handle(receiver: Receiver, text: str) -> str | None:
     or a domain refusal with its ERR (the content), AR when it cannot be read or is not
     taken at all, or for a system problem (then resent later)."""
     try:
-        message = read(text)
+        message = read_within(text, parse_seconds())
     except Unparsable as problem:
         return _answer(receiver, REJECT, text, None, problem)
     except Refusal as problem:

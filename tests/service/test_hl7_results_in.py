@@ -434,3 +434,24 @@ def test_a_system_problem_is_ar_207_and_the_resend_is_recorded(
     monkeypatch.setattr(use_cases, "record_lab_results", real)
     assert send(oru("SYS1", lab_order.mrn, lab_order.orders["lab"])).msa.msa_1.value == "AA"
     assert len(results(lab_order)) == 1
+
+
+def test_a_message_that_takes_too_long_to_read_is_ar_at_the_limit(
+        send, lab_order, monkeypatch) -> None:
+    import time
+
+    from hl7v2.inbound import receive
+
+    monkeypatch.setenv("HL7_LISTENER_PARSE_SECONDS", "0.3")
+    real = receive.read
+
+    def slow(text: str) -> Any:
+        time.sleep(1.5)  # a pathological message the size limits let through
+        return real(text)
+
+    monkeypatch.setattr(receive, "read", slow)
+    begun = time.perf_counter()
+    ack = send(oru("SLOW1", lab_order.mrn, lab_order.orders["lab"]))
+    assert time.perf_counter() - begun < 1.0
+    assert ack.msa.msa_1.value == "AR" and err(ack)[1] == "100"
+    assert results(lab_order) == []
