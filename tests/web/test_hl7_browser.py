@@ -12,16 +12,22 @@ from tests.web.test_browser_flow import browser, login  # noqa: F401  (the brows
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def admin_page(browser, live_server, make_user, settings, monkeypatch, width: int):  # noqa: F811
+    """A signed-in admin's page at ``width`` (no second factor; the engine's network named)."""
+    settings.ADMIN_TWO_FACTOR = False
+    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.0/8")
+    make_user("hl7admin", "admin")
+    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+    login(page, live_server.url, "hl7admin")
+    return page
+
+
 @pytest.mark.parametrize("width", [1280, 1920])
 def test_an_admin_adds_a_destination_and_reads_the_message_log(
         live_server, browser, make_user, his_store, width, shots, settings,  # noqa: F811
         monkeypatch) -> None:
-    settings.ADMIN_TWO_FACTOR = False
-    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.0/8")
-    make_user("hl7admin", "admin")
     base = live_server.url
-    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
-    login(page, base, "hl7admin")
+    page = admin_page(browser, live_server, make_user, settings, monkeypatch, width)
     page.goto(f"{base}/admin/")
     page.click("a:text-is('HL7 destinations')")
     assert "No destinations yet." in page.inner_text("#result_list")
@@ -73,9 +79,7 @@ def test_the_log_shows_messages_waiting_and_a_patient_held_after_the_retry_budge
     from hisadmin.core.actor import Actor
     from hl7v2.outbound import use_cases
 
-    settings.ADMIN_TWO_FACTOR = False
-    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.0/8")
-    make_user("hl7admin", "admin")
+    page = admin_page(browser, live_server, make_user, settings, monkeypatch, width)
     dest = use_cases.add_destination(use_cases.AddDestination(
         name="Rhapsody ADT", host="127.0.0.1", port=2575, events=["AdmissionStarted"]),
         his_store, actor=Actor(id="1", username="hl7admin", roles=("admin",)))
@@ -88,8 +92,6 @@ def test_the_log_shows_messages_waiting_and_a_patient_held_after_the_retry_budge
     held_streams.hold(his_store, stream_pk="P_held", seq=2, event_type="AdmissionStarted",
                       occurred_at=datetime.now(UTC).isoformat(), reason="Rhapsody ADT: ACK AE",
                       consumer=held_streams.HL7_DELIVERY)
-    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
-    login(page, live_server.url, "hl7admin")
     page.goto(f"{live_server.url}/admin/hl7-messages/")
     notice = page.inner_text(".held-delivery")
     assert "failed for good" in notice and "wait, in order" in notice
