@@ -144,6 +144,9 @@ HOSPITAL_TIME_ZONE = check_zone_name(envstr("HOSPITAL_TIME_ZONE", "") or TIME_ZO
 HL7_SENDING_APPLICATION = envstr("HL7_SENDING_APPLICATION", "HIS")
 HL7_SENDING_FACILITY = envstr("HL7_SENDING_FACILITY", "HOSPITAL")
 HL7_ASSIGNING_AUTHORITY = envstr("HL7_ASSIGNING_AUTHORITY", "")
+# MSH-5 / MSH-6 of ADT out: the engine's application and facility (empty: not sent)
+HL7_RECEIVING_APPLICATION = envstr("HL7_RECEIVING_APPLICATION", "")
+HL7_RECEIVING_FACILITY = envstr("HL7_RECEIVING_FACILITY", "")
 # The ward's day shift in local time, "HH:MM-HH:MM"; the night shift is the rest. The MAR
 # shows the shift on now first (patients.pages.mar_shifts).
 WARD_DAY_SHIFT = envstr("WARD_DAY_SHIFT", "07:30-19:30")

@@ -1,5 +1,9 @@
 """``/healthz``: is the store answering, the broker reachable, the relay alive and keeping up,
-and is every patient's stream flowing (none held after a failure, hisadmin.core.held_streams)."""
+is every patient's stream flowing (none held after a failure, hisadmin.core.held_streams),
+and are the deliveries out (webhooks, HL7 destinations) getting through: per receiver the
+messages pending, sending, retrying and dead, and the delivery sweeper sweeping. Any failing
+check makes the answer 503 with ``"status": "degraded"``; dead or held deliveries fail it,
+pending and retrying ones are counted and leave it ok."""
 
 from __future__ import annotations
 
@@ -13,9 +17,13 @@ from django.views.decorators.cache import never_cache
 
 from hisadmin.core import held_streams
 from hisadmin.core.store import get_lease_store, get_store
+from hl7v2.persistence import store as hl7_store
+from webhooks.delivery import sweeper
+from webhooks.persistence import deadletters, subscriptions, trackers
 from worklists.read.lag import relay_lag
 
 RELAY_STALE_AFTER = 30.0  # seconds without a lease renewal before the relay counts as dead
+SWEEPER_STALE_AFTER = 120.0  # seconds without a delivery sweep (receivers exist) before it counts as dead
 
 
 def check_store() -> dict[str, Any]:
@@ -71,9 +79,44 @@ def check_held() -> dict[str, Any]:
     return {"ok": not streams, "count": len(streams), "streams": streams}
 
 
+def check_deliveries() -> dict[str, Any]:
+    """``{ok, hl7: {destination: counts}, webhooks: {subscription: counts}, swept_at}``: per
+    receiver its messages pending, sending, retrying and dead (HL7: from the message log;
+    webhooks: patients with deliveries open as of the last sweep, and dead letters). Not ok
+    with a dead or held message, or the sweeps stopped (none for two minutes while there are
+    receivers)."""
+    try:
+        store = get_store()
+        dests = hl7_store.all_destinations(store)
+        hl7 = hl7_store.open_counts(store, [d.id for d in dests])
+        subs = subscriptions.all_subscriptions(store)
+        opened = sweeper.open_counts(store)
+        letters = deadletters.all_letters(store, limit=10_000)
+        swept_at = sweeper.last_sweep(store)
+    except Exception as exc:  # noqa: BLE001
+        return {"ok": False, "error": type(exc).__name__}
+    for dest in dests:
+        held = opened.get((trackers.HL7_DESTINATION, dest.id), {}).get(sweeper.HELD, 0)
+        hl7[dest.id]["held"] = held
+    hooks: dict[str, dict[str, int]] = {}
+    for sub in subs:
+        counts = dict.fromkeys((sweeper.PENDING, sweeper.SENDING, sweeper.RETRYING), 0)
+        counts.update(opened.get((trackers.SUBSCRIPTION, sub.id), {}))
+        counts["dead"] = sum(1 for letter in letters if letter.subscription_id == sub.id)
+        hooks[sub.id] = counts
+    failing = sum(c.get("dead", 0) + c.get("held", 0) for c in [*hl7.values(), *hooks.values()])
+    stale = bool(dests or subs) and 0 < swept_at < time.time() - SWEEPER_STALE_AFTER
+    result: dict[str, Any] = {"ok": not failing and not stale, "hl7": hl7, "webhooks": hooks,
+                              "swept_at": swept_at or None}
+    if stale:
+        result["error"] = "no delivery sweep for two minutes (is a relay running?)"
+    return result
+
+
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
     checks = {"store": check_store(), "broker": check_broker(), "relay": check_relay(),
-              "held_streams": check_held()}
+              "held_streams": check_held(), "deliveries": check_deliveries()}
     ok = all(c["ok"] for c in checks.values())
-    return JsonResponse({"ok": ok, **checks}, status=200 if ok else 503)
+    return JsonResponse({"ok": ok, "status": "ok" if ok else "degraded", **checks},
+                        status=200 if ok else 503)

@@ -255,7 +255,11 @@ class ResultsRecordedData(_Data):
     kind: Literal["lab", "imaging"]
     description: str
     flags: dict[str, Any] = Field(description="{abnormal, high: [analytes], low: [analytes]}")
-    results: dict[str, Any] = Field(description="{values, report, resulted_at, resulted_by}")
+    results: dict[str, Any] = Field(description=(
+        "{values, report, resulted_at, resulted_by, status (preliminary, final or corrected: "
+        "a laboratory's through HL7), observed_at, comments, history (the results it "
+        "replaced)}; a value may carry the laboratory's comparator, lab_range, lab_flags, "
+        "observed_at and comments"))
 
 
 class ResultAcknowledgedData(_Data):

@@ -19,11 +19,12 @@ class Engine:
     """``answers``: what to answer next, one per message (AA when empty); "none" answers
     nothing. ``got``: every message received, parsed and validated (STRICT)."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0, *, hang_up: bool = False) -> None:
+        self.hang_up = hang_up  # close each connection after its first answer (a restart)
         self.answers: list[str] = []
         self.got: list = []
         self.raw: list[str] = []
-        self.port = 0
+        self.port = port
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -41,7 +42,7 @@ class Engine:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         server = self._loop.run_until_complete(
-            asyncio.start_server(self._client, "127.0.0.1", 0))
+            asyncio.start_server(self._client, "127.0.0.1", self.port))
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         self._loop.run_forever()
@@ -71,6 +72,9 @@ class Engine:
                     f"ACK{len(self.got)}|P|2.5.1", f"MSA|{answer}|{control_id}"))
                 writer.write(frame(ack))
                 await writer.drain()
+                if self.hang_up:
+                    writer.close()
+                    return
         writer.close()
 
     def triggers(self) -> list[str]:

@@ -4,7 +4,8 @@ from django.apps import AppConfig
 from django.core.exceptions import ImproperlyConfigured
 
 from hisadmin.core import keys
-from hisadmin.core.consumers import register_consumer
+from hisadmin.core.consumers import register_consumer, register_sweeper
+from webhooks.delivery import sweeper
 from webhooks.delivery.sender import allowed_networks
 from webhooks.delivery.tasks import FAN_OUT, FAN_OUT_QUEUE, any_subscription_now
 
@@ -21,3 +22,6 @@ class WebhooksConfig(AppConfig):
         # fan-out asks the subscriptions which want it. With none, the relay sends nothing.
         register_consumer(FAN_OUT, queue=FAN_OUT_QUEUE, stream_prefix=keys.PATIENT,
                           gate=any_subscription_now)
+        # Beside every relay: re-drive the deliveries (webhooks' and ADT out's) the store
+        # says are owed and no live task has.
+        register_sweeper("deliveries", sweeper.start_thread)

@@ -37,6 +37,22 @@ def _interpretation(value: dict[str, Any]) -> Json | None:
     return {"coding": [coding(codes.V3_INTERPRETATION, flag, codes.INTERPRETATIONS[flag])]}
 
 
+# A laboratory's result status → the FHIR Observation/DiagnosticReport status.
+FHIR_STATUS = {"preliminary": "preliminary", "final": "final", "corrected": "corrected"}
+
+
+def _status(results: dict[str, Any]) -> str:
+    return FHIR_STATUS.get(str(results.get("status") or "final"), "final")
+
+
+def _value(value: dict[str, Any], unit: str | None, names: Names) -> Json | None:
+    """The valueQuantity, with the laboratory's comparator ("<20") when it gave one."""
+    measured = quantity(value.get("value"), unit, names)
+    if measured is not None and value.get("comparator"):
+        measured = {**measured, "comparator": value["comparator"]}
+    return measured
+
+
 def observation(order: dict[str, Any], index: int, names: Names) -> Observation:
     """The ``index``-th value of a lab order's result."""
     pid = order["patientId"]
@@ -49,7 +65,7 @@ def observation(order: dict[str, Any], index: int, names: Names) -> Observation:
             {
                 "id": ids.indexed(pid, order["orderId"], index),
                 "basedOn": [ref("ServiceRequest", ids.pair(pid, order["orderId"]))],
-                "status": "final",
+                "status": _status(results),
                 "category": [
                     {"coding": [coding(codes.OBSERVATION_CATEGORY, "laboratory", "Laboratory")]}
                 ],
@@ -61,10 +77,11 @@ def observation(order: dict[str, Any], index: int, names: Names) -> Observation:
                 },
                 "subject": patient_ref(pid),
                 "encounter": encounter_ref(pid, order.get("admissionId")),
-                "effectiveDateTime": when(results["resultedAt"]),
+                "effectiveDateTime": when(value.get("observedAt") or results.get("observedAt")
+                                          or results["resultedAt"]),
                 "issued": when(results["resultedAt"]),
                 "performer": [staff(results.get("resultedBy"), results.get("resultedByName"))],
-                "valueQuantity": quantity(value.get("value"), unit, names),
+                "valueQuantity": _value(value, unit, names),
                 "interpretation": [_interpretation(value)],
                 "referenceRange": [{"low": low, "high": high}] if low or high else None,
             }
@@ -89,7 +106,7 @@ def diagnostic_report(order: dict[str, Any], names: Names) -> DiagnosticReport:
             {
                 "id": ids.pair(pid, order["orderId"]),
                 "basedOn": [ref("ServiceRequest", ids.pair(pid, order["orderId"]))],
-                "status": "final",
+                "status": _status(results),
                 "category": [{"coding": [coding(codes.V2_0074, *codes.REPORT_CATEGORIES[kind])]}],
                 "code": code,
                 "subject": patient_ref(pid),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -53,3 +54,21 @@ def seqs_of(seq: int | list[int]) -> list[int]:
     """The sequence numbers a consumer's message carries: a list, or one number (messages
     sent before the relay grouped a page's events per stream)."""
     return [int(s) for s in seq] if isinstance(seq, list | tuple) else [int(seq)]
+
+
+# ------------------------------------------------------------------ sweepers
+# Work that runs beside every relay (``manage.py run_relay``, the worker's ``--relay``) on a
+# thread of its own: an app's sweeper re-drives what its store state says is owed and its
+# tasks lost (the webhooks' and ADT out's delivery sweeper). ``start()`` returns something
+# with ``stop()``.
+_sweepers: dict[str, Callable[[], Any]] = {}
+
+
+def register_sweeper(name: str, start: Callable[[], Any]) -> None:
+    """Add a sweeper (idempotent by name: an app's ``ready`` may run more than once)."""
+    _sweepers[name] = start
+
+
+def start_sweepers() -> list[Any]:
+    """Start every registered sweeper; the relay's process stops them when it stops."""
+    return [start() for start in _sweepers.values()]

@@ -17,6 +17,9 @@ from hl7apy.exceptions import HL7apyException
 from hl7apy.parser import parse_message
 
 VERSIONS = ("2.5", "2.5.1")
+MAX_SEGMENTS = 1000  # per message: an ORU of one order has tens
+MAX_REPETITIONS = 50  # per field
+PROCESSING_IDS = ("P",)  # MSH-11: production only; T (training) and D (debugging) never reach a chart
 FINAL_STATUSES = ("F", "")  # OBX-11: final (an engine may leave it empty)
 
 # HL7 table 0357, the ERR-3 codes this listener answers with.
@@ -25,6 +28,7 @@ REQUIRED_FIELD_MISSING = "101"
 DATA_TYPE_ERROR = "102"
 TABLE_VALUE_NOT_FOUND = "103"
 UNSUPPORTED_MESSAGE_TYPE = "200"
+UNSUPPORTED_PROCESSING_ID = "202"
 UNSUPPORTED_VERSION = "203"
 UNKNOWN_KEY = "204"
 DUPLICATE_KEY = "205"
@@ -35,6 +39,7 @@ ERROR_NAMES = {
     DATA_TYPE_ERROR: "Data type error",
     TABLE_VALUE_NOT_FOUND: "Table value not found",
     UNSUPPORTED_MESSAGE_TYPE: "Unsupported message type",
+    UNSUPPORTED_PROCESSING_ID: "Unsupported processing id",
     UNSUPPORTED_VERSION: "Unsupported version id",
     UNKNOWN_KEY: "Unknown key identifier",
     DUPLICATE_KEY: "Duplicate key identifier",
@@ -59,6 +64,12 @@ class Refusal(Problem):
     """A readable message naming something this system cannot record: answered AE."""
 
 
+class SystemProblem(Problem):
+    """Not the message's fault (the listener busy, the record changing under it, an error
+    nobody foresaw): answered AR (HL7 v2.5 §2.9: rejected for reasons unrelated to its
+    content), ERR 206 or 207; the engine resends it later."""
+
+
 @dataclass(frozen=True)
 class Observation:
     """One OBX: ``position`` is its occurrence among the message's OBX (ERR-2's sequence)."""
@@ -66,12 +77,30 @@ class Observation:
     position: int
     code: str  # OBX-3.1, the analyte code
     value_type: str  # OBX-2
-    value: str  # OBX-5
+    value: str  # OBX-5 (an SN as comparator and number: "<20")
     unit: str  # OBX-6.1, as the lab wrote it
     status: str  # OBX-11
+    ref_range: str = ""  # OBX-7, the laboratory's reference range
+    abnormal_flags: tuple[str, ...] = ()  # OBX-8, the laboratory's flags
+    observed_at: str = ""  # OBX-14, HL7 DTM as sent
+    comments: tuple[str, ...] = ()  # the NTE after it
 
     def location(self, field: int) -> str:
         return f"OBX^{self.position}^{field}"
+
+
+@dataclass(frozen=True)
+class OrderResult:
+    """One ORDER_OBSERVATION group: ``position`` is its OBR's place among the message's."""
+
+    position: int
+    order_id: str  # OBR-2.1, the placer order number: our order id
+    observed_at: str  # OBR-7, HL7 DTM as sent
+    comments: tuple[str, ...]  # the NTE after the OBR
+    observations: tuple[Observation, ...]
+
+    def location(self, field: int) -> str:
+        return f"OBR^{self.position}^{field}"
 
 
 @dataclass(frozen=True)
@@ -84,8 +113,20 @@ class ResultMessage:
     processing_id: str  # MSH-11.1
     version: str  # MSH-12.1
     mrn: str  # PID-3.1 of the repetition typed MR (else the first)
-    order_id: str  # OBR-2.1, the placer order number: our order id
-    observations: tuple[Observation, ...]
+    orders: tuple[OrderResult, ...]
+    family_name: str = ""  # PID-5.1.1 (checked against the record when given)
+    given_name: str = ""  # PID-5.2
+    birth_date: str = ""  # PID-7, YYYYMMDD (checked against the record when given)
+
+    @property
+    def order_id(self) -> str:
+        """The first order's id (the receipt names it)."""
+        return self.orders[0].order_id
+
+    @property
+    def observations(self) -> tuple[Observation, ...]:
+        """Every OBX of the message, in order."""
+        return tuple(ob for order in self.orders for ob in order.observations)
 
 
 def normalise(text: str) -> str:
@@ -125,6 +166,43 @@ def _mrn(pid: Any) -> str:
     return (typed or [number for number, _ in ids] or [""])[0]
 
 
+def _notes(group: Any) -> tuple[str, ...]:
+    """The NTE-3 comments of a group (an OBR's or an OBX's), in order."""
+    try:
+        notes = group.nte
+    except (HL7apyException, AttributeError, KeyError):
+        return ()
+    out = []
+    for nte in notes:
+        text = " ".join(_value(c) for c in nte.nte_3 if _value(c))
+        if text:
+            out.append(unescape(text)[:2000])
+    return tuple(out)
+
+
+def unescape(text: str) -> str:
+    """An HL7 text value as written (escape sequences of the default delimiters undone)."""
+    for sequence, char in (("\\F\\", "|"), ("\\S\\", "^"), ("\\T\\", "&"),
+                           ("\\R\\", "~"), ("\\.br\\", " "), ("\\E\\", "\\")):
+        text = text.replace(sequence, char)
+    return text
+
+
+def _observation(position: int, ob: Any) -> Observation:
+    obx = ob.obx
+    value_type = _value(obx.obx_2)
+    value = _value(obx.obx_5)
+    if value_type == "SN":  # structured numeric: comparator^number
+        parts = obx.obx_5.to_er7().split("^")
+        value = (parts[0] + (parts[1] if len(parts) > 1 else "")).strip()
+    flags = tuple(_value(f) for f in obx.obx_8 if _value(f))
+    return Observation(position, _value(obx.obx_3.ce_1), value_type, value,
+                       _value(obx.obx_6.ce_1), _value(obx.obx_11),
+                       ref_range=unescape(obx.obx_7.to_er7())[:60] if len(obx.obx_7) else "",
+                       abnormal_flags=flags, observed_at=_value(obx.obx_14),
+                       comments=_notes(ob))
+
+
 def _parse(text: str) -> Any:
     try:
         return parse_message(text, validation_level=VALIDATION_LEVEL.TOLERANT,
@@ -147,9 +225,31 @@ def _header(msg: Any) -> tuple[str, str, str, str, str]:
             _value(msh.msh_11.pt_1), _value(msh.msh_12.vid_1))
 
 
-def read(text: str) -> ResultMessage:
+def check_size(text: str, *, max_segments: int = MAX_SEGMENTS,
+               max_repetitions: int = MAX_REPETITIONS) -> None:
+    """Unparsable (AR) when ``text`` has more segments or more repetitions in one field than
+    allowed: counted on the raw text before any parser sees it, so a flood costs
+    milliseconds, not the minutes and gigabytes a parse of it would."""
+    segments = text.count("\r") + 1
+    if segments > max_segments:
+        raise Unparsable("MSH", SEGMENT_SEQUENCE_ERROR,
+                         f"The message has more than {max_segments} segments.")
+    separator = text[3:4] or "|"
+    repetition = text[5:6] if len(text) > 5 else "~"
+    if repetition and text.count(repetition) > max_repetitions:
+        for number, segment in enumerate(text.split("\r"), start=1):
+            fields = segment.split(separator)
+            for position, value in enumerate(fields[1:], start=1):
+                if (number, position) != (1, 1) and value.count(repetition) >= max_repetitions:
+                    raise Unparsable(f"{fields[0][:3]}^1^{position}", SEGMENT_SEQUENCE_ERROR,
+                                     f"A field repeats more than {max_repetitions} times.")
+
+
+def read(text: str, *, max_segments: int = MAX_SEGMENTS,
+         max_repetitions: int = MAX_REPETITIONS) -> ResultMessage:
     """The ORU^R01 in ``text`` (one patient, one order, its OBX); Unparsable or Refusal."""
     text = normalise(text)
+    check_size(text, max_segments=max_segments, max_repetitions=max_repetitions)
     fields = header_fields(text)
     if len(fields) < 13:
         raise Unparsable("MSH", SEGMENT_SEQUENCE_ERROR, "The message has no MSH segment "
@@ -157,6 +257,10 @@ def read(text: str) -> ResultMessage:
     if header_value(fields, 12) not in VERSIONS:
         raise Unparsable("MSH^1^12", UNSUPPORTED_VERSION,
                          f"HL7 version {', '.join(VERSIONS)} is accepted here.")
+    if header_value(fields, 11) not in PROCESSING_IDS:
+        raise Unparsable("MSH^1^11", UNSUPPORTED_PROCESSING_ID,
+                         "Only production messages (MSH-11 P) are recorded here; training and "
+                         "debugging messages are refused and never recorded.")
     msg = _parse(text)
     if msg.name != "ORU_R01":
         raise Unparsable("MSH^1^9", UNSUPPORTED_MESSAGE_TYPE, "Only ORU^R01 is accepted here.")
@@ -166,21 +270,32 @@ def read(text: str) -> ResultMessage:
     if len(results) != 1 or patient is None or not len(patient.pid):
         raise Unparsable("PID", SEGMENT_SEQUENCE_ERROR,
                          "One patient (PID) with its results is expected per message.")
-    orders = results[0].oru_r01_order_observation
-    if len(orders) != 1:
-        raise Refusal("OBR", SEGMENT_SEQUENCE_ERROR,
-                      f"One order (OBR) per message is accepted; this one has {len(orders)}.")
+    groups = results[0].oru_r01_order_observation
+    if not len(groups):
+        raise Refusal("OBR", REQUIRED_FIELD_MISSING, "The message has no order (OBR).")
     mrn = _mrn(patient.pid)
     if not mrn:
         raise Refusal("PID^1^3", REQUIRED_FIELD_MISSING, "PID-3 holds no MRN.")
-    order_id = _value(orders[0].obr.obr_2.ei_1)
-    if not order_id:
-        raise Refusal("OBR^1^2", REQUIRED_FIELD_MISSING,
-                      "OBR-2 (placer order number) is empty: it must be the order's id.")
-    observations = tuple(
-        Observation(position, _value(ob.obx.obx_3.ce_1), _value(ob.obx.obx_2),
-                    _value(ob.obx.obx_5), _value(ob.obx.obx_6.ce_1), _value(ob.obx.obx_11))
-        for position, ob in enumerate(orders[0].oru_r01_observation, start=1))
-    if not observations:
-        raise Refusal("OBX", REQUIRED_FIELD_MISSING, "The order has no results (OBX).")
-    return ResultMessage(*header, mrn=mrn, order_id=order_id, observations=observations)
+    orders, seen = [], 0
+    for number, group in enumerate(groups, start=1):
+        order_id = _value(group.obr.obr_2.ei_1)
+        if not order_id:
+            raise Refusal(f"OBR^{number}^2", REQUIRED_FIELD_MISSING,
+                          "OBR-2 (placer order number) is empty: it must be the order's id.")
+        observations = tuple(
+            _observation(seen + position, ob)
+            for position, ob in enumerate(group.oru_r01_observation, start=1))
+        seen += len(observations)
+        if not observations:
+            raise Refusal(f"OBR^{number}^2", REQUIRED_FIELD_MISSING,
+                          "The order has no results (OBX).")
+        orders.append(OrderResult(number, order_id, _value(group.obr.obr_7),
+                                  _notes(group), observations))
+    if len({o.order_id for o in orders}) != len(orders):
+        raise Refusal("OBR", DUPLICATE_KEY, "An order (OBR-2) is given twice in the message.")
+    pid = patient.pid[0]
+    return ResultMessage(*header, mrn=mrn, orders=tuple(orders),
+                         family_name=(pid.pid_5.xpn_1.to_er7().split("&")[0].strip()
+                                      if len(pid.pid_5) else ""),
+                         given_name=_value(pid.pid_5.xpn_2) if len(pid.pid_5) else "",
+                         birth_date=_value(pid.pid_7)[:8])

@@ -19,15 +19,16 @@ from hisadmin.core.inputs import Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, require_if_match
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store, tasks, use_cases
+from hl7v2.outbound import tasks, use_cases
 from hl7v2.outbound.destinations import NAME_MAX, TRIGGERS, Destination
+from hl7v2.persistence import store
 from patients.api.schemas import ERRORS_SCHEMA, Problem, StrictIn
 
 router = Router(tags=["hl7"])
 ACTION = "manage_webhooks"
 ERRORS = {**ERRORS_SCHEMA, 428: Problem}
 EVENTS_HELP = "patient event names sent as ADT: " + ", ".join(t.value for t in TRIGGERS)
-Status = Literal["sending", "accepted", "retrying", "dead"]
+Status = Literal["pending", "sending", "accepted", "retrying", "dead"]
 
 
 class DestinationIn(StrictIn):
@@ -67,7 +68,8 @@ class MessageOut(Schema):
     event_type: str
     trigger: str = Field(description="the ADT trigger event, e.g. A01")
     mrn: str
-    status: str = Field(description="sending, accepted, retrying or dead (replayable)")
+    status: str = Field(description="pending (owed, not attempted yet), sending, accepted, retrying "
+                        "or dead (replayable)")
     attempts: int
     reason: str = Field(description="why the last attempt failed: an ACK code or an error "
                         "kind; empty when it did not")

@@ -19,13 +19,15 @@ from hisadmin.core import held_streams, keys
 from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store, tasks, use_cases
+from hl7v2.outbound import tasks, use_cases
 from hl7v2.outbound.destinations import NAME_MAX, TRIGGERS, Destination, UnknownDestination
+from hl7v2.persistence import store
 from patients.domain.errors import DomainError
 from patients.domain.events import EVENT_LABELS, EventType
 
 ACTION = "manage_webhooks"
 STATUS_LABELS = {
+    "pending": "Waiting to be sent",
     "sending": "Sending",
     "accepted": "Accepted",
     "retrying": "Refused or unanswered, retrying",
@@ -99,7 +101,8 @@ def destination_list(request: HttpRequest) -> HttpResponse:
         return HttpResponseRedirect(request.path)
     counts = store.counts(store_)
     rows = [{**_row(d), "dead": counts.get((d.id, "dead"), 0),
-             "retrying": counts.get((d.id, "retrying"), 0)}
+             "retrying": counts.get((d.id, "retrying"), 0),
+             "pending": counts.get((d.id, "pending"), 0)}
             for d in store.all_destinations(store_)]
     return admin.site.render(request, "hl7v2/destinations.html", {"destinations": rows},
                              title="HL7 destinations")
@@ -177,7 +180,8 @@ def message_log(request: HttpRequest) -> HttpResponse:
                                    control_id=query.get("control_id", ""),
                                    status=query.get("status", ""))]
     held = [{**h.as_dict(), "event_label": event_label(h.event_type or "")}
-            for h in held_streams.all_held(store_, held_streams.HL7)]
+            for h in [*held_streams.all_held(store_, held_streams.HL7),
+                      *held_streams.all_held(store_, held_streams.HL7_DELIVERY)]]
     letters = [{**letter.as_dict(), "event_label": event_label(letter.event_type),
                 "patient_id": keys.suffix(letter.stream),
                 "failed": datetime.fromisoformat(letter.failed_at)}

@@ -8,6 +8,8 @@ message is made, and the interface's settings.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -27,6 +29,31 @@ STRUCTURES = {"A01": "ADT_A01", "A04": "ADT_A01", "A08": "ADT_A01",
               "A02": "ADT_A02", "A03": "ADT_A03"}
 WITH_ALLERGIES = ("A01", "A08")
 SEX = {"female": "F", "male": "M", "other": "O", "unknown": "U"}  # HL7 table 0001
+# HL7 table 0127 (allergen type) from the Allergen's kind; 0128 (severity) from ours.
+ALLERGEN_TYPES = {"ingredient": "DA", "drug_class": "DA", "food": "FA", "environment": "EA",
+                  "other": "MA"}
+SEVERITIES = {"mild": "MI", "moderate": "MO", "severe": "SV"}
+NO_KNOWN_ALLERGY = ("716186003", "No known allergy", "SCT")  # SNOMED CT, as the FHIR facade
+VISIT_NUMBER_LENGTH = 12
+
+
+def visit_number(admission_id: str) -> str:
+    """PV1-19: a short visit number for an admission, the same for every message about it
+    (12 characters of base32 of SHA-256 of the admission id, prefixed ``V``)."""
+    digest = hashlib.sha256(admission_id.encode()).digest()
+    return "V" + base64.b32encode(digest).decode()[:VISIT_NUMBER_LENGTH - 1]
+
+
+def _person(staff_id: str, name: str) -> str:
+    """An XCN: ``id^family^given`` from a display name ("Dr Grace Hopper": family Hopper,
+    given Grace, prefix Dr in XCN-6)."""
+    words = name.split()
+    prefix = ""
+    if words and words[0].rstrip(".").casefold() in ("dr", "prof", "mr", "mrs", "ms", "mx"):
+        prefix = words.pop(0)
+    family = words[-1] if words else ""
+    given = " ".join(words[:-1])
+    return _components(staff_id, family, given, "", "", prefix)
 
 
 @dataclass(frozen=True)
@@ -38,6 +65,8 @@ class Interface:
     assigning_authority: str
     time_zone: str
     processing_id: str = "P"
+    receiving_application: str = ""  # MSH-5 (empty: not sent)
+    receiving_facility: str = ""  # MSH-6
 
 
 @dataclass(frozen=True)
@@ -47,7 +76,9 @@ class PatientPart:
     family_name: str
     birth_date: date
     sex: str
-    allergies: tuple[Mapping[str, Any], ...] = ()  # active ones, as stored
+    # active ones, as stored, each with its Allergen's ``kind`` (reference data)
+    allergies: tuple[Mapping[str, Any], ...] = ()
+    no_known_allergies: bool = False  # "no known allergies" recorded (an explicit AL1)
 
 
 @dataclass(frozen=True)
@@ -101,6 +132,10 @@ def build(event: Mapping[str, Any], patient: PatientPart, admission: AdmissionPa
                   validation_level=VALIDATION_LEVEL.STRICT)
     msg.msh.msh_3 = _components(interface.sending_application)
     msg.msh.msh_4 = _components(interface.sending_facility)
+    if interface.receiving_application:
+        msg.msh.msh_5 = _components(interface.receiving_application)
+    if interface.receiving_facility:
+        msg.msh.msh_6 = _components(interface.receiving_facility)
     # the event's time, not the sending's: every attempt sends the very same message
     msg.msh.msh_7 = occurred
     msg.msh.msh_9 = f"ADT^{trigger}^{STRUCTURES[trigger]}"
@@ -124,8 +159,9 @@ def build(event: Mapping[str, Any], patient: PatientPart, admission: AdmissionPa
         pv1.pv1_3 = _components(admission.ward_id, "", admission.bed)
         if admission.prior_ward_id:
             pv1.pv1_6 = _components(admission.prior_ward_id, "", admission.prior_bed)
-        pv1.pv1_7 = _components(admission.attending_id, admission.attending_name)
-        pv1.pv1_19 = _components(admission.admission_id)
+        if admission.attending_id or admission.attending_name:
+            pv1.pv1_7 = _person(admission.attending_id, admission.attending_name)
+        pv1.pv1_19 = visit_number(admission.admission_id)
         pv1.pv1_44 = _ts(admission.started_at, tz)
         if admission.ended_at:
             pv1.pv1_45 = _ts(admission.ended_at, tz)
@@ -133,8 +169,18 @@ def build(event: Mapping[str, Any], patient: PatientPart, admission: AdmissionPa
         for n, allergy in enumerate(patient.allergies, start=1):
             al1 = msg.add_segment("AL1")
             al1.al1_1 = str(n)
+            kind = ALLERGEN_TYPES.get(str(allergy.get("kind") or ""))
+            if kind:
+                al1.al1_2 = kind
             al1.al1_3 = _components(allergy.get("allergenCode") or "",
                                     str(allergy.get("substance") or ""))
+            severity = SEVERITIES.get(str(allergy.get("severity") or ""))
+            if severity:
+                al1.al1_4 = severity
             if allergy.get("reaction"):
-                al1.al1_5 = escape(str(allergy["reaction"]))[:15]
+                al1.al1_5 = escape(str(allergy["reaction"]))  # whole, escaped: never cut
+        if not patient.allergies and patient.no_known_allergies:
+            al1 = msg.add_segment("AL1")
+            al1.al1_1 = "1"
+            al1.al1_3 = _components(*NO_KNOWN_ALLERGY)
     return msg.to_er7()

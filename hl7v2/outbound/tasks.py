@@ -21,7 +21,9 @@ list the letters and the holds.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from celery import Task, shared_task
@@ -32,14 +34,16 @@ from hisadmin.core.consumers import register_consumer, seqs_of
 from hisadmin.core.held_streams import HeldStream
 from hisadmin.core.recent_events import read_event
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store
-from hl7v2.outbound.destinations import TRIGGERS, Destination
+from hl7v2.outbound import mllp, profile
+from hl7v2.outbound.destinations import TRIGGERS, Destination, control_id
 from hl7v2.outbound.transport import Hl7Transport
-from webhooks.delivery import fanout
-from webhooks.delivery.drain import Deliverer
+from hl7v2.persistence import store
+from patients.persistence.snapshots import read_snapshot
+from webhooks.delivery import fanout, sweeper
+from webhooks.delivery.drain import Deliverer, Settings
 from webhooks.delivery.fanout import Send
 from webhooks.delivery.tasks import settings as drain_settings
-from webhooks.persistence import deadletters
+from webhooks.persistence import deadletters, trackers
 
 log = logging.getLogger(__name__)
 QUEUE = "webhooks"  # calls out run on the webhooks' workers
@@ -48,6 +52,18 @@ FAN_OUT = "hl7v2.fan_out"
 DELIVER = "hl7v2.deliver"
 REPLAY = "hl7v2.replay"
 FAN_OUT_PREFIX = "hl7-fan-out."  # the HL7 fan-out letters' ids (the webhooks' partition)
+RETRY_BUDGET = 24 * 3600.0  # seconds a message is retried before its patient's stream is held
+BACKOFF_CAP = 300.0  # the longest wait between two attempts (an engine back is found soon)
+
+
+def settings() -> Settings:
+    """The drain's settings for HL7 destinations (read per call, as the webhooks' are): the
+    webhooks' timeout and backoff base; retries for ``HL7_RETRY_BUDGET`` seconds (24 h),
+    every ``HL7_BACKOFF_CAP`` seconds (300) at most, then the stream held, never skipped."""
+    base = drain_settings()
+    return replace(base, max_attempts=10**9, retry_budget=float(
+        os.environ.get("HL7_RETRY_BUDGET", str(RETRY_BUDGET))), backoff_cap=float(
+        os.environ.get("HL7_BACKOFF_CAP", str(BACKOFF_CAP))), hold_when_spent=True)
 
 
 def any_destination_now() -> bool:
@@ -111,14 +127,77 @@ def fan_out(stream_pk: str, seq: int | list[int]) -> str:
     seqs, marker = fanout.held_part(store_, stream_pk, seqs_of(seq), holder=HOLDER)
     if marker is not None and not seqs:
         return f"held at {marker.seq}: parked"
-    queued = fan_out_events(store_, stream_pk, seqs, queue_delivery, dests=dests)
+    queued = fan_out_events(store_, stream_pk, seqs, _queue_and_note(store_), dests=dests)
     held = f"; held at {marker.seq}: the rest parked" if marker is not None else ""
     return f"{queued} message(s){held}"
 
 
 def queue_delivery(destination_id: str, stream_pk: str, seq: int) -> None:
-    """Queue one ``hl7v2.deliver`` (the fan-out's ``send``)."""
+    """Queue one ``hl7v2.deliver`` (the fan-out's ``send``, the sweeper's re-drive)."""
     deliver.apply_async(args=[destination_id, stream_pk, seq], queue=QUEUE)
+
+
+def note_pending(store_: DocumentStore, destination_id: str, stream_pk: str, seq: int, *,
+                 mrns: dict[str, str] | None = None) -> None:
+    """The message log's entry of a message handed out and not yet attempted (status
+    ``pending``), unless it has one already: the log counts every message owed, not only
+    the one being sent. ``mrns``: the MRNs already read, by stream (one fan-out's)."""
+    event = read_event(store_, stream_pk, seq)
+    if event is None:
+        return
+    mrns = {} if mrns is None else mrns
+    if stream_pk not in mrns:
+        snapshot = read_snapshot(store_, keys.suffix(stream_pk))
+        mrns[stream_pk] = snapshot.patient.mrn if snapshot.patient is not None else ""
+    mrn = mrns[stream_pk]
+    store.log_pending(store_, store.LogEntry(
+        control_id=control_id(destination_id, stream_pk, seq), destination_id=destination_id,
+        stream=stream_pk, seq=seq, event_type=str(event["type"]),
+        trigger=profile.trigger_of(str(event["type"])) or "", mrn=mrn, status="pending",
+        attempts=0, reason="", at=store.now_iso()))
+
+
+def _queue_and_note(store_: DocumentStore) -> Send:
+    mrns: dict[str, str] = {}
+
+    def send(destination_id: str, stream_pk: str, seq: int) -> None:
+        note_pending(store_, destination_id, stream_pk, seq, mrns=mrns)
+        queue_delivery(destination_id, stream_pk, seq)
+    return send
+
+
+def release_delivery_hold(store_: DocumentStore, marker: HeldStream) -> str:
+    """Release a patient's stream held after a message's retry budget (consumer
+    ``hl7-delivery``): every destination's tracker held on the stream starts again at its
+    held message (in order: the later ones follow it), then the marker goes."""
+    patient_id = keys.suffix(marker.stream)
+    restarted = []
+    for dest in store.all_destinations(store_):
+        if unhold(store_, dest.id, patient_id):
+            restarted.append(dest.name)
+    if not held_streams.release(store_, marker):
+        return "still held (held again meanwhile)"
+    return f"released: {', '.join(restarted) or 'no destination'} sending again in order"
+
+
+def unhold(store_: DocumentStore, destination_id: str, patient_id: str) -> bool:
+    """Take a destination's tracker of a patient off hold and queue its held message; False
+    when it was not held."""
+    for _ in range(5):
+        tracker = trackers.read(store_, destination_id, patient_id, kind=trackers.HL7_DESTINATION)
+        if not tracker.held or tracker.failing_seq is None:
+            return False
+        try:
+            trackers.save(store_, tracker.but(held=False, failing_attempts=0, failing_since=0.0,
+                                              retry_at=0.0))
+        except trackers.TrackerChanged:
+            continue
+        queue_delivery(destination_id, keys.patient(patient_id), tracker.failing_seq)
+        return True
+    return False
+
+
+held_streams.register_releaser(held_streams.HL7_DELIVERY, release_delivery_hold)
 
 
 def release_held(store_: DocumentStore, marker: HeldStream) -> str:
@@ -143,7 +222,7 @@ held_streams.register_releaser(held_streams.HL7, release_held)
              ignore_result=True, max_retries=None)
 def deliver(self: Task, destination_id: str, stream_pk: str, seq: int) -> str:
     """The task's id is the claim token, as for a webhook delivery."""
-    drain = Deliverer(get_store("relay"), settings=drain_settings(), transport=Hl7Transport())
+    drain = Deliverer(get_store("relay"), settings=settings(), transport=Hl7Transport())
     try:
         outcome = drain.run(destination_id, stream_pk, int(seq), token=str(self.request.id))
     except Exception as exc:  # noqa: BLE001 - the store busy or down: never drop the event
@@ -163,6 +242,15 @@ def replay_now(store_: DocumentStore, control_id: str) -> str:
         return "gone"
     if entry.status != "dead":
         return "not dead-lettered"
+    tracker = trackers.read(store_, entry.destination_id, keys.suffix(entry.stream),
+                            kind=trackers.HL7_DESTINATION)
+    if tracker.held and tracker.failing_seq == entry.seq:
+        # the patient's stream waits at this message: send it, then the rest, in order
+        marker = held_streams.read(store_, entry.stream, held_streams.HL7_DELIVERY)
+        if marker is not None:
+            return release_delivery_hold(store_, marker)
+        return "released" if unhold(store_, entry.destination_id,
+                                    keys.suffix(entry.stream)) else "not held"
     transport = Hl7Transport()
     dest = transport.find(store_, entry.destination_id)
     event = read_event(store_, entry.stream, entry.seq)
@@ -185,6 +273,27 @@ def replay(control_id: str) -> str:
 def send_replay(control_id: str) -> None:
     """Queue a dead letter's replay (what pages and the API hand to the use case)."""
     replay.apply_async(args=[control_id], queue=QUEUE)
+
+
+def _destinations(store_: DocumentStore) -> list[Destination]:
+    return store.all_destinations(store_)
+
+
+# The delivery sweeper re-drives what the store says is owed to a destination and no live
+# task has (a worker killed, the broker restarted): the same queueing as the fan-out's.
+def engine_back(store_: DocumentStore, dest: Destination, stream_pk: str, seq: int) -> bool:
+    """The sweeper's ``wake``: a message backing off because the engine could not be
+    reached (no connection, not an ACK) is tried now once the engine accepts a connection
+    again, instead of at its next retry minutes later."""
+    entry = store.find_entry(store_, control_id(dest.id, stream_pk, seq))
+    if entry is None or not entry.reason or "ACK" in entry.reason:
+        return False  # refused or unanswered by a reachable engine: the backoff stands
+    return mllp.reachable(dest.host, dest.port)
+
+
+sweeper.register(sweeper.Kind(name=trackers.HL7_DESTINATION, targets=_destinations,
+                              queue=queue_delivery, consumer=held_streams.HL7,
+                              wake=engine_back))
 
 
 def register() -> None:

@@ -1,9 +1,13 @@
 """The MLLP transport of the webhooks' ordered drain (:mod:`webhooks.delivery.drain`): an
 event becomes its ADT message, sent on the destination's connection; the ACK decides.
 
-AA is delivered; AE, AR, CE, CR, no answer within ``HL7_ACK_TIMEOUT`` or no connection is a
-failure the drain retries with backoff, then dead-letters (the log entry's status
-``dead``). Every attempt updates the event's entry in the message log.
+AA (CA) is delivered. AE (CE), no answer within ``HL7_ACK_TIMEOUT`` or no connection is a
+failure the drain retries with backoff within the retry budget (``HL7_RETRY_BUDGET``); AR
+(CR) is final at once (the engine rejected the message itself: the same message would be
+rejected again). A spent budget dead-letters the message (the log entry's status ``dead``)
+and holds the patient's stream for that destination (:meth:`Hl7Transport.hold`: a marker
+of consumer ``hl7-delivery``) until the message is replayed. Every attempt updates the
+event's entry in the message log.
 """
 
 from __future__ import annotations
@@ -16,14 +20,20 @@ from typing import Any
 from django.conf import settings
 
 from cosmos_backend.store import DocumentStore
-from hisadmin.core import keys
-from hl7v2.outbound import mllp, profile, store
+from hisadmin.core import held_streams, keys
+from hisadmin.core.recent_events import read_events
+from hl7v2.outbound import as_of, mllp, profile
 from hl7v2.outbound.destinations import Destination, control_id
+from hl7v2.persistence import store
+from patients.domain.records import read_allergy
 from patients.events_public import public_event
+from patients.persistence import reference
 from patients.persistence.snapshots import RecordSnapshot, read_snapshot
+from webhooks.delivery.drain import FinalFailure
 from webhooks.persistence.trackers import HL7_DESTINATION
 
 ACCEPTED = ("AA", "CA")
+REJECTED = ("AR", "CR")  # final: the message itself is refused, resending repeats it
 
 
 def interface() -> profile.Interface:
@@ -31,6 +41,8 @@ def interface() -> profile.Interface:
     return profile.Interface(
         sending_application=settings.HL7_SENDING_APPLICATION,
         sending_facility=facility,
+        receiving_application=getattr(settings, "HL7_RECEIVING_APPLICATION", ""),
+        receiving_facility=getattr(settings, "HL7_RECEIVING_FACILITY", ""),
         assigning_authority=settings.HL7_ASSIGNING_AUTHORITY or facility,
         time_zone=str(settings.HOSPITAL_TIME_ZONE),
     )
@@ -40,22 +52,23 @@ def ack_timeout() -> float:
     return float(os.environ.get("HL7_ACK_TIMEOUT", "10"))
 
 
-def _admission(snapshot: RecordSnapshot, data: dict[str, Any],
+def _admission(stays: list[as_of.StayState], data: dict[str, Any],
                event_type: str) -> profile.AdmissionPart | None:
-    """The stay the message is about: the event's own (where it says so) or the one active."""
+    """The stay the message is about, as it was at the event: the event's own (where it says
+    so) or the one active then."""
     if event_type == "PatientRegistered":
         return None  # a registration precedes every stay, whenever its message is sent
     wanted = data.get("admission_id")
-    stays = [a for a in snapshot.admissions if a.admission_id == wanted] if wanted else [
-        a for a in snapshot.admissions if a.status == "active"]
-    if not stays:
+    found = [a for a in stays if a.admission_id == wanted] if wanted else [
+        a for a in stays if a.status == "active"]
+    if not found:
         return None
-    stay = stays[0]
+    stay = found[0]
     part = profile.AdmissionPart(
         admission_id=stay.admission_id, ward_id=stay.ward_id, bed=stay.bed,
         attending_id=stay.attending_id, attending_name=stay.attending_name,
         started_at=stay.started_at, ended_at=stay.ended_at)
-    # Where the patient was at the event, not where they are now (a later move).
+    # Where the patient was at the event, as the event says.
     if event_type == "AdmissionStarted":
         part = replace(part, ward_id=data["ward_id"], bed=data.get("bed"), ended_at=None)
     elif event_type == "PatientTransferred":
@@ -67,27 +80,60 @@ def _admission(snapshot: RecordSnapshot, data: dict[str, Any],
     return part
 
 
-def message_for(store_: DocumentStore, dest_id: str, stream: str,
-                event: dict[str, Any]) -> tuple[str, str, str] | None:
-    """``(control id, MRN, message)`` for a stored event to a destination, or None when the
-    patient's record is gone. The patient is as the record is now (the event says where the
-    stay was at the time)."""
-    patient_id = keys.suffix(stream)
-    snapshot = read_snapshot(store_, patient_id)
+def _as_of(store_: DocumentStore, snapshot: RecordSnapshot, stream: str, seq: int
+           ) -> tuple[as_of.PatientState, list[as_of.StayState]] | None:
+    """The patient and their stays as they were at event ``seq`` (the record now, with the
+    later events undone)."""
     patient = snapshot.patient
     if patient is None:
         return None
+    now = as_of.PatientState(
+        given_name=patient.given_name, family_name=patient.family_name,
+        birth_date=patient.birth_date.isoformat() if isinstance(patient.birth_date, date)
+        else str(patient.birth_date), sex=patient.sex,
+        allergies=tuple(read_allergy(a) for a in patient.allergies),
+        no_known_allergies=bool(patient.no_known_allergies))
+    stays = [as_of.StayState(
+        admission_id=a.admission_id, ward_id=a.ward_id, bed=a.bed, attending_id=a.attending_id,
+        attending_name=a.attending_name, started_at=a.started_at, ended_at=a.ended_at,
+        status=str(a.status)) for a in snapshot.admissions]
+    later = list(read_events(store_, stream, range(seq + 1, snapshot.seq + 1)).values())
+    then, stays_then = as_of.rewind(now, stays, later)
+    if (not then.no_known_allergies and any(e["type"] == "AllergyAdded" for e in later)
+            and not any(a.get("status") == "active" for a in then.allergies)):
+        # an allergy added later ended a "no known allergies" that may have stood then
+        earlier = read_events(store_, stream, range(1, seq + 1))
+        then = as_of.replace(then, no_known_allergies=as_of.no_known_allergies_at(
+            earlier.values()))
+    return then, stays_then
+
+
+def message_for(store_: DocumentStore, dest_id: str, stream: str,
+                event: dict[str, Any]) -> tuple[str, str, str] | None:
+    """``(control id, MRN, message)`` for a stored event to a destination, or None when the
+    patient's record is gone. Built from the event and the record as of the event's
+    position (:mod:`hl7v2.outbound.as_of`): a backlog, replay or outage never changes what
+    a message says."""
+    patient_id = keys.suffix(stream)
+    snapshot = read_snapshot(store_, patient_id)
+    seq = int(event["seq"])
+    then = _as_of(store_, snapshot, stream, seq)
+    if then is None or snapshot.patient is None:
+        return None
+    state, stays = then
     public = public_event(event, patient_id=patient_id)
+    kinds = {code: str(entry.get("kind") or "")
+             for code, entry in reference.all_of(store_, "Allergen").items()}
     part = profile.PatientPart(
-        mrn=patient.mrn, given_name=patient.given_name, family_name=patient.family_name,
-        birth_date=patient.birth_date if isinstance(patient.birth_date, date)
-        else date.fromisoformat(str(patient.birth_date)),
-        sex=patient.sex,
-        allergies=tuple(a for a in patient.allergies if (a.get("status") or "active") == "active"))
-    cid = control_id(dest_id, stream, int(event["seq"]))
-    text = profile.build(public, part, _admission(snapshot, public["data"], public["type"]),
+        mrn=snapshot.patient.mrn, given_name=state.given_name, family_name=state.family_name,
+        birth_date=date.fromisoformat(state.birth_date), sex=state.sex,
+        allergies=tuple({**a, "kind": kinds.get(str(a.get("allergenCode") or ""), "")}
+                        for a in state.allergies if a.get("status") == "active"),
+        no_known_allergies=state.no_known_allergies)
+    cid = control_id(dest_id, stream, seq)
+    text = profile.build(public, part, _admission(stays, public["data"], public["type"]),
                          interface(), cid)
-    return cid, patient.mrn, text
+    return cid, snapshot.patient.mrn, text
 
 
 class Hl7Transport:
@@ -118,10 +164,20 @@ class Hl7Transport:
         except mllp.MllpFailed as exc:
             failure = str(exc)
         else:
-            failure = None if ack.code in ACCEPTED else f"ACK {ack.code or '(no code)'}"
+            failure = (None if ack.code in ACCEPTED
+                       else FinalFailure(f"ACK {ack.code}") if ack.code in REJECTED
+                       else f"ACK {ack.code or '(no code)'}")
         store.log_attempt(store_, replace(entry, status="retrying" if failure else "accepted",
                                           reason=failure or "", at=store.now_iso()))
         return failure
+
+    def hold(self, store_: DocumentStore, target: Destination, *, stream: str, seq: int,
+             event: dict[str, Any], reason: str) -> None:
+        """Make a held delivery visible: a held-stream marker (``/healthz`` 503,
+        ``check_worklists``, ``hl7_status``) released by replaying the message."""
+        held_streams.hold(store_, stream_pk=stream, seq=seq, event_type=str(event["type"]),
+                          occurred_at=event.get("occurredAt"), consumer=held_streams.HL7_DELIVERY,
+                          reason=f"{target.name}: {reason}")
 
     def dead_letter(self, store_: DocumentStore, target: Destination, *, stream: str, seq: int,
                     event_type: str, reason: str, attempts: int) -> None:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core.actor import Actor
-from hl7v2.outbound import mllp, store
+from hl7v2.outbound import mllp
 from hl7v2.outbound.destinations import (
     Destination,
     check_events,
@@ -23,6 +23,7 @@ from hl7v2.outbound.destinations import (
     check_name,
     check_port,
 )
+from hl7v2.persistence import store
 from patients.domain.errors import InvalidInput
 from webhooks import use_cases as webhook_use_cases
 from webhooks.domain import addresses

@@ -33,6 +33,23 @@ class ResultValueOut(Schema):
     low: float | None = None
     high: float | None = None
     flag: str | None = Field(None, description="H above high, L below low, null in range")
+    text: str | None = Field(None, description="the value as measured, with its comparator "
+                             "when the laboratory gave one (\"<20\")")
+    comparator: str | None = Field(None, description="<, <=, > or >= when the value is a "
+                                   "bound (below or above what the method measures)")
+    lab_range: str | None = Field(None, description="the laboratory's own reference range "
+                                  "(HL7 OBX-7), beside ours")
+    lab_flags: list[str] | None = Field(None, description="the laboratory's own flags (HL7 "
+                                        "OBX-8), beside ours")
+    observed_at: str | None = Field(None, description="when the laboratory observed it")
+    comments: list[str] | None = Field(None, description="the laboratory's comments on it")
+
+
+class EarlierResultOut(Schema):
+    status: str = Field(description="preliminary, final or corrected")
+    resulted_at: str
+    resulted_by: str
+    values: list[ResultValueOut]
 
 
 class ResultOut(Schema):
@@ -53,6 +70,13 @@ class ResultOut(Schema):
     low: list[str] = Field(description="analyte codes flagged L")
     acknowledged_at: str | None = None
     acknowledged_by: str | None = None
+    status: str = Field("final", description="preliminary (the order still in progress: not "
+                        "final), final, or corrected (amended after a final result)")
+    observed_at: str | None = Field(None, description="when the specimen was observed "
+                                    "(a laboratory's OBR-7)")
+    comments: list[str] = Field([], description="the laboratory's comments on the result")
+    history: list[EarlierResultOut] = Field([], description="the results this one replaced, "
+                                            "oldest first")
     etag: str = Field(description="the order's ETag (If-Match for acknowledge)")
 
 
@@ -77,7 +101,13 @@ def result_out(order: dict[str, Any]) -> dict[str, Any]:
             "resulted_at": r["resultedAt"], "resulted_by": r["resultedBy"],
             "values": [value_out(v) for v in values], "report": r.get("report", ""), **flags_summary(values),
             "acknowledged_at": r.get("acknowledgedAt"),
-            "acknowledged_by": r.get("acknowledgedBy"), "etag": order["etag"]}
+            "acknowledged_by": r.get("acknowledgedBy"), "status": r.get("status") or "final",
+            "observed_at": r.get("observedAt"), "comments": list(r.get("comments") or []),
+            "history": [{"status": h.get("status") or "final", "resulted_at": h["resultedAt"],
+                         "resulted_by": h["resultedBy"],
+                         "values": [value_out(v) for v in h.get("values", [])]}
+                        for h in r.get("history") or []],
+            "etag": order["etag"]}
 
 
 @router.get("/patients/{patient_id}/results", response={200: list[ResultOut], **ERRORS_SCHEMA},

@@ -23,13 +23,37 @@ FLAG_LABELS = {HIGH: "High", LOW: "Low"}
 FLAG_WORDS = {HIGH: "high", LOW: "low"}
 
 
+# A lab result's status, as the laboratory reports it (HL7 OBX-11 P, F, C).
+PRELIMINARY, FINAL, CORRECTED = "preliminary", "final", "corrected"
+RESULT_STATUSES = (PRELIMINARY, FINAL, CORRECTED)
+STATUS_LABELS = {PRELIMINARY: "Preliminary", FINAL: "Final", CORRECTED: "Corrected"}
+COMPARATORS = ("<=", ">=", "<", ">")  # a value beyond what the method measures: "<20"
+
+
 @dataclass(frozen=True)
 class GivenValue:
-    """One value as entered: the analyte's code, the number, its unit (None: the analyte's)."""
+    """One value as entered: the analyte's code, the number, its unit (None: the analyte's).
+    What a laboratory sends beside it is kept as sent: ``comparator`` (``<20``: below what
+    the method measures), its own reference range and flags (next to ours, never instead),
+    when it was observed, and its comments."""
 
     analyte_code: str
     value: Decimal
     unit: str | None = None
+    comparator: str = ""
+    lab_range: str = ""
+    lab_flags: tuple[str, ...] = ()
+    observed_at: str = ""  # ISO 8601
+    comments: tuple[str, ...] = ()
+
+
+def split_comparator(text: str) -> tuple[str, str]:
+    """``("<", "20")`` for ``"<20"``; ``("", text)`` without a comparator."""
+    text = str(text or "").strip()
+    for comparator in COMPARATORS:
+        if text.startswith(comparator):
+            return comparator, text[len(comparator):].strip()
+    return "", text
 
 
 def to_decimal(value: Any) -> Decimal | None:
@@ -96,7 +120,8 @@ def abnormal_in_words(values: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def lab_values(analytes: Iterable[Mapping[str, Any]], given: Iterable[GivenValue],
-               units: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+               units: Mapping[str, Mapping[str, Any]], *, partial: bool = False
+               ) -> list[dict[str, Any]]:
     """The stored values of a lab result, in the test's analyte order.
 
     ``analytes``: the LabTest entry's ``[{code, name, unit, low, high}]``; ``units``: Unit
@@ -116,12 +141,14 @@ def lab_values(analytes: Iterable[Mapping[str, Any]], given: Iterable[GivenValue
                                field=f"results.{code}")
         entered[code] = g
     missing = [code for code in expected if code not in entered]
-    if missing:
+    if missing and not partial:
         names = ", ".join(expected[c].get("name", c) for c in missing)
         raise InvalidInput(f"Give a value for each analyte; missing: {names}.",
                            field=f"results.{missing[0]}")
     values = []
     for code, analyte in expected.items():
+        if code not in entered:
+            continue  # a preliminary result may lack analytes still being measured
         g = entered[code]
         value, converted = to_decimal(g.value), False
         if value is None:
@@ -139,13 +166,38 @@ def lab_values(analytes: Iterable[Mapping[str, Any]], given: Iterable[GivenValue
             except UnitMismatch as exc:
                 raise UnitMismatch(f"{analyte['name']}: {exc}",
                                    field=f"results.{code}.unit") from exc
+        extra: dict[str, Any] = {}
+        if g.comparator:
+            extra["comparator"] = g.comparator
+        if g.lab_range:
+            extra["labRange"] = g.lab_range
+        if g.lab_flags:
+            extra["labFlags"] = list(g.lab_flags)
+        if g.observed_at:
+            extra["observedAt"] = g.observed_at
+        if g.comments:
+            extra["comments"] = list(g.comments)
         values.append({"analyte": code, "name": analyte.get("name", code),
-                       "value": _number(value), "text": _text(value, converted=converted),
+                       "value": _number(value),
+                       "text": g.comparator + _text(value, converted=converted), **extra,
                        "unit": unit_code,
                        "unitName": (units.get(unit_code or "") or {}).get("name", unit_code),
                        "low": analyte.get("low"), "high": analyte.get("high"),
-                       "flag": flag(value, analyte.get("low"), analyte.get("high"))})
+                       "flag": bounded_flag(g.comparator, value, analyte.get("low"),
+                                            analyte.get("high"))})
     return values
+
+
+def bounded_flag(comparator: str, value: Decimal, low: Any, high: Any) -> str | None:
+    """The flag of a value, or of a bound (``<20``: the value is below 20): a bound is
+    flagged only where every value it admits would be (``<20`` under a range from 30 is
+    low; under a range up to 10 nothing is certain)."""
+    if not comparator:
+        return flag(value, low, high)
+    upper, lower = to_decimal(high), to_decimal(low)
+    if comparator.startswith("<"):
+        return LOW if lower is not None and value <= lower else None
+    return HIGH if upper is not None and value >= upper else None
 
 
 def imaging_report(text: str | None) -> str:

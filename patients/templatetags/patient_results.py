@@ -8,7 +8,7 @@ from typing import Any
 
 from django import template
 
-from patients.domain.results import abnormal_in_words, value_text
+from patients.domain.results import STATUS_LABELS, abnormal_in_words, value_text
 from patients.domain.results import resulted as resulted_orders
 
 register = template.Library()
@@ -30,3 +30,15 @@ def result_value(value: Mapping[str, Any]) -> str:
 def abnormal_words(values: list[Mapping[str, Any]] | None) -> str:
     """A result's flagged values in words, "Sodium 128 mmol/L, low; …" ("" when none)."""
     return "; ".join(abnormal_in_words(values or ()))
+
+
+@register.filter
+def result_status(results: Mapping[str, Any] | None) -> str:
+    """"Preliminary", "Final" or "Corrected" (results kept before statuses: final)."""
+    return STATUS_LABELS.get(str((results or {}).get("status") or "final"), "Final")
+
+
+@register.filter
+def lab_details(values: list[Mapping[str, Any]] | None) -> bool:
+    """Whether any value carries the laboratory's own range or flags (a column for them)."""
+    return any(v.get("labRange") or v.get("labFlags") for v in values or ())

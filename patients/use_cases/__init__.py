@@ -38,13 +38,16 @@ from patients.use_cases.registration import RegisterPatient, register_patient
 from patients.use_cases.results import (
     AcknowledgeResult,
     CompleteOrder,
+    RecordLabResults,
     acknowledge_result,
     complete_order,
+    record_lab_results,
 )
 from patients.use_cases.transfers import TransferPatient, transfer_patient
 
 __all__ = [
     "AcknowledgeResult", "CompleteOrder", "acknowledge_result", "complete_order",
+    "RecordLabResults", "record_lab_results",
     "AddAllergy", "Administer", "medication_record", "AdmitPatient", "AssignOrder", "DischargePatient",
     "PlaceOrder", "ProgressOrder", "RecordNoKnownAllergies", "RegisterPatient",
     "RemoveAllergy", "SaveReferenceEntry",

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from hisadmin.core.actor import SYSTEM_ACTOR
-from hl7v2.outbound import store as hl7_store
-from hl7v2.outbound import use_cases
+from hl7v2.outbound import profile, use_cases
+from hl7v2.persistence import store as hl7_store
 from tests import worklist_data as data
 from tests.hl7_engine import Engine, wait_for
 from tests.integration.processes import start_light_worker
@@ -50,7 +50,7 @@ def test_the_light_worker_sends_an_admissions_a01_to_the_engine(stack, engine) -
     wait_for(lambda: engine.triggers() == ["A01"], 25, what="the A01 at the engine")
     [a01] = engine.got  # parsed and validated by hl7apy (STRICT) as it arrived
     assert a01.pid.pid_5.to_er7() == "Okafor^Ada"
-    assert a01.pv1.pv1_19.to_er7() == admission_id
+    assert a01.pv1.pv1_19.to_er7() == profile.visit_number(admission_id)
     assert a01.pv1.pv1_3.to_er7().split("^")[0] == "CARD-A"
     wait_for(lambda: [e.status for e in hl7_store.entries(store)] == ["accepted"], 10,
              what="the log's accepted entry")

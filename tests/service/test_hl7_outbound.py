@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from hisadmin.core.actor import Actor
-from hl7v2.outbound import mllp, store, tasks, use_cases
+from hl7v2.outbound import mllp, profile, tasks, use_cases
 from hl7v2.outbound.destinations import control_id
 from hl7v2.outbound.transport import Hl7Transport
+from hl7v2.persistence import store
 from patients.domain.errors import InvalidInput
 from tests.hl7_engine import Engine
 from webhooks.delivery.drain import Deliverer, Settings
@@ -64,7 +65,8 @@ def test_it_sends_registration_then_admission_in_order_as_valid_v251(
     assert a01.msh.msh_10.to_er7() == control_id(dest, f"P_{patient.id}", 2)
     assert a01.pid.pid_3.to_er7() == f"{patient.mrn}^^^GENERAL^MR"
     assert a01.pid.pid_5.to_er7() == "García^Ana"
-    assert a01.pv1.pv1_2.to_er7() == "I" and a01.pv1.pv1_19.to_er7() == patient.admission_id
+    assert a01.pv1.pv1_2.to_er7() == "I"
+    assert a01.pv1.pv1_19.to_er7() == profile.visit_number(patient.admission_id)
     assert a01.pv1.pv1_3.to_er7().split("^")[0] == "MED-1"  # ward^room^bed, no bed given
     assert len(a01.pv1.pv1_44.to_er7()) == 19  # YYYYMMDDHHMMSS+ZZZZ
     assert a04.pv1.pv1_2.to_er7() == "N"
@@ -121,3 +123,53 @@ def test_it_lists_destinations_and_replays_dead_letters_from_hl7_status(
     text = out.getvalue()
     assert "Engine" in text and "dead 1" in text and "accepted" in text.splitlines()[-1]
     assert store.entries(his_store, mrn=patient.mrn)[0].status == "accepted"
+
+
+def test_a_backlog_says_what_was_true_at_each_event(his_store, his_patient, engine,
+                                                    settings) -> None:
+    """Every message of a patient's day delivered late, after a correction and a discharge:
+    each says what was true at its own event (acceptance 5 of issue 36)."""
+    from datetime import date
+
+    from hisadmin.core.store import new_uow
+    from patients import use_cases as patient_use_cases
+
+    settings.HL7_RECEIVING_APPLICATION, settings.HL7_RECEIVING_FACILITY = "RHAPSODY", "ICE"
+    dest = destination(his_store, engine, "PatientRegistered", "AdmissionStarted",
+                       "NoKnownAllergiesRecorded", "AllergyAdded",
+                       "PatientDemographicsUpdated", "AdmissionEnded")
+    patient = his_patient("Zoë", given="Ana", birth_date="1980-05-01")  # 1 A04, 2 A01, 3 NKA
+    who = Actor(id="2", username="doc", roles=("clinician",))
+    reaction = "Anaphylaxis & hives | throat swelling over 15 characters"
+    patient_use_cases.add_allergy(patient_use_cases.AddAllergy(
+        patient.id, allergen_code="PENICILLINS", reaction=reaction, severity="severe"),
+        new_uow(), actor=who)  # 4
+    patient_use_cases.update_demographics(patient_use_cases.UpdateDemographics(
+        patient.id, given_name="Ana", family_name="Zoë-Müller", birth_date=date(1980, 5, 11),
+        sex="female"), new_uow(), actor=who)  # 5
+    patient_use_cases.discharge_patient(patient_use_cases.DischargePatient(
+        patient.id, disposition="home"), new_uow(), actor=who)  # 6
+    outcome = drain(his_store).run(dest, f"P_{patient.id}", 6, token="late")
+    assert outcome.delivered == 6
+    a04, a01, nka, allergy, corrected, a03 = engine.got
+    assert engine.triggers() == ["A04", "A01", "A08", "A08", "A08", "A03"]
+    # the registration as registered, not as corrected later
+    assert a04.pid.pid_7.to_er7() == "19800501" and a04.pid.pid_5.to_er7() == "Zoë^Ana"
+    assert corrected.pid.pid_7.to_er7() == "19800511"
+    assert corrected.pid.pid_5.to_er7() == "Zoë-Müller^Ana"
+    # an A08 made after the discharge still says where the patient was at its event
+    assert corrected.pv1.pv1_2.to_er7() == "I"
+    assert corrected.pv1.pv1_3.to_er7().split("^")[0] == "MED-1"
+    # no AL1 before anyone asked; NKA explicit; the allergy whole, typed and graded
+    assert a01.to_er7().count("\rAL1|") == 0
+    assert nka.al1[0].al1_3.to_er7() == "716186003^No known allergy^SCT"
+    al1 = allergy.al1[0]
+    assert al1.al1_2.to_er7() == "DA" and al1.al1_4.to_er7() == "SV"
+    assert al1.al1_3.to_er7().startswith("PENICILLINS^")
+    assert al1.al1_5.to_er7() == reaction.replace("&", "\\T\\").replace("|", "\\F\\")
+    # PV1-7 an XCN, PV1-19 a short visit number, MSH-5/6 from settings
+    assert profile._person("u1", "Dr Grace Hopper") == "u1^Hopper^Grace^^^Dr"
+    assert a01.pv1.pv1_7.to_er7() == ""  # nobody attending yet: no empty XCN sent
+    assert len(a01.pv1.pv1_19.to_er7()) <= 20
+    assert a01.pv1.pv1_19.to_er7() == a03.pv1.pv1_19.to_er7()  # kept per admission
+    assert a01.msh.msh_5.to_er7() == "RHAPSODY" and a01.msh.msh_6.to_er7() == "ICE"

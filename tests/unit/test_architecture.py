@@ -11,6 +11,7 @@ import ast
 import io
 import re
 import tokenize
+import tomllib
 from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,16 +240,16 @@ ENVELOPE_READERS = (
     "cosmos_backend/",
     "*/persistence/*",
     "hisadmin/core/store.py",  # provisions the container: the indexed envelope paths
-    "hisadmin/core/held_streams.py",  # the held-stream markers' own documents
     "worklists/delivery/relay.py",  # the relay's presence beside its leases
 )
+APPS = ("accounts", "fhir_facade", "hisadmin", "hl7v2", "operations", "patients", "testkit",
+        "webhooks", "worklists")
 
 
 def envelope_readers_outside_persistence(root: Path = ROOT) -> list[str]:
     """``path:line`` of every envelope key named outside the store and persistence."""
     found = []
-    for package in ("accounts", "hisadmin", "operations", "patients", "testkit", "webhooks",
-                    "worklists", "fhir_facade"):
+    for package in APPS:
         for path in sorted((root / package).rglob("*.py")):
             rel = path.relative_to(root).as_posix()
             if any(Path(rel).match(p) or rel.startswith(p) for p in ENVELOPE_READERS):
@@ -271,3 +272,32 @@ def test_it_reads_the_envelope_only_in_the_store_and_persistence() -> None:
     assert envelope_readers_outside_persistence() == [], (
         "read events through cosmos_backend.outbox (event_seq, event_stream, event_payload) "
         "and etags through cosmos_backend.envelope.etag")
+
+
+def test_it_reads_the_envelope_of_held_streams_and_hl7_messages_behind_repositories(
+        tmp_path: Path) -> None:
+    for module in ("hisadmin/core/held_streams.py", "hl7v2/inbound/receive.py",
+                   "hl7v2/outbound/transport.py"):
+        (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / module).write_text((ROOT / module).read_text())
+    assert envelope_readers_outside_persistence(tmp_path) == []
+    (tmp_path / "hl7v2/outbound/transport.py").write_text('state = doc["docContents"]\n')
+    assert envelope_readers_outside_persistence(tmp_path) == ["hl7v2/outbound/transport.py:1"]
+
+
+def test_it_lets_only_persistence_import_the_envelope() -> None:
+    """The import-linter contract covers every app, so a new module of any of them that
+    wraps or unwraps documents outside persistence breaks ``lint-imports``."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    [contract] = [c for c in config["tool"]["importlinter"]["contracts"]
+                  if c.get("forbidden_modules") == ["cosmos_backend.envelope"]]
+    assert sorted(contract["source_modules"]) == sorted(APPS)
+    assert contract["allow_indirect_imports"] is True
+    outside = [i for i in contract["ignore_imports"] if not i.startswith("**.persistence.**")]
+    readers = [i.split(" -> ")[0] for i in outside]
+    assert readers == ["hisadmin.api", "patients.api.wards", "patients.use_cases.beds"]
+    for module in readers:  # a document's version, nothing else of the envelope
+        tree = ast.parse((ROOT / (module.replace(".", "/") + ".py")).read_text())
+        names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                 and node.module == "cosmos_backend.envelope" for alias in node.names}
+        assert names == {"etag"}, module

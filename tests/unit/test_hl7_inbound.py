@@ -88,7 +88,8 @@ def test_it_maps_values_and_units_to_the_analytes() -> None:
     ((obx(1, "HGB", "1"), obx(2, "HGB", "2")), "OBX^2^3", "205"),
     ((obx(1, "HGB", "high"), obx(2, "WBC", "1")), "OBX^1^5", "102"),
     ((obx(1, "HGB", "1", "furlongs"), obx(2, "WBC", "1")), "OBX^1^6", "103"),
-    ((obx(1, "HGB", "1", status="P"), obx(2, "WBC", "1")), "OBX^1^11", "207"),
+    ((obx(1, "HGB", "1", "%"), obx(2, "WBC", "1")), "OBX^1^6", "103"),  # no factor: refused
+    ((obx(1, "HGB", "1", status="X"), obx(2, "WBC", "1")), "OBX^1^11", "103"),
     ((obx(1, "HGB", "1"),), "OBR^1^4", "101"),
 ])
 def test_it_refuses_observations_naming_the_field(segments: tuple[str, ...], location: str,

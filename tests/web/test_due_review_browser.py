@@ -97,4 +97,18 @@ def test_a_clinician_acknowledges_a_result_from_the_list(live_server, browser, w
     drain_worklists()
     page.reload()
     assert "No results waiting for your review." in page.inner_text("#result_list")
+    # the laboratory corrects it (a new final through HL7): the clinician is told again
+    lab = Actor(id="lab", username="lab-system", display_name="Laboratory", roles=("nurse",))
+    from hisadmin.core.store import get_store
+
+    use_cases.record_lab_results(use_cases.RecordLabResults(ward_day["pid"], ward_day["cbc"], (
+        GivenValue("HGB", Decimal("125")), GivenValue("WBC", Decimal("7")),
+        GivenValue("PLT", Decimal("250")))), UnitOfWork(get_store()), actor=lab)
+    drain_worklists()
+    page.reload()
+    row = page.locator("#result_list tbody tr").first
+    assert "DUELIST, Vera" in row.inner_text()
+    assert "Corrected: Abnormal: Haemoglobin 125 g/L" in row.inner_text()
+    page.screenshot(path=str(shots / f"results-to-review-corrected-{width}.png"),
+                    full_page=True)
     ctx.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from hl7v2.outbound import store
+from hl7v2.persistence import store
 
 pytestmark = pytest.mark.django_db
 J = "application/json"

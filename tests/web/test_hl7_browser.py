@@ -6,22 +6,28 @@ from __future__ import annotations
 
 import pytest
 
-from hl7v2.outbound import store
+from hl7v2.persistence import store
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def admin_page(browser, live_server, make_user, settings, monkeypatch, width: int):  # noqa: F811
+    """A signed-in admin's page at ``width`` (no second factor; the engine's network named)."""
+    settings.ADMIN_TWO_FACTOR = False
+    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.0/8")
+    make_user("hl7admin", "admin")
+    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+    login(page, live_server.url, "hl7admin")
+    return page
 
 
 @pytest.mark.parametrize("width", [1280, 1920])
 def test_an_admin_adds_a_destination_and_reads_the_message_log(
         live_server, browser, make_user, his_store, width, shots, settings,  # noqa: F811
         monkeypatch) -> None:
-    settings.ADMIN_TWO_FACTOR = False
-    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.0/8")
-    make_user("hl7admin", "admin")
     base = live_server.url
-    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
-    login(page, base, "hl7admin")
+    page = admin_page(browser, live_server, make_user, settings, monkeypatch, width)
     page.goto(f"{base}/admin/")
     page.click("a:text-is('HL7 destinations')")
     assert "No destinations yet." in page.inner_text("#result_list")
@@ -61,3 +67,34 @@ def test_an_admin_adds_a_destination_and_reads_the_message_log(
     page.click("input[value='Yes, delete it']")
     assert "Destination deleted." in page.inner_text("ul.messagelist")
     assert store.all_destinations(his_store) == []
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_log_shows_messages_waiting_and_a_patient_held_after_the_retry_budget(
+        live_server, browser, make_user, his_store, width, shots, settings,  # noqa: F811
+        monkeypatch) -> None:
+    from datetime import UTC, datetime
+
+    from hisadmin.core import held_streams
+    from hisadmin.core.actor import Actor
+    from hl7v2.outbound import use_cases
+
+    page = admin_page(browser, live_server, make_user, settings, monkeypatch, width)
+    dest = use_cases.add_destination(use_cases.AddDestination(
+        name="Rhapsody ADT", host="127.0.0.1", port=2575, events=["AdmissionStarted"]),
+        his_store, actor=Actor(id="1", username="hl7admin", roles=("admin",)))
+    for cid, seq, status, reason in [("PENDINGAAAAAAAAAAAAA", 3, "pending", ""),
+                                     ("DEADAAAAAAAAAAAAAAAA", 2, "dead", "ACK AE")]:
+        store.log_attempt(his_store, store.LogEntry(
+            control_id=cid, destination_id=dest.id, stream="P_held", seq=seq,
+            event_type="AdmissionStarted", trigger="A01", mrn="H0000042", status=status,
+            attempts=0 if status == "pending" else 40, reason=reason, at=store.now_iso()))
+    held_streams.hold(his_store, stream_pk="P_held", seq=2, event_type="AdmissionStarted",
+                      occurred_at=datetime.now(UTC).isoformat(), reason="Rhapsody ADT: ACK AE",
+                      consumer=held_streams.HL7_DELIVERY)
+    page.goto(f"{live_server.url}/admin/hl7-messages/")
+    notice = page.inner_text(".held-delivery")
+    assert "failed for good" in notice and "wait, in order" in notice
+    log = page.inner_text("#result_list")
+    assert "Waiting to be sent" in log and "Failed for good" in log
+    page.screenshot(path=str(shots / f"hl7-messages-held-{width}.png"), full_page=True)

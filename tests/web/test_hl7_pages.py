@@ -8,7 +8,8 @@ import pytest
 from django.test import Client
 
 from hisadmin.core.actor import Actor
-from hl7v2.outbound import store, use_cases
+from hl7v2.outbound import use_cases
+from hl7v2.persistence import store
 
 pytestmark = pytest.mark.django_db
 ADMIN = Actor(id="1", username="admin", roles=("admin",))

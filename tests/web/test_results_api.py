@@ -39,7 +39,10 @@ def test_a_lab_order_completes_with_results_and_lists_them(team, admitted) -> No
     assert result["test_code"] == "CBC" and result["abnormal"] is True
     assert result["high"] == ["PLT"] and result["low"] == ["HGB"]
     assert result["values"][0] == {"analyte": "HGB", "name": "Haemoglobin", "value": 120,
-                                   "unit": "g_l", "low": 130, "high": 175, "flag": "L"}
+                                   "unit": "g_l", "low": 130, "high": 175, "flag": "L",
+                                   "text": "120", "comparator": None, "lab_range": None,
+                                   "lab_flags": None, "observed_at": None, "comments": None}
+    assert result["status"] == "final" and result["history"] == []
     assert result["resulted_by"] == "api-nurse" and result["acknowledged_at"] is None
     assert set(result) >= {"placed_by", "placed_at", "resulted_at", "report", "etag"}
 

@@ -77,3 +77,56 @@ def test_a_nurse_enters_lab_results_and_a_clinician_acknowledges(
     assert "Acknowledged by doctor" in page.inner_text("#results")
     page.locator("#results").screenshot(path=str(shots / f"results-acknowledged-{width}.png"))
     ctx.close()
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_a_laboratorys_preliminary_and_corrected_results_on_the_chart(
+        live_server, browser, make_user, lab_order, width, shots) -> None:  # noqa: F811
+    """Results as the HL7 listener records them: a preliminary shown as not final (no
+    acknowledge button), then a correction with the laboratory's range, flags, comments, a
+    "<" value and the earlier results kept."""
+    from decimal import Decimal
+
+    from patients.domain.results import GivenValue
+
+    pid, oid = lab_order
+    lab = Actor(id="lab", username="lab-system", display_name="Laboratory", roles=("nurse",))
+    make_user("doctor", "clinician")
+
+    def record(status: str, hgb: str) -> None:
+        use_cases.record_lab_results(use_cases.RecordLabResults(pid, oid, (
+            GivenValue("HGB", Decimal(hgb), "g_l", lab_range="130-170", lab_flags=("L",),
+                       comments=("Repeat in 24 h",)),
+            GivenValue("WBC", Decimal("0.5"), comparator="<"),
+            GivenValue("PLT", Decimal("450"))), status=status,
+            observed_at="2026-01-01T10:30:00+00:00",
+            comments=("Sample slightly haemolysed & re-spun",)), UnitOfWork(his_store_of()),
+            actor=lab)
+
+    from hisadmin.core.store import get_store
+
+    def his_store_of():
+        return get_store()
+
+    record("preliminary", "118")
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    page = ctx.new_page()
+    login(page, live_server.url, "doctor")
+    page.goto(f"{live_server.url}/admin/patients/{pid}/#results")
+    page.wait_for_selector("#results .result")
+    section = page.inner_text("#results")
+    assert "Preliminary: not final" in section and "The final result is awaited" in section
+    assert page.locator("#results button.acknowledge").count() == 0
+    page.locator("#results").screenshot(path=str(shots / f"results-preliminary-{width}.png"))
+    record("final", "121")
+    record("final", "131")  # a new final after completion: a correction
+    page.reload()
+    page.wait_for_selector("#results .result")
+    section = page.inner_text("#results")
+    assert "Corrected" in section and "<0.5" in section and "130-170 (L)" in section
+    assert "Repeat in 24 h" in section and "haemolysed & re-spun" in section
+    assert page.locator("#results button.acknowledge").count() == 1  # told again
+    page.click("#results details.result-history summary")
+    assert "Preliminary" in page.inner_text("#results details.result-history")
+    page.locator("#results").screenshot(path=str(shots / f"results-corrected-{width}.png"))
+    ctx.close()

@@ -116,12 +116,25 @@ class WebhookTransport:
                            event_type=event_type, reason=reason, attempts=attempts)
 
 
+class FinalFailure(str):
+    """A failure that another attempt would only repeat (an HL7 AR: the engine rejected the
+    message itself): the retry budget is spent at once."""
+
+
 @dataclass(frozen=True)
 class Settings:
     timeout: float = 5.0  # seconds per POST
     max_attempts: int = 8
     backoff_base: float = 2.0  # seconds before the second attempt; doubles after
     backoff_cap: float = 600.0
+    # Seconds from an event's first failure after which its retries are spent (None: only
+    # ``max_attempts`` counts; with a budget, attempts go on until it is spent).
+    retry_budget: float | None = None
+    # What a spent budget does: False dead-letters the event and lets the patient's next
+    # events go (the webhooks'); True dead-letters it and holds the patient's stream for
+    # this receiver there (ADT out: an engine must never get a patient's messages out of
+    # order) until the message is replayed.
+    hold_when_spent: bool = False
 
     @property
     def claim_seconds(self) -> float:
@@ -131,7 +144,7 @@ class Settings:
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str  # delivered | duplicate | queued | later | inactive | lost
+    kind: str  # delivered | duplicate | queued | later | inactive | lost | held
     delivered: int = 0  # events POSTed successfully by this run
     retry_in: float | None = None  # run the task again after this many seconds
 
@@ -188,6 +201,8 @@ class Deliverer:
                         trackers.save(self.store, tracker.but(wanted=seq))
                     except TrackerChanged:
                         continue
+                if tracker.held:  # waits for a replay of the held event, no task needed
+                    return Outcome("held")
                 return Outcome("later", retry_in=tracker.retry_at - now + 0.1)
             if tracker.claimed_by_other(token, now):
                 if tracker.wanted >= seq:
@@ -252,8 +267,13 @@ class Deliverer:
                     claim_until=now + self.settings.claim_seconds,
                 )
             else:
-                attempts = (tracker.failing_attempts if tracker.failing_seq == seq else 0) + 1
-                if attempts >= self.settings.max_attempts:
+                same = tracker.failing_seq == seq
+                attempts = (tracker.failing_attempts if same else 0) + 1
+                since = tracker.failing_since if same and tracker.failing_since else now
+                if self._spent(failure, attempts, now - since) and self.settings.hold_when_spent:
+                    return self._hold(sub, stream, tracker, token, seq=seq, event=event,
+                                      failure=failure, attempts=attempts, since=since, done=done)
+                if self._spent(failure, attempts, now - since):
                     self.transport.dead_letter(
                         self.store,
                         sub,
@@ -276,6 +296,7 @@ class Deliverer:
                         delivered=seq,
                         failing_seq=None,
                         failing_attempts=0,
+                        failing_since=0.0,
                         retry_at=0.0,
                         claim_until=now + self.settings.claim_seconds,
                     )
@@ -286,6 +307,7 @@ class Deliverer:
                     after = tracker.but(
                         failing_seq=seq,
                         failing_attempts=attempts,
+                        failing_since=since,
                         retry_at=now + delay,
                         claim=None,
                         claim_until=0.0,
@@ -308,6 +330,34 @@ class Deliverer:
             if saved is None:
                 return Outcome("lost", done)
             tracker = saved
+
+    def _spent(self, failure: str, attempts: int, failing_for: float) -> bool:
+        """Whether the retries of a failing event are spent: a final failure at once; with a
+        budget, once it is used up; without, after ``max_attempts``."""
+        if isinstance(failure, FinalFailure):
+            return True
+        if self.settings.retry_budget is not None:
+            return failing_for >= self.settings.retry_budget
+        return attempts >= self.settings.max_attempts
+
+    def _hold(self, sub: Target, stream: str, tracker: Tracker, token: str, *, seq: int,
+              event: dict[str, Any], failure: str, attempts: int, since: float,
+              done: int) -> Outcome:
+        """The budget is spent and order matters: dead-letter the event, keep the tracker
+        failing at it and held (the patient's later events wait behind it), and hand the
+        transport the hold to make visible. Replaying the letter releases it."""
+        self.transport.dead_letter(self.store, sub, stream=stream, seq=seq,
+                                   event_type=event["type"], reason=failure, attempts=attempts)
+        held = tracker.but(failing_seq=seq, failing_attempts=attempts, failing_since=since,
+                           retry_at=0.0, held=True, claim=None, claim_until=0.0)
+        saved = self._save_merged(held, token)
+        hold = getattr(self.transport, "hold", None)
+        if hold is not None:
+            hold(self.store, sub, stream=stream, seq=seq, event=event, reason=failure)
+        log.warning("%s %s: %s#%s held after %s attempts (%s): the patient's later "
+                    "messages wait until it is replayed", self.transport.label, sub.id,
+                    stream, seq, attempts, failure)
+        return Outcome("held" if saved is not None else "lost", done)
 
     def replay(self, letter: deadletters.DeadLetter) -> str:
         """Deliver a dead letter's event once more, out of order (its patient's later events

@@ -29,9 +29,9 @@ from hisadmin.core import held_streams
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.held_streams import HeldStream
 from hisadmin.core.store import get_store
-from webhooks.delivery import fanout, sender
+from webhooks.delivery import fanout, sender, sweeper
 from webhooks.delivery.drain import Deliverer, Settings
-from webhooks.persistence import deadletters, subscriptions
+from webhooks.persistence import deadletters, subscriptions, trackers
 
 log = logging.getLogger(__name__)
 QUEUE = "webhooks"
@@ -124,6 +124,12 @@ def fan_out(stream_pk: str, seq: int | list[int]) -> str:
 def queue_delivery(subscription_id: str, stream_pk: str, seq: int) -> None:
     """Queue one ``webhooks.deliver`` (the fan-out's ``send``)."""
     deliver.apply_async(args=[subscription_id, stream_pk, seq], queue=QUEUE)
+
+
+# The delivery sweeper re-drives what the store says is owed to a subscription and no live
+# task has (a worker killed, the broker restarted): the same queueing as the fan-out's.
+sweeper.register(sweeper.Kind(name=trackers.SUBSCRIPTION, targets=subscriptions.all_subscriptions,
+                              queue=queue_delivery, consumer=held_streams.WEBHOOKS))
 
 
 def release_held(store: DocumentStore, marker: HeldStream) -> str:

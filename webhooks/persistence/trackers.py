@@ -6,7 +6,9 @@
 - ``wanted``: the highest sequence a task asked for while another held the claim;
 - ``claim`` / ``claimUntil``: the task delivering now (a token) and until when the claim
   holds (a killed worker's claim simply expires);
-- ``failing``: the sequence being retried, its attempts and when the next one is due.
+- ``failing``: the sequence being retried, its attempts, when the next one is due, since
+  when it fails (``since``: the retry budget counts from it) and whether the stream is
+  ``held`` there (the budget spent: nothing later goes until the message is replayed).
 
 Every write is guarded by the etag read, so two tasks never both think they own the claim.
 """
@@ -44,6 +46,8 @@ class Tracker:
     failing_seq: int | None = None
     failing_attempts: int = 0
     retry_at: float = 0.0
+    failing_since: float = 0.0  # when the failing sequence first failed
+    held: bool = False  # the retry budget spent: the stream waits here until replayed
     etag: str | None = None  # None: not stored yet
     started: bool = False  # False until the first delivery decided where to start
     kind: str = SUBSCRIPTION  # which kind of receiver ``subscription_id`` names
@@ -52,7 +56,7 @@ class Tracker:
         return self.claim is not None and self.claim != token and self.claim_until > now
 
     def backing_off(self, now: float) -> bool:
-        return self.failing_seq is not None and self.retry_at > now
+        return self.failing_seq is not None and (self.held or self.retry_at > now)
 
     def but(self, **changes: Any) -> Tracker:
         return replace(self, **changes)
@@ -83,6 +87,8 @@ def read(store: DocumentStore, subscription_id: str, patient_id: str, *,
         failing_seq=failing.get("seq"),
         failing_attempts=int(failing.get("attempts", 0)),
         retry_at=float(failing.get("retryAt", 0)),
+        failing_since=float(failing.get("since", 0)),
+        held=bool(failing.get("held", False)),
         etag=doc["_etag"],
         started=True,
         kind=kind,
@@ -98,6 +104,8 @@ def save(store: DocumentStore, tracker: Tracker) -> Tracker:
             "seq": tracker.failing_seq,
             "attempts": tracker.failing_attempts,
             "retryAt": tracker.retry_at,
+            "since": tracker.failing_since,
+            "held": tracker.held,
         }
     )
     doc = wrap(

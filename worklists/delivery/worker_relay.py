@@ -38,6 +38,21 @@ def build_relay(**options: Any) -> Relay:
     return Relay(get_store("relay"), get_lease_store(), celery_publisher(), **options)
 
 
+class Sweepers:
+    """The sweepers the apps registered (:func:`hisadmin.core.consumers.start_sweepers`),
+    running beside a relay and stopped with it."""
+
+    def __init__(self) -> None:
+        from hisadmin.core.consumers import start_sweepers  # (Django is set up by now)
+
+        self.running = start_sweepers()
+
+    def stop(self) -> None:
+        for sweeper in self.running:
+            sweeper.stop()
+        self.running = []
+
+
 class RelayThread:
     """Runs ``relay.run`` in a daemon thread until :meth:`stop`; restarts it after an
     unexpected error (checkpoints kept), with a backoff doubling up to 30 s."""
@@ -97,11 +112,15 @@ class RelayStep(bootsteps.StartStopStep):
         log.warning("relay %s running inside the worker (lease ttl %ss)", relay.owner,
                     self.lease_ttl)
         self.running = RelayThread(relay).start()
+        self.sweeping: Sweepers | None = Sweepers()
 
     def stop(self, parent: Any) -> None:
         if self.running is not None:
             self.running.stop()
             self.running = None
+        if getattr(self, "sweeping", None) is not None:
+            self.sweeping.stop()
+            self.sweeping = None
 
     def shutdown(self, parent: Any) -> None:
         self.stop(parent)

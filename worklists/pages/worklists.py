@@ -28,7 +28,7 @@ from hisadmin.core import access_log, consistency, held_streams, keys, policy
 from hisadmin.core.local_time import clock_time, human_date, human_time
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
-from patients.domain import mar, orders
+from patients.domain import mar, orders, results
 from patients.domain.records import SEX_LABELS
 from patients.persistence import reference
 from worklists.read import queries
@@ -432,6 +432,13 @@ def _analyte_names() -> dict[str, str]:
             for a in test.get("analytes") or ()}
 
 
+def _status(r: dict[str, Any]) -> str:
+    """A laboratory's result that is not simply final says so first ("Preliminary: …",
+    "Corrected: …"); a final one says nothing."""
+    status = r.get("resultStatus") or results.FINAL
+    return "" if status == results.FINAL else f"{results.STATUS_LABELS[status]}: "
+
+
 def _flags(r: dict[str, Any]) -> str:
     """A result's flags in words: "Abnormal: Potassium 6.1 mmol/L, high; Sodium 128 mmol/L,
     low". A row projected before the values were kept in words names its analytes from the
@@ -448,7 +455,7 @@ def _flags(r: dict[str, Any]) -> str:
 
 REVIEW_COLUMNS = [
     Column("Resulted", lambda r: _local(r.get("resultedAt"), with_date=True), "resulted"),
-    Column("Flags", lambda r: _flags(r), "abnormal"),
+    Column("Flags", lambda r: _status(r) + _flags(r), "abnormal"),
     Column("Type", _label("kind", orders.KIND_LABELS)),
     Column("Order", _get("description"), href=_order_page), *PERSON,
     Column("Ward / bed", lambda r: _place(r) if r.get("wardId") else "Not admitted", "bed"),

@@ -187,7 +187,8 @@ def review_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
             continue  # no ordering clinician on record: nobody's list to put it on
         contents = {**person, **{n: r.get(n) for n in (
             "orderId", "kind", "description", "resultedAt", "resultedByName", "abnormal",
-            "high", "low", "abnormalValues")}, "wardId": loc["wardId"], "bed": loc["bed"]}
+            "high", "low", "abnormalValues", "resultStatus")}, "wardId": loc["wardId"],
+            "bed": loc["bed"]}
         query = {**pq, "QueryBed": loc["QueryBed"], "QueryResultedAt": r.get("resultedAt"),
                  "QueryAbnormal": 1 if r.get("abnormal") else 0, "QueryKind": r.get("kind")}
         rows.append(Row(REVIEWS, str(r["placedBy"]), order_id, contents, query))

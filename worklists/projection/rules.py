@@ -97,7 +97,9 @@ def _review(data: Mapping[str, Any]) -> dict[str, Any]:
               "low": list(flags.get("low") or ()),
               # in words from the values the event carries ("Sodium 128 mmol/L, low"): the
               # row needs no reference data to name an analyte
-              "abnormalValues": abnormal_in_words(results.get("values") or ())}
+              "abnormalValues": abnormal_in_words(results.get("values") or ()),
+              # preliminary, final or corrected (a laboratory's; the results form's: final)
+              "resultStatus": results.get("status") or "final"}
     if not review["orderId"] or not review["resultedAt"]:
         raise NeedsSource("results without their order or time")
     return review

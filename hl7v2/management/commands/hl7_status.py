@@ -1,5 +1,6 @@
-"""``manage.py hl7_status``: each HL7 destination, its messages by status and its dead
-letters, then the streams held for HL7 and the fan-out letters (events that reached no
+"""``manage.py hl7_status``: each HL7 destination, its messages by status (pending,
+sending, accepted, retrying, dead: every message owed, not only each patient's first) and its
+dead letters, then the streams held for HL7 and the fan-out letters (events that reached no
 destination, or wait behind one: ``manage.py replay_dead_letters`` releases them in order);
 ``--replay`` sends every dead letter once more (ids only are printed)."""
 
@@ -11,7 +12,8 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from hisadmin.core import held_streams
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store, tasks
+from hl7v2.outbound import tasks
+from hl7v2.persistence import store
 
 
 class Command(BaseCommand):
@@ -36,7 +38,9 @@ class Command(BaseCommand):
         for entry in dead:
             self.stdout.write(f"  dead {entry.control_id} {entry.trigger} {entry.stream}#"
                               f"{entry.seq} after {entry.attempts} attempt(s): {entry.reason}")
-        for held in held_streams.all_held(store_, held_streams.HL7):
+        holds = [*held_streams.all_held(store_, held_streams.HL7),
+                 *held_streams.all_held(store_, held_streams.HL7_DELIVERY)]
+        for held in holds:
             self.stdout.write(f"  held {held.stream} at event {held.seq} ({held.event_type}) "
                               f"since {held.since}: {held.reason}")
         for letter in tasks.fan_out_letters(store_):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -32,7 +33,10 @@ def lab_receiver(username: str) -> Receiver:
                            "nurse or clinician role.")
     return Receiver(get_store(), actor_for(user),
                     application=getattr(settings, "HL7_SENDING_APPLICATION", "HIS"),
-                    facility=getattr(settings, "HL7_SENDING_FACILITY", "HOSPITAL"))
+                    facility=getattr(settings, "HL7_SENDING_FACILITY", "HOSPITAL"),
+                    time_zone=ZoneInfo(str(settings.HOSPITAL_TIME_ZONE)),
+                    senders=frozenset(s.strip() for s in envstr("HL7_LISTENER_SENDERS", "")
+                                      .split(",") if s.strip()))
 
 
 class Command(BaseCommand):

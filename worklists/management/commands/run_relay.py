@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from worklists.delivery.worker_relay import build_relay
+from worklists.delivery.worker_relay import Sweepers, build_relay
 
 
 class Command(BaseCommand):
@@ -38,4 +38,8 @@ class Command(BaseCommand):
                             idle_max=idle_max, page_size=page_size)
         self.stdout.write(f"relay {relay.owner} running (lease ttl {lease_ttl}s)")
         self.stdout.flush()
-        relay.run(stop)
+        sweeping = Sweepers()
+        try:
+            relay.run(stop)
+        finally:
+            sweeping.stop()

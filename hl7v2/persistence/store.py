@@ -1,11 +1,14 @@
 """HL7 destinations and the message log, each one small partition read whole.
 
 ``V_Hl7Destinations``: one document per destination (camelCase). ``V_Hl7Log``: one entry
-per event and destination, id the message control id (MSH-10), updated at every attempt:
-its status is ``sending`` (an attempt under way), ``accepted`` (AA), ``retrying`` (AE, AR
+per event and destination, id the message control id (MSH-10), written when the message is
+handed out and updated at every attempt: its status is ``pending`` (owed, not yet
+attempted: waiting behind the patient's earlier messages or for a worker), ``sending`` (an
+attempt under way), ``accepted`` (AA), ``retrying`` (AE, AR
 or no answer; the reason kept, never the message), ``dead`` (retries spent: the dead
 letter, replayable) and expires after 90 days. The entry names the patient's MRN so an
-admin can find a patient's messages; the message itself is never kept.
+admin can find a patient's messages; the message itself is never kept. The destinations'
+and entries' repository: nothing else of ADT out reads their documents.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ DESTINATION_DOC = "Hl7Destination"
 LOG_PK = keys.view("Hl7Log")
 LOG_DOC = "Hl7LogEntry"
 RETENTION = 90 * 24 * 3600  # seconds
-STATUSES = ("sending", "accepted", "retrying", "dead")
+STATUSES = ("pending", "sending", "accepted", "retrying", "dead")
+OPEN_STATUSES = ("pending", "sending", "retrying", "dead")  # counted by /healthz
 
 
 def _destination(doc: Document) -> Destination:
@@ -144,6 +148,27 @@ def log_attempt(store: DocumentStore, entry: LogEntry) -> LogEntry:
         "status": entry.status, "attempts": entry.attempts, "reason": entry.reason[:300],
         "at": entry.at}, ttl=RETENTION))
     return _entry(doc)
+
+
+def log_pending(store: DocumentStore, entry: LogEntry) -> None:
+    """Write the entry of a message handed out, unless it has one (a later status stands)."""
+    try:
+        store.create(wrap(doc_id=entry.control_id, pk=LOG_PK, doc_type=LOG_DOC, contents={
+            "destination": entry.destination_id, "stream": entry.stream, "seq": entry.seq,
+            "eventType": entry.event_type, "trigger": entry.trigger, "mrn": entry.mrn,
+            "status": entry.status, "attempts": entry.attempts, "reason": "",
+            "at": entry.at}, ttl=RETENTION))
+    except errors.Conflict:
+        pass
+
+
+def open_counts(store: DocumentStore, destination_ids: list[str]) -> dict[str, dict[str, int]]:
+    """Destination id → how many of its messages are pending, sending, retrying and dead
+    (count queries in the engine: the log is not read)."""
+    return {dest: {status: store.count_query(LOG_PK, Query(where=(
+        Cond("docType", "=", LOG_DOC), Cond("docContents.destination", "=", dest),
+        Cond("docContents.status", "=", status)))) for status in OPEN_STATUSES}
+        for dest in destination_ids}
 
 
 def find_entry(store: DocumentStore, control_id: str) -> LogEntry | None:

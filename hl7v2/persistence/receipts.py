@@ -3,9 +3,10 @@ answered AA without recording twice.
 
 The receipt is claimed (created) before the results are recorded and marked ``recorded``
 after; a create is atomic, so two copies of one message arriving at once cannot both record
-(the second finds the claim and is answered AE "being processed": the engine resends). A
-message answered AE gives its claim back, so the engine's resend after a fix is processed
-anew. A claim left by a listener that crashed while recording is taken over once older than
+(the second finds the claim and is answered AR "being recorded", a system problem: the
+engine resends). A message not recorded (AE, AR) gives its claim back, so the engine's
+resend is processed anew. A recorded control id sent again with other content (a digest of
+its segments after MSH is kept) is reported as reused, never taken for a resend. A claim left by a listener that crashed while recording is taken over once older than
 ``IN_FLIGHT_SECONDS``. Receipts live in ``M_HL7IN_<digest>`` (a unique-key partition, no
 patient data) and expire after ``KEEP_DAYS``.
 """
@@ -33,6 +34,7 @@ class Claim(StrEnum):
     TAKEN_OVER = "taken-over"  # ours, after a listener that crashed mid-way: maybe recorded
     RECORDED = "recorded"  # a duplicate: answered AA again, nothing recorded
     BUSY = "busy"  # another connection is recording it right now
+    REUSED = "reused"  # recorded before with other content: the control id was reused
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,13 @@ def _doc(sender: str, control_id: str, state: str, **extra: str) -> Document:
                 ttl=KEEP_DAYS * 86400)
 
 
-def claim(store: DocumentStore, sender: str, control_id: str) -> Receipt:
-    """Claim ``control_id`` of ``sender`` for recording, or say why not."""
+def claim(store: DocumentStore, sender: str, control_id: str, content: str = "") -> Receipt:
+    """Claim ``control_id`` of ``sender`` for recording, or say why not. ``content``: a
+    digest of what the message says (kept with the receipt): a recorded control id sent
+    again with other content is :attr:`Claim.REUSED`, not a duplicate."""
     try:
-        return Receipt(Claim.NEW, store.create(_doc(sender, control_id, "recording")))
+        return Receipt(Claim.NEW, store.create(_doc(sender, control_id, "recording",
+                                                    content=content)))
     except errors.Conflict:
         pass
     try:
@@ -65,11 +70,15 @@ def claim(store: DocumentStore, sender: str, control_id: str) -> Receipt:
     except errors.NotFound:  # given back between our create and read: the resend will do
         return Receipt(Claim.BUSY)
     if current["docContents"]["state"] == "recorded":
+        kept = current["docContents"].get("content") or ""
+        if content and kept and kept != content:
+            return Receipt(Claim.REUSED, current)
         return Receipt(Claim.RECORDED, current)
     if time.time() - current["_ts"] < IN_FLIGHT_SECONDS:
         return Receipt(Claim.BUSY, current)
     try:
-        doc = store.replace(_doc(sender, control_id, "recording"), if_match=current["_etag"])
+        doc = store.replace(_doc(sender, control_id, "recording", content=content),
+                            if_match=current["_etag"])
     except (errors.PreconditionFailed, errors.NotFound):
         return Receipt(Claim.BUSY)
     return Receipt(Claim.TAKEN_OVER, doc)
@@ -80,7 +89,8 @@ def recorded(store: DocumentStore, receipt: Receipt, order_id: str) -> None:
     assert receipt.doc is not None
     contents = receipt.doc["docContents"]
     store.replace(_doc(contents["sender"], contents["controlId"], "recorded",
-                       orderId=order_id), if_match=receipt.doc["_etag"])
+                       orderId=order_id, content=contents.get("content") or ""),
+                  if_match=receipt.doc["_etag"])
 
 
 def give_back(store: DocumentStore, receipt: Receipt) -> None:

@@ -1,0 +1,2 @@
+"""The shell's leaf documents (held-stream markers): the only modules of ``hisadmin.core``
+that read or write the store's envelope."""
