@@ -82,6 +82,7 @@ class AccessLog:
         self.sink = sink
         self.interval, self.batch, self.limit = interval, batch, limit
         self._queue: deque[Access] = deque()
+        self._in_flight = 0  # records taken from the queue and being written
         self._lock = threading.Lock()  # one writer at a time (thread, exit, flush)
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -113,16 +114,20 @@ class AccessLog:
                 taken = [self._queue.popleft() for _ in range(min(self.batch, len(self._queue)))]
                 if not taken:
                     break
+                self._in_flight = len(taken)
                 try:
                     self._sink()(taken)
                 except Exception:
                     self._queue.extendleft(reversed(taken))  # kept, in order, for a retry
                     raise
+                finally:
+                    self._in_flight = 0
             written += len(taken)
         return written
 
     def pending(self) -> int:
-        return len(self._queue)
+        """How many records are not written yet: queued, or being written right now."""
+        return len(self._queue) + self._in_flight
 
     # ------------------------------------------------------------------ mechanics
     def _sink(self) -> Sink:
