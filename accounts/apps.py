@@ -10,3 +10,6 @@ class AccountsConfig(AppConfig):
     are named for it (hisadmin.core.models)."""
 
     name = "accounts"
+
+    def ready(self) -> None:
+        from accounts import password_reset  # noqa: F401 - its login signal's receiver

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from cosmos_backend.uow import StaleWrite
-from hisadmin.core import held_streams, keys
+from hisadmin.core import access_log, held_streams, keys
 from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
@@ -209,6 +209,8 @@ def dead_letters(request: HttpRequest) -> HttpResponse:
         {**h.as_dict(), "event_label": event_label(h.event_type or "")}
         for h in held_streams.all_held(store, held_streams.WEBHOOKS)
     ]
+    # The letters name patients: reading them is a list view in the access audit.
+    access_log.note_list(request, (r["patient_id"] for r in rows), "Webhook dead letters")
     return admin.site.render(
         request,
         "webhooks/dead_letters.html",

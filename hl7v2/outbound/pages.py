@@ -19,7 +19,7 @@ from hisadmin.core import held_streams, keys
 from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store, tasks, use_cases
+from hl7v2.outbound import audit, store, tasks, use_cases
 from hl7v2.outbound.destinations import NAME_MAX, TRIGGERS, Destination, UnknownDestination
 from patients.domain.errors import DomainError
 from patients.domain.events import EVENT_LABELS, EventType
@@ -169,13 +169,14 @@ def message_log(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET or None)
     query = form.cleaned_data if form.is_valid() else {}
     names = {d.id: d.name for d in store.all_destinations(store_)}
+    found = store.entries(store_, mrn=query.get("mrn", ""),
+                          control_id=query.get("control_id", ""), status=query.get("status", ""))
+    audit.note_read(request, found, searched_mrn=bool(query.get("mrn")))
     rows = [{**e.as_dict(), "status_label": STATUS_LABELS.get(e.status, e.status),
              "event_label": event_label(e.event_type),
              "destination": names.get(e.destination_id, "(deleted destination)"),
              "when": datetime.fromisoformat(e.at)}
-            for e in store.entries(store_, mrn=query.get("mrn", ""),
-                                   control_id=query.get("control_id", ""),
-                                   status=query.get("status", ""))]
+            for e in found]
     held = [{**h.as_dict(), "event_label": event_label(h.event_type or "")}
             for h in held_streams.all_held(store_, held_streams.HL7)]
     letters = [{**letter.as_dict(), "event_label": event_label(letter.event_type),
