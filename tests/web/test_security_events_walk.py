@@ -24,7 +24,7 @@ from hisadmin.core import keys
 from hisadmin.models import ApiToken, SecurityEvent
 from hl7v2.outbound import store as hl7_store
 from tests.web.test_token_and_privilege_controls import user_form
-from webhooks.persistence import deadletters
+from webhooks.persistence import deadletters, subscriptions
 
 pytestmark = pytest.mark.django_db
 J = "application/json"
@@ -226,3 +226,32 @@ def test_every_admin_api_write_is_a_security_event(api_client, his_store, monkey
 
     assert walked == admin_api_writes(), "an admin write without its walk: " + ", ".join(
         sorted(walked ^ admin_api_writes()))
+
+
+def test_the_feed_pages_record_each_change_and_show_it(make_user, his_store, monkeypatch
+                                                      ) -> None:
+    """The shared receiver pages: switching off on the list and deleting after the
+    confirmation are recorded with the admin; the list shows the last change and the
+    confirmation the recorded changes."""
+    monkeypatch.setenv("WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8")
+    monkeypatch.setenv("HL7_ALLOWED_NETWORKS", "127.0.0.0/8")
+    client = Client()
+    client.force_login(make_user("feed-admin", "admin"))
+    _post(client, "/admin/hl7/add/", {"name": "Ward engine", "host": "127.0.0.1",
+                                      "port": "2575", "events": ["AdmissionStarted"]})
+    dest = hl7_store.all_destinations(his_store)[0]
+    _post(client, "/admin/webhooks/add/", {"url": "http://127.0.0.1:9/h",
+                                           "events": ["AdmissionStarted"]}, 200)
+    for page, field, receiver in (
+            ("/admin/hl7/", "destination", dest),
+            ("/admin/webhooks/", "subscription", subscriptions.all_subscriptions(his_store)[0])):
+        _post(client, page, {field: receiver.id, "etag": receiver.version, "do": "disable"})
+        newest(action=S.FEED_CHANGED, actor="feed-admin", target=receiver.id[:8],
+               detail="active: yes → no")
+        listed = client.get(page).content.decode()
+        assert "Feed changed" in listed and "by feed-admin" in listed
+        confirm = client.get(f"{page}{receiver.id}/delete/").content.decode()
+        assert "Recorded changes" in confirm and "active: yes → no" in confirm
+        assert "Feed added" in confirm
+        _post(client, f"{page}{receiver.id}/delete/", {"etag": ""})
+        newest(action=S.FEED_DELETED, actor="feed-admin", target=receiver.id[:8])
