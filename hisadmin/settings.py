@@ -37,9 +37,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "csp",
-    "axes",  # login throttling and lockout
+    "accounts.apps.LoginLockoutConfig",  # django-axes: login throttling and lockout
     "django_otp",  # two-factor authentication for admins (TOTP devices)
-    "django_otp.plugins.otp_totp",
+    "accounts.apps.SecondFactorConfig",  # django_otp.plugins.otp_totp, named for people
     "hisadmin",
     "accounts",
     "operations",

@@ -249,7 +249,7 @@ def test_the_feed_pages_record_each_change_and_show_it(make_user, his_store, mon
         newest(action=S.FEED_CHANGED, actor="feed-admin", target=receiver.id[:8],
                detail="active: yes → no")
         listed = client.get(page).content.decode()
-        assert "Feed changed" in listed and "by feed-admin" in listed
+        assert "Last change: active: yes → no" in listed and "by feed-admin" in listed
         confirm = client.get(f"{page}{receiver.id}/delete/").content.decode()
         assert "Recorded changes" in confirm and "active: yes → no" in confirm
         assert "Feed added" in confirm

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import ClassVar, Self
 
-from patients.domain.events import EventType
+from patients.domain.events import EVENT_LABELS, EventType
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,7 +46,7 @@ class Receiver:
 
     def described(self) -> dict[str, str]:
         """What an admin sees of it, field by field: a change is said as before → after."""
-        return {"events": ", ".join(sorted(e.value for e in self.events)),
+        return {"events": ", ".join(sorted(EVENT_LABELS.get(e, e.value) for e in self.events)),
                 "active": "yes" if self.active else "no"}
 
 
