@@ -282,32 +282,24 @@ class HisTOTPDeviceAdmin(RecordedAdmin, TOTPDeviceAdmin):
         return f"TOTP device {obj.name!r} of {obj.user.get_username()}"
 
 
-class HisAccessAttemptAdmin(RecordedAdmin, AccessAttemptAdmin):
-    """A locked-out login's failed attempts: deleting them unlocks it early, recorded."""
+def _lockout_admin(base: type[admin.ModelAdmin], what: str) -> type[admin.ModelAdmin]:
+    """django-axes' page for ``what`` ("login attempts": deleting them unlocks a locked-out
+    login early), each delete recorded."""
 
-    recorded_as = (SecurityEvent.LOGIN_RECORD_DELETED,) * 3
+    class Recorded(RecordedAdmin, base):  # type: ignore[misc, valid-type]
+        recorded_as = (SecurityEvent.LOGIN_RECORD_DELETED,) * 3
 
-    def event_target(self, obj: Any) -> str:
-        return f"login attempts of {obj.username}"
+        def event_target(self, obj: Any) -> str:
+            return f"{what} of {obj.username}"
 
-
-class HisAccessLogAdmin(RecordedAdmin, AccessLogAdmin):
-    recorded_as = (SecurityEvent.LOGIN_RECORD_DELETED,) * 3
-
-    def event_target(self, obj: Any) -> str:
-        return f"login log of {obj.username}"
+    return Recorded
 
 
-class HisAccessFailureLogAdmin(RecordedAdmin, AccessFailureLogAdmin):
-    recorded_as = (SecurityEvent.LOGIN_RECORD_DELETED,) * 3
-
-    def event_target(self, obj: Any) -> str:
-        return f"failed-login log of {obj.username}"
-
-
-for _model, _admin in ((TOTPDevice, HisTOTPDeviceAdmin), (AccessAttempt, HisAccessAttemptAdmin),
-                       (AccessLog, HisAccessLogAdmin),
-                       (AccessFailureLog, HisAccessFailureLogAdmin)):
+for _model, _admin in (
+        (TOTPDevice, HisTOTPDeviceAdmin),
+        (AccessAttempt, _lockout_admin(AccessAttemptAdmin, "login attempts")),
+        (AccessLog, _lockout_admin(AccessLogAdmin, "login log")),
+        (AccessFailureLog, _lockout_admin(AccessFailureLogAdmin, "failed-login log"))):
     if admin.site.is_registered(_model):
         admin.site.unregister(_model)
     admin.site.register(_model, _admin)

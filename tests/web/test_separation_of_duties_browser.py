@@ -118,11 +118,7 @@ def test_a_user_whose_password_was_reset_is_told_and_sent_to_change_it(
     admin_page.context.close()
 
     page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
-    page.goto(f"{base}/admin/login/")
-    page.fill("#id_username", "rn-reset")
-    page.fill("#id_password", NEW_PASSWORD)
-    page.click("input[type=submit]")
-    page.wait_for_selector("#content")
+    login(page, base, "rn-reset", NEW_PASSWORD)
     assert page.url.endswith("/admin/password_change/")
     assert "Your password was reset by office-admin" in page.locator("body").inner_text()
     page.screenshot(path=str(shots / f"password-reset-notice-{width}.png"), full_page=True)
