@@ -255,3 +255,17 @@ def test_the_feed_pages_record_each_change_and_show_it(make_user, his_store, mon
         assert "Feed added" in confirm
         _post(client, f"{page}{receiver.id}/delete/", {"etag": ""})
         newest(action=S.FEED_DELETED, actor="feed-admin", target=receiver.id[:8])
+
+
+def test_replaying_the_projections_dead_letters_on_their_page_is_recorded(
+        make_user, his_store, monkeypatch) -> None:
+    from worklists.persistence import deadletters as projection_letters
+
+    monkeypatch.setattr("worklists.pages.deadletters.enqueue", lambda *a, **k: None)
+    projection_letters.record(his_store, stream_pk=keys.patient("p-walk"), seq=2,
+                              reason="KeyError", attempts=5)
+    client = Client()
+    client.force_login(make_user("ops-admin", "admin"))
+    _post(client, "/admin/worklists/dead-letters/", {"all": "1"})
+    newest(action=S.DEAD_LETTERS_REPLAYED, actor="ops-admin",
+           target="worklist projection dead letters", detail="1 queued again (all)")
