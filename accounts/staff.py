@@ -289,6 +289,10 @@ def _update(
         user.set_password(row.password)
         user.save(update_fields=["password"])
         changes.append("password set")
+        # Set by someone else: told at the next login, and replaced (accounts.password_reset).
+        SecurityEvent.record(actor, SecurityEvent.PASSWORD_RESET, user_target(user),
+                             f"set by {actor.username} (import_staff); the user is told at "
+                             "the next login and chooses a new one")
     held = roles_held(user)
     if held != row.roles:
         _set_groups(user, row.roles, groups, actor=actor)
