@@ -116,18 +116,40 @@ class ApiToken(models.Model):
 
 
 class SecurityEvent(models.Model):
-    """Who issued, revoked or re-issued an API token, and who changed whose roles or
-    privileges: one row per change, with the actor copied (user id and username) so it
-    outlives the account. Append-only; written in the transaction of the change it records."""
+    """Every change to who may do what, and to where patient data is sent: API tokens,
+    users (accounts, roles, privileges, passwords), groups, second-factor devices, login
+    lockouts, webhook subscriptions, HL7 destinations and dead-letter replays, and the
+    attempts the separation of duties refused. One row per change, with the actor copied
+    (user id and username) so it outlives the account, the target, and what changed
+    (before → after). Append-only; written in the transaction of the change it records
+    (a feed's document is in the store: its event is written once the store took it)."""
 
     TOKEN_ISSUED = "token issued"
     TOKEN_REVOKED = "token revoked"
     TOKEN_REISSUED = "token reissued"
+    TOKEN_CHANGED = "token changed"  # renamed
     ROLES_CHANGED = "roles changed"
     PRIVILEGES_CHANGED = "privileges changed"  # superuser or staff status
     GROUP_CHANGED = "group changed"  # a group's permissions (superusers only)
-    ACTIONS = (TOKEN_ISSUED, TOKEN_REVOKED, TOKEN_REISSUED, ROLES_CHANGED, PRIVILEGES_CHANGED,
-               GROUP_CHANGED)
+    USER_ADDED = "user added"
+    USER_CHANGED = "user changed"  # name, email, username, active
+    USER_DELETED = "user deleted"
+    PASSWORD_RESET = "password reset"  # set by someone else: the user is told and changes it
+    PASSWORD_CHANGED = "password changed"  # by the user themself
+    DEVICE_ADDED = "device added"  # a second factor (TOTP)
+    DEVICE_CHANGED = "device changed"
+    DEVICE_DELETED = "device deleted"
+    LOGIN_RECORD_DELETED = "login record deleted"  # a lockout's attempts, cleared early
+    FEED_ADDED = "feed added"  # a webhook subscription or an HL7 destination
+    FEED_CHANGED = "feed changed"
+    FEED_DELETED = "feed deleted"
+    DEAD_LETTERS_REPLAYED = "dead letters replayed"
+    REFUSED = "change refused"  # an attempt the separation of duties stopped
+    ACTIONS = (TOKEN_ISSUED, TOKEN_REVOKED, TOKEN_REISSUED, TOKEN_CHANGED, ROLES_CHANGED,
+               PRIVILEGES_CHANGED, GROUP_CHANGED, USER_ADDED, USER_CHANGED, USER_DELETED,
+               PASSWORD_RESET, PASSWORD_CHANGED, DEVICE_ADDED, DEVICE_CHANGED, DEVICE_DELETED,
+               LOGIN_RECORD_DELETED, FEED_ADDED, FEED_CHANGED, FEED_DELETED,
+               DEAD_LETTERS_REPLAYED, REFUSED)
 
     at = models.DateTimeField(default=timezone.now, db_index=True)
     actor_id = models.CharField(max_length=64)  # a user's id, or "system" (the operator)
@@ -149,6 +171,18 @@ class SecurityEvent(models.Model):
         """Write one event now (the caller's transaction, if any, holds it)."""
         return cls.objects.create(actor_id=actor.id[:64], actor=actor.username[:150],
                                   action=action, target=target[:200], detail=detail)
+
+    @classmethod
+    def replay(cls, actor: Actor, kind: str, ids: Sequence[str], *, everything: bool
+               ) -> SecurityEvent | None:
+        """Record dead letters of ``kind`` queued again by ``actor`` (``everything``: all of
+        them were asked for); nothing when none was."""
+        if not ids:
+            return None
+        shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+        return cls.record(actor, cls.DEAD_LETTERS_REPLAYED, f"{kind} dead letters",
+                          f"{len(ids)} queued again ({'all' if everything else 'chosen'}): "
+                          f"{shown}")
 
     @classmethod
     def about(cls, target: str) -> models.QuerySet[SecurityEvent]:

@@ -191,13 +191,16 @@ def user_target(user: AbstractUser) -> str:
 def _set_groups(user: AbstractUser, roles: frozenset[Role], groups: dict[Role, Group],
                 *, actor: Actor) -> None:
     """Give exactly ``roles``, recorded as a security event with ``actor``; a
-    :class:`StaffError` when the actor is a user who is not a superuser and the admin role
-    would be given or taken away."""
+    :class:`StaffError` when the actor is the user themself (nobody gives themself a role),
+    or a user who is not a superuser and the admin role would be given or taken away."""
     held = roles_held(user)
     if held == roles:
         return
     changing = {r for r in held ^ roles if r.value not in ANY_ADMIN_GRANTS}
     acting = get_user_model().objects.filter(pk=actor.id).first() if actor.id.isdigit() else None
+    if acting is not None and acting.pk == user.pk:
+        raise StaffError(f"{actor.username} may not change their own roles; another admin or "
+                         "a superuser does")
     if changing and acting is not None and not acting.is_superuser:
         raise StaffError(f"only a superuser gives or takes away the {_names(changing)} role "
                          f"({actor.username} is not one)")
@@ -207,8 +210,12 @@ def _set_groups(user: AbstractUser, roles: frozenset[Role], groups: dict[Role, G
                          f"roles {_names(held)} → {_names(roles)}")
 
 
-def _record(user: AbstractUser, message: str, actor: Actor, *, created: bool = False) -> None:
-    """Attribute a change: the user's admin history when the actor is a user, and a log line."""
+def _record(user: AbstractUser, message: str, actor: Actor, *, created: bool = False,
+            event: str | None = None) -> None:
+    """Attribute a change: the user's admin history when the actor is a user, a log line,
+    and the security event ``event`` (a change of roles alone was recorded as one already)."""
+    if event is not None:
+        SecurityEvent.record(actor, event, user_target(user), message)
     acting = get_user_model().objects.filter(pk=actor.id).first() if actor.id.isdigit() else None
     if acting is not None:
         LogEntry.objects.log_actions(
@@ -253,12 +260,13 @@ def import_staff(
                     user.set_unusable_password()
                 user.save()
                 _set_groups(user, row.roles, groups, actor=actor)
-                _record(user, f"created with roles {_names(row.roles)}", actor, created=True)
+                _record(user, f"created with roles {_names(row.roles)}", actor, created=True,
+                        event=SecurityEvent.USER_ADDED)
                 report.add(row.username, CREATED)
             else:
                 changes = _update(user, row, first, last, groups, actor=actor)
                 if changes:
-                    _record(user, "; ".join(changes), actor)
+                    _record(user, "; ".join(changes), actor, event=SecurityEvent.USER_CHANGED)
                 report.add(row.username, UPDATED if changes else UNCHANGED)
             progress(1)
     return report
@@ -281,6 +289,10 @@ def _update(
         user.set_password(row.password)
         user.save(update_fields=["password"])
         changes.append("password set")
+        # Set by someone else: told at the next login, and replaced (accounts.password_reset).
+        SecurityEvent.record(actor, SecurityEvent.PASSWORD_RESET, user_target(user),
+                             f"set by {actor.username} (import_staff); the user is told at "
+                             "the next login and chooses a new one")
     held = roles_held(user)
     if held != row.roles:
         _set_groups(user, row.roles, groups, actor=actor)
@@ -316,7 +328,8 @@ def set_active(username: str, active: bool, *, actor: Actor) -> bool:
             for token in ApiToken.objects.filter(user=user, revoked=False):
                 token.revoke(actor=actor, reason="user deactivated")  # each one recorded
             _end_sessions(user)
-        _record(user, "reactivated" if active else "deactivated", actor)
+        _record(user, "active: no → yes" if active else "active: yes → no", actor,
+                event=SecurityEvent.USER_CHANGED)
     return True
 
 

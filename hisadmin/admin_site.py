@@ -141,6 +141,15 @@ class HisAdminSite(admin.AdminSite):
         request.current_app = self.name
         return TemplateResponse(request, "admin/index.html", context)
 
+    def password_change(self, request: HttpRequest,
+                        extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        """Django's "change password", throttled as the login is and recorded
+        (:mod:`accounts.password_reset`)."""
+        from accounts import password_reset  # the shell's site, built once models load
+
+        return password_reset.throttled_change(request, super().password_change,
+                                               extra_context)
+
     def render(self, request: HttpRequest, template: str, context: dict[str, Any],
                *, title: str, status: int = 200) -> TemplateResponse:
         """Render a page with the admin chrome (header, sidebar, breadcrumbs base)."""

@@ -37,9 +37,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "csp",
-    "axes",  # login throttling and lockout
+    "accounts.apps.LoginLockoutConfig",  # django-axes: login throttling and lockout
     "django_otp",  # two-factor authentication for admins (TOTP devices)
-    "django_otp.plugins.otp_totp",
+    "accounts.apps.SecondFactorConfig",  # django_otp.plugins.otp_totp, named for people
     "hisadmin",
     "accounts",
     "operations",
@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "operations.access_audit.AccessAuditMiddleware",  # who viewed which patient's record
     "hisadmin.middleware.LazyMessageMiddleware",  # Django's, storage made on first use
     "accounts.idle.IdleSessionMiddleware",  # shared ward computers: idle sessions end
+    "accounts.password_reset.MustChangePassword",  # reset by an admin: choose a new one
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "hisadmin.middleware.PageErrorsMiddleware",  # malformed input on a page: 400/404

@@ -13,14 +13,14 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from cosmos_backend.uow import StaleWrite
-from hisadmin.core import held_streams, keys
+from hisadmin.core import access_log, held_streams, keys
+from hisadmin.core.actor import Actor
 from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
 from patients.domain.errors import DomainError
 from patients.domain.events import EVENT_LABELS, EventType
-from webhooks import use_cases
+from webhooks import receiver_pages, use_cases
 from webhooks.delivery.tasks import send_replay
 from webhooks.domain.subscriptions import (
     MAX_SECRET_LENGTH,
@@ -80,30 +80,20 @@ def subscription_list(request: HttpRequest) -> HttpResponse:
     :func:`subscription_delete`'s confirmation)."""
     store = get_store()
     if request.method == "POST":
-        sub_id = request.POST.get("subscription", "")
-        etag = request.POST.get("etag", "")
-        actor = actor_for(request.user)
-        do = request.POST.get("do")
-        if do not in ("enable", "disable"):  # deleting is asked first, on its own page
-            if do == "delete" and sub_id:
-                return HttpResponseRedirect(reverse("admin:webhook_delete", args=[sub_id]))
-            return HttpResponseRedirect(request.path)
-        try:
-            active = do == "enable"
-            use_cases.set_active(use_cases.SetActive(sub_id, active, etag), store, actor=actor)
-            messages.success(
-                request, "Deliveries switched on." if active else "Deliveries switched off."
-            )
-        except StaleWrite:
-            messages.error(
-                request,
-                "Someone changed this subscription meanwhile; here it is "
-                "as it is now. Try again if still needed.",
-            )
-        except DomainError as exc:
-            messages.error(request, str(exc))
-        return HttpResponseRedirect(request.path)
-    rows = [_row(s) for s in subscriptions.all_subscriptions(store)]
+        if request.POST.get("do") == "delete" and request.POST.get("subscription"):
+            return HttpResponseRedirect(reverse("admin:webhook_delete",
+                                                args=[request.POST["subscription"]]))
+
+        def change(sub_id: str, etag: str, on: bool, actor: Actor) -> object:
+            return use_cases.set_active(use_cases.SetActive(sub_id, on, etag), store,
+                                        actor=actor)
+
+        return receiver_pages.switch(request, field="subscription", change=change,
+                                     noun="subscription", done=(
+                                         "Deliveries switched on.", "Deliveries switched off."))
+    subs = subscriptions.all_subscriptions(store)
+    rows = receiver_pages.with_last_change([{**_row(s), "delete_url": reverse(
+        "admin:webhook_delete", args=[s.id])} for s in subs], subs)
     return admin.site.render(
         request,
         "webhooks/subscriptions.html",
@@ -146,36 +136,27 @@ def subscription_add(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @requires(ACTION)
 def subscription_delete(request: HttpRequest, subscription_id: str) -> HttpResponse:
-    """GET: what deleting would remove (URL, events, status), to confirm; POST (with the
-    ETag shown) deletes it. Someone's change in between is reported, nothing deleted."""
+    """GET: what deleting would remove (URL, events, status) and its recorded changes, to
+    confirm; POST (with the ETag shown) deletes it."""
     store = get_store()
     try:
         sub = subscriptions.get(store, subscription_id)
     except UnknownSubscription:
         raise Http404("No such subscription.") from None
-    list_url = reverse("admin:webhook_subscriptions")
-    if request.method == "POST":
-        try:
-            use_cases.unsubscribe(
-                use_cases.Unsubscribe(sub.id, request.POST.get("etag") or None),
-                store,
-                actor=actor_for(request.user),
-            )
-        except StaleWrite:
-            messages.error(
-                request,
-                "Someone changed this subscription meanwhile; nothing was deleted. Here it is "
-                "as it is now.",
-            )
-            return HttpResponseRedirect(request.path)
-        messages.success(request, "Subscription deleted.")
-        return HttpResponseRedirect(list_url)
-    return admin.site.render(
-        request,
-        "webhooks/delete.html",
-        {"sub": _row(sub), "list_url": list_url},
-        title="Delete a webhook subscription",
-    )
+
+    def remove(etag: str | None, actor: Actor) -> None:
+        use_cases.unsubscribe(use_cases.Unsubscribe(sub.id, etag), store, actor=actor)
+
+    row = _row(sub)
+    return receiver_pages.confirm_delete(
+        request, receiver=sub, rows=[("Receiver URL", sub.url), ("Events", row["events"])],
+        remove=remove, gone=UnknownSubscription,
+        list_url=reverse("admin:webhook_subscriptions"), words={
+            "noun": "subscription", "list_label": "Webhooks", "on_label": "Delivering",
+            "title": "Delete a webhook subscription",
+            "question": "Delete this subscription?",
+            "consequence": "Its receiver gets no more events, deliveries queued for it stop, "
+                           "and its failed deliveries can no longer be replayed to it."})
 
 
 @require_http_methods(["GET", "POST"])
@@ -209,6 +190,8 @@ def dead_letters(request: HttpRequest) -> HttpResponse:
         {**h.as_dict(), "event_label": event_label(h.event_type or "")}
         for h in held_streams.all_held(store, held_streams.WEBHOOKS)
     ]
+    # The letters name patients: reading them is a list view in the access audit.
+    access_log.note_list(request, (r["patient_id"] for r in rows), "Webhook dead letters")
     return admin.site.render(
         request,
         "webhooks/dead_letters.html",

@@ -2,7 +2,9 @@
 
 Each command writes one small document in the webhooks' own partition, attributed to the
 acting admin (``createdBy`` / ``changedBy``); there is no patient record and no event, so the
-store is the unit of work. Callers have asked the policy (``manage_webhooks``) first.
+store is the unit of work. Every change and replay is also a security event with its actor
+(:mod:`webhooks.receiver_changes`, shared with the HL7 destinations). Callers have asked the
+policy (``manage_webhooks``) first.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from urllib.parse import urlsplit
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core.actor import Actor
+from webhooks import receiver_changes
 from webhooks.domain import addresses
 from webhooks.domain.subscriptions import (
     Subscription,
@@ -96,7 +99,9 @@ def subscribe(
         created_at=now,
         created_by=actor.username,
     )
-    return subscriptions.add(store, sub, secret, actor=_who(actor)), secret
+    stored = subscriptions.add(store, sub, secret, actor=_who(actor))
+    receiver_changes.added(stored, actor=actor)
+    return stored, secret
 
 
 def set_active(
@@ -110,24 +115,19 @@ def set_active(
     if cmd.active and not sub.active:
         check_reachable(sub.url, resolve)
     now = now or datetime.now(UTC)
-    changed = sub
-    if cmd.active != sub.active:
-        changed = Subscription(
-            **{
-                **sub.__dict__,
-                "active": cmd.active,
-                "active_since": now if cmd.active else sub.active_since,
-            }
-        )
-    return subscriptions.replace(
-        store, changed, actor=_who(actor), now=now, if_match=cmd.expected_version
-    )
+    stored = subscriptions.replace(
+        store, sub.switched(cmd.active, now), actor=_who(actor), now=now,
+        if_match=cmd.expected_version)
+    receiver_changes.changed(sub, stored, actor=actor)
+    return stored
 
 
 def unsubscribe(cmd: Unsubscribe, store: DocumentStore, *, actor: Actor) -> None:
     """Remove the subscription; deliveries queued for it find it gone and stop. Its trackers
     are left to the patients' partitions (a few bytes each); its dead letters expire."""
+    sub = subscriptions.get(store, cmd.subscription_id)
     subscriptions.remove(store, cmd.subscription_id, if_match=cmd.expected_version)
+    receiver_changes.removed(sub, actor=actor)
 
 
 def replay_dead_letters(
@@ -139,4 +139,6 @@ def replay_dead_letters(
     chosen = [x for x in letters if letter_ids is None or x.id in letter_ids]
     for letter in chosen:
         send(letter.id)
+    receiver_changes.replayed(Subscription.KIND, [x.id for x in chosen], actor=actor,
+                              everything=letter_ids is None)
     return len(chosen)

@@ -3,7 +3,9 @@
 The API assembly applies :func:`with_idempotency` to every POST, PUT, PATCH and DELETE of
 ``/api/v1`` after authentication (keys are per user). A request is the same request when its
 method, path with query string and body are the same; the same key with another request is a
-422 (``…/problems/idempotency-key-reused``). Only final answers are kept: a 409, 412, 429, 503
+422 (``…/problems/idempotency-key-reused``). A replay asks the policy again for every
+action the first request was checked for (kept with the answer): a user who has lost the
+role since gets a 403, not the record. Only final answers are kept: a 409, 412, 429, 503
 or 5xx frees the key, so a retry runs the command again.
 
 The key is claimed first (a unique row), so two concurrent requests with one key cannot both
@@ -26,6 +28,7 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from hisadmin.core import policy
 from hisadmin.core.models import IdempotencyRecord
 from hisadmin.core.problems import problem_type
 
@@ -39,6 +42,7 @@ INVALID_KEY = problem_type("invalid-idempotency-key")
 # Answers that are not final: the key is freed so that a retry runs the command again.
 NOT_FINAL = frozenset({409, 412, 429, 503})
 KEPT_HEADERS = ("Content-Type", "ETag", "Location")
+ACTIONS = "_policy_actions"  # kept beside the headers, never replayed as one
 PURGE_EVERY_SECONDS = 3600
 _last_purge = 0.0
 
@@ -118,16 +122,23 @@ def with_idempotency(request: HttpRequest, produce: Callable[[], HttpResponse],
             return problem(request, 409, "Request in progress",
                            "A request with this Idempotency-Key is still running; retry shortly.",
                            type=IN_PROGRESS_TYPE)
+        refused = [a for a in record.headers.get(ACTIONS, ()) if not policy.allows(
+            request.user, a)]
+        if refused:
+            wanted = " or ".join(r.value for r in policy.roles_for(refused[0]))
+            return problem(request, 403, "Forbidden", f"This needs the {wanted} role.")
         response = HttpResponse(record.body, status=record.status,
                                 content_type=record.headers.get("Content-Type",
                                                                 "application/json"))
         for name, value in record.headers.items():
-            response[name] = value
+            if name != ACTIONS:
+                response[name] = value
         response[REPLAYED] = "true"
         return response
     record = claimed
     try:
-        response = produce()
+        with policy.recording_checks() as actions:
+            response = produce()
     except BaseException:
         record.delete()
         raise
@@ -137,6 +148,6 @@ def with_idempotency(request: HttpRequest, produce: Callable[[], HttpResponse],
     keep = {h: response[h] for h in KEPT_HEADERS if response.has_header(h)}
     record.status = response.status_code
     record.body = response.content.decode()
-    record.headers = json.loads(json.dumps(keep))
+    record.headers = json.loads(json.dumps({**keep, ACTIONS: actions}))
     record.save(update_fields=["status", "body", "headers"])
     return response

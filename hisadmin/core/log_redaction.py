@@ -11,7 +11,10 @@ made with:
 * a traceback (``log.exception``, ``exc_info=True``) whose frames are kept (file, line,
   function: code, not data) and whose exception lines say the class only, for the causes
   and contexts too;
-* Celery's task-failure ``exc`` argument (already text: ``Name('message')``) cut to the name.
+* Celery's task-failure ``exc`` argument (already text: ``Name('message')``) cut to the name;
+* the record's own exception's message among its arguments, as Django's request logger
+  passes it for a 400 (``"%s: %s", str(exc), path``: "“<typed sort key>” is not …"),
+  replaced by the class name.
 
 Log calls still say what happened with ids, counts and class names (``type(exc).__name__``).
 """
@@ -67,12 +70,22 @@ def redacted_traceback(exc: BaseException) -> str:
     return "".join(parts).rstrip("\n")
 
 
+def _messages_of(exc: BaseException | None) -> set[str]:
+    """The texts ``exc``'s message is logged as: itself, and escaped as Django escapes a
+    request log's arguments (non-ASCII as ``\\u201c``)."""
+    text = str(exc) if exc is not None else ""
+    return {text, text.encode("unicode_escape").decode("ascii")} - {""}
+
+
 def redact(record: logging.LogRecord) -> logging.LogRecord:
     """``record`` with no exception message left in it (see the module's contract)."""
     if isinstance(record.msg, BaseException):
         record.msg = f"<{_name(record.msg)}>"
+    exc = record.exc_info[1] if record.exc_info else None
     if isinstance(record.args, tuple):
-        record.args = tuple(_clean(a) for a in record.args)
+        said = _messages_of(exc)
+        record.args = tuple(f"<{_name(exc)}>" if exc is not None and a in said else _clean(a)
+                            for a in record.args)
     elif isinstance(record.args, dict):
         args = {k: _clean(v) for k, v in record.args.items()}
         if isinstance(args.get("exc"), str) and record.name.startswith("celery"):

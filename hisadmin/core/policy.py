@@ -7,7 +7,9 @@ table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import wraps
 from typing import Any
 
@@ -86,7 +88,26 @@ def allows(user: Any, action: str) -> bool:
     return any(role in held for role in ACTION_ROLES[action])
 
 
+# The actions ``require`` was asked for while :func:`recording_checks` is on (an idempotent
+# write keeps them, so that its replay asks them again of whoever replays it).
+_checked: ContextVar[list[str] | None] = ContextVar("his_policy_checked", default=None)
+
+
+@contextmanager
+def recording_checks() -> Iterator[list[str]]:
+    """Within the block, every action :func:`require` checks is appended to the list."""
+    found: list[str] = []
+    token = _checked.set(found)
+    try:
+        yield found
+    finally:
+        _checked.reset(token)
+
+
 def require(user: Any, action: str) -> None:
+    checked = _checked.get()
+    if checked is not None and action not in checked:
+        checked.append(action)
     if not allows(user, action):
         wanted = " or ".join(r.value for r in ACTION_ROLES[action])
         raise PermissionDenied(f"This needs the {wanted} role.")

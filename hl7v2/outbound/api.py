@@ -19,7 +19,7 @@ from hisadmin.core.inputs import Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response, require_if_match
 from hisadmin.core.store import get_store
-from hl7v2.outbound import tasks, use_cases
+from hl7v2.outbound import audit, tasks, use_cases
 from hl7v2.outbound.destinations import NAME_MAX, TRIGGERS, Destination
 from hl7v2.persistence import store
 from patients.api.schemas import ERRORS_SCHEMA, Problem, StrictIn
@@ -150,9 +150,12 @@ def delete(request: HttpRequest, destination_id: str,
             summary="The message log, newest first (200 at most)")
 def messages(request: HttpRequest, mrn: Text(40) = "", control_id: Text(40) = "",
              status: Status | None = None) -> list[dict[str, Any]]:
-    """Exact matches on the MRN, the control id (MSH-10) and the status."""
+    """Exact matches on the MRN, the control id (MSH-10) and the status. The answer names
+    patients (MRNs): it is in the access audit, as a view of the record searched by MRN and
+    as a list view otherwise."""
     policy.require(request.user, ACTION)
     found = store.entries(get_store(), mrn=mrn, control_id=control_id, status=status or "")
+    audit.note_read(request, found, searched_mrn=bool(mrn))
     return [e.as_dict() for e in found]
 
 

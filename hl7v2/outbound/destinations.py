@@ -10,10 +10,11 @@ import base64
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from typing import ClassVar
 
 from patients.domain.errors import DomainError, InvalidInput
 from patients.domain.events import EventType
+from webhooks.domain.receivers import Receiver
 
 # Which ADT trigger event each patient event is sent as (docs/hl7.md#the-message-profile).
 TRIGGERS: dict[EventType, str] = {
@@ -35,24 +36,22 @@ class UnknownDestination(DomainError):
     title = "Unknown HL7 destination"
 
 
-@dataclass(frozen=True)
-class Destination:
-    """``active_since``: events that occurred before it are never sent (a new or re-enabled
-    destination starts with what happens next, as a webhook subscription does)."""
+@dataclass(frozen=True, kw_only=True)
+class Destination(Receiver):
+    """A receiver (:class:`Receiver`) of ADT messages: an engine's MLLP channel."""
 
-    id: str
+    KIND: ClassVar[str] = "HL7 destination"
+
     name: str
     host: str
     port: int
-    events: frozenset[EventType]
-    active: bool
-    active_since: datetime
-    created_at: datetime
-    created_by: str  # the admin's username
-    version: str | None = None  # the stored document's etag
 
-    def wants(self, event_type: str) -> bool:
-        return self.active and event_type in self.events
+    def label(self) -> str:
+        return f"{super().label()} ({self.name})"
+
+    def described(self) -> dict[str, str]:
+        return {"name": self.name, "host": self.host, "port": str(self.port),
+                **super().described()}
 
 
 def control_id(destination_id: str, stream: str, seq: int) -> str:

@@ -14,16 +14,17 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from cosmos_backend.uow import StaleWrite
 from hisadmin.core import held_streams, keys
+from hisadmin.core.actor import Actor
 from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
-from hl7v2.outbound import tasks, use_cases
+from hl7v2.outbound import audit, tasks, use_cases
 from hl7v2.outbound.destinations import NAME_MAX, TRIGGERS, Destination, UnknownDestination
 from hl7v2.persistence import store
 from patients.domain.errors import DomainError
 from patients.domain.events import EVENT_LABELS, EventType
+from webhooks import receiver_pages
 
 ACTION = "manage_webhooks"
 STATUS_LABELS = {
@@ -82,28 +83,21 @@ def destination_list(request: HttpRequest) -> HttpResponse:
     :func:`destination_delete`'s confirmation)."""
     store_ = get_store()
     if request.method == "POST":
-        dest_id, do = request.POST.get("destination", ""), request.POST.get("do")
-        if do not in ("enable", "disable"):
-            return HttpResponseRedirect(request.path)
-        active = do == "enable"
-        try:
-            use_cases.change_destination(
-                use_cases.ChangeDestination(dest_id, request.POST.get("etag", ""),
-                                            active=active),
-                store_, actor=actor_for(request.user))
-            messages.success(request, "Messages switched on." if active
-                             else "Messages switched off.")
-        except StaleWrite:
-            messages.error(request, "Someone changed this destination meanwhile; here it is "
-                           "as it is now. Try again if still needed.")
-        except DomainError as exc:
-            messages.error(request, str(exc))
-        return HttpResponseRedirect(request.path)
+        def change(dest_id: str, etag: str, on: bool, actor: Actor) -> object:
+            return use_cases.change_destination(
+                use_cases.ChangeDestination(dest_id, etag, active=on), store_, actor=actor)
+
+        return receiver_pages.switch(request, field="destination", change=change,
+                                     noun="destination", done=(
+                                         "Messages switched on.", "Messages switched off."))
     counts = store.counts(store_)
-    rows = [{**_row(d), "dead": counts.get((d.id, "dead"), 0),
-             "retrying": counts.get((d.id, "retrying"), 0),
-             "pending": counts.get((d.id, "pending"), 0)}
-            for d in store.all_destinations(store_)]
+    dests = store.all_destinations(store_)
+    rows = receiver_pages.with_last_change(
+        [{**_row(d), "dead": counts.get((d.id, "dead"), 0),
+          "retrying": counts.get((d.id, "retrying"), 0),
+          "pending": counts.get((d.id, "pending"), 0),
+          "delete_url": reverse("admin:hl7_destination_delete", args=[d.id])} for d in dests],
+        dests)
     return admin.site.render(request, "hl7v2/destinations.html", {"destinations": rows},
                              title="HL7 destinations")
 
@@ -132,29 +126,27 @@ def destination_add(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @requires(ACTION)
 def destination_delete(request: HttpRequest, destination_id: str) -> HttpResponse:
-    """GET: what deleting would remove, to confirm; POST (with the ETag shown) deletes it.
-    Someone's change in between is reported, nothing deleted."""
+    """GET: what deleting would remove and its recorded changes, to confirm; POST (with the
+    ETag shown) deletes it."""
     store_ = get_store()
     try:
         dest = store.get(store_, destination_id)
     except UnknownDestination:
         raise Http404("No such destination.") from None
-    list_url = reverse("admin:hl7_destinations")
-    if request.method == "POST":
-        try:
-            use_cases.remove_destination(dest.id, store_, actor=actor_for(request.user),
-                                         expected_version=request.POST.get("etag") or None)
-        except StaleWrite:
-            messages.error(request, "Someone changed this destination meanwhile; nothing was "
-                           "deleted. Here it is as it is now.")
-            return HttpResponseRedirect(request.path)
-        except UnknownDestination:
-            pass  # deleted meanwhile: what was asked is done
-        messages.success(request, "Destination deleted.")
-        return HttpResponseRedirect(list_url)
-    return admin.site.render(request, "hl7v2/delete.html",
-                             {"dest": _row(dest), "list_url": list_url},
-                             title="Delete an HL7 destination")
+
+    def remove(etag: str | None, actor: Actor) -> None:
+        use_cases.remove_destination(dest.id, store_, actor=actor, expected_version=etag)
+
+    row = _row(dest)
+    return receiver_pages.confirm_delete(
+        request, receiver=dest, rows=[("Name", dest.name), ("Host and port", row["address"]),
+                                      ("Events", row["events"])],
+        remove=remove, gone=UnknownDestination, list_url=reverse("admin:hl7_destinations"),
+        words={"noun": "destination", "list_label": "HL7 destinations", "on_label": "Sending",
+               "title": "Delete an HL7 destination",
+               "question": "Delete this destination?",
+               "consequence": "The engine gets no more messages from it, messages waiting for "
+                              "it stop, and its failed messages can no longer be sent again."})
 
 
 @require_http_methods(["GET", "POST"])
@@ -172,13 +164,14 @@ def message_log(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET or None)
     query = form.cleaned_data if form.is_valid() else {}
     names = {d.id: d.name for d in store.all_destinations(store_)}
+    found = store.entries(store_, mrn=query.get("mrn", ""),
+                          control_id=query.get("control_id", ""), status=query.get("status", ""))
+    audit.note_read(request, found, searched_mrn=bool(query.get("mrn")))
     rows = [{**e.as_dict(), "status_label": STATUS_LABELS.get(e.status, e.status),
              "event_label": event_label(e.event_type),
              "destination": names.get(e.destination_id, "(deleted destination)"),
              "when": datetime.fromisoformat(e.at)}
-            for e in store.entries(store_, mrn=query.get("mrn", ""),
-                                   control_id=query.get("control_id", ""),
-                                   status=query.get("status", ""))]
+            for e in found]
     held = [{**h.as_dict(), "event_label": event_label(h.event_type or "")}
             for h in [*held_streams.all_held(store_, held_streams.HL7),
                       *held_streams.all_held(store_, held_streams.HL7_DELIVERY)]]

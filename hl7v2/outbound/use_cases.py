@@ -1,7 +1,9 @@
 """What admins do with HL7 destinations: add, list, change, remove, replay.
 
 Each command writes one small document in the interface's own partition, attributed to the
-acting admin; callers have asked the policy (``manage_webhooks``: the same admins) first.
+acting admin, and is a security event with its actor as a webhook subscription's change is
+(:mod:`webhooks.receiver_changes`: the two are receivers alike); callers have asked the
+policy (``manage_webhooks``: the same admins) first.
 The address rules of the webhooks apply (:mod:`webhooks.domain.addresses`), with
 ``HL7_ALLOWED_NETWORKS`` naming an engine's network besides ``WEBHOOK_ALLOWED_NETWORKS``.
 """
@@ -25,6 +27,7 @@ from hl7v2.outbound.destinations import (
 )
 from hl7v2.persistence import store
 from patients.domain.errors import InvalidInput
+from webhooks import receiver_changes
 from webhooks import use_cases as webhook_use_cases
 from webhooks.domain import addresses
 
@@ -75,7 +78,9 @@ def add_destination(cmd: AddDestination, store_: DocumentStore, *, actor: Actor,
     dest = Destination(id=uuid.uuid4().hex, name=name, host=host, port=port, events=events,
                        active=True, active_since=now, created_at=now,
                        created_by=actor.username)
-    return store.add(store_, dest, actor=_who(actor))
+    stored = store.add(store_, dest, actor=_who(actor))
+    receiver_changes.added(stored, actor=actor)
+    return stored
 
 
 def change_destination(cmd: ChangeDestination, store_: DocumentStore, *, actor: Actor,
@@ -89,27 +94,31 @@ def change_destination(cmd: ChangeDestination, store_: DocumentStore, *, actor: 
         name=dest.name if cmd.name is None else check_name(cmd.name),
         host=dest.host if cmd.host is None else check_host(cmd.host),
         port=dest.port if cmd.port is None else check_port(cmd.port),
-        events=dest.events if cmd.events is None else check_events(cmd.events),
-        active=dest.active if cmd.active is None else bool(cmd.active))
+        events=dest.events if cmd.events is None else check_events(cmd.events))
+    new = new.switched(dest.active if cmd.active is None else bool(cmd.active), now)
     if new.active and (not dest.active or (new.host, new.port) != (dest.host, dest.port)):
         check_reachable(new.host, new.port, resolve)
-    if new.active and not dest.active:
-        new = replace(new, active_since=now)
-    return store.replace(store_, new, actor=_who(actor), now=now, if_match=cmd.expected_version)
+    stored = store.replace(store_, new, actor=_who(actor), now=now,
+                           if_match=cmd.expected_version)
+    receiver_changes.changed(dest, stored, actor=actor)
+    return stored
 
 
 def remove_destination(destination_id: str, store_: DocumentStore, *, actor: Actor,
                        expected_version: str | None = None) -> None:
-    del actor  # removal is logged by the caller's request; the document goes
+    """Delete it (UnknownDestination when there is none), recorded with ``actor``."""
+    dest = store.get(store_, destination_id)
     store.remove(store_, destination_id, if_match=expected_version)
+    receiver_changes.removed(dest, actor=actor)
 
 
 def replay(control_ids: list[str] | None, store_: DocumentStore, *, actor: Actor,
            send: Callable[[str], None]) -> list[str]:
     """Queue the dead letters named (all of them when None) for one more attempt each."""
-    del actor
     dead = [e.control_id for e in store.entries(store_, status="dead", limit=10_000)]
     chosen = dead if control_ids is None else [c for c in control_ids if c in set(dead)]
     for cid in chosen:
         send(cid)
+    receiver_changes.replayed(Destination.KIND, chosen, actor=actor,
+                              everything=control_ids is None)
     return chosen

@@ -20,6 +20,13 @@ from patients.domain.errors import InvalidInput
 DEFAULT_DAY_START = "07:00"
 DEFAULT_NIGHT_START = "19:00"
 _NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})-(day|night)$")
+# The shifts a ward may name: far enough either way for any stay on record, and never so
+# far that a shift's hours, or the one before or after, fall off the calendar.
+FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2999, 12, 31)
+
+
+class ShiftOutOfRange(InvalidInput):
+    """A well-formed shift name on a day no ward works (before 1900 or after 2999)."""
 
 
 class ShiftKind(StrEnum):
@@ -85,13 +92,20 @@ class Shift:
 
     @classmethod
     def parse(cls, text: str, *, field: str = "shift") -> Shift:
-        """``2026-11-25-day`` → Shift; InvalidInput (422) for anything else."""
+        """``2026-11-25-day`` → Shift; InvalidInput (422) for anything else, and
+        :class:`ShiftOutOfRange` for a day before 1900 or after 2999."""
         m = _NAME.match((text or "").strip())
         if m is not None:
             try:
-                return cls(date.fromisoformat(m.group(1)), ShiftKind(m.group(2)))
+                shift = cls(date.fromisoformat(m.group(1)), ShiftKind(m.group(2)))
             except ValueError:
                 pass
+            else:
+                if not FIRST_DAY <= shift.day <= LAST_DAY:
+                    raise ShiftOutOfRange(
+                        f"Name a shift between {FIRST_DAY.year} and {LAST_DAY.year}.",
+                        field=field)
+                return shift
         raise InvalidInput(f"{text!r} is not a shift; name one as YYYY-MM-DD-day or "
                            "YYYY-MM-DD-night.", field=field)
 

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.exceptions import BadRequest
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -24,7 +25,7 @@ from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import new_uow
 from patients import staff
 from patients.domain.errors import DomainError
-from patients.domain.shifts import SHIFT_LABELS, Nurse, Shift, ShiftHours
+from patients.domain.shifts import SHIFT_LABELS, Nurse, Shift, ShiftHours, ShiftOutOfRange
 from patients.use_cases.assignments import (
     AssignNurses,
     CopyLastShift,
@@ -43,10 +44,13 @@ def current_shift(ward: dict[str, Any]) -> Shift:
 
 def chosen_shift(request: HttpRequest, ward: dict[str, Any]) -> Shift:
     """``?shift=`` when it names a shift, else the one on now (a bad name is not an error
-    on a page that shows a board: the board shows now)."""
+    on a page that shows a board: the board shows now). A shift off the calendar the wards
+    work (``9999-12-31-night``) is a 400: it is a date, just not one to show."""
     try:
         return Shift.parse(request.GET.get("shift", "")) if request.GET.get("shift") \
             else current_shift(ward)
+    except ShiftOutOfRange as exc:
+        raise BadRequest(str(exc)) from None
     except DomainError:
         return current_shift(ward)
 

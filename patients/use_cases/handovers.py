@@ -52,7 +52,10 @@ def write_handover(cmd: WriteHandover, uow: UnitOfWork, *, actor: Actor,
         raise NotAdmitted("A handover is written for a patient on a ward; this patient is not "
                           "admitted.")
     parts = rules.note(cmd.parts)
-    shift = cmd.shift or _shift_on(uow, stay.ward_id, now)
+    hours, tz = ShiftHours.of_ward(ward_entry(uow.store, stay.ward_id)), hospital_time_zone()
+    shift = cmd.shift or Shift.at(now, hours, tz)
+    if cmd.shift is not None:
+        _check_within_stay(shift, shift.bounds(hours, tz), stay.started_at, now)
     current = handovers.load(uow, cmd.patient_id, shift.name)
     rules.may_rewrite(current, actor.id, cmd.replaces)
     note = {"handoverId": shift.name, "shift": shift.name, "wardId": stay.ward_id,
@@ -80,6 +83,16 @@ def shift_note(patient_id: str, uow: UnitOfWork, *, now: datetime | None = None
 def _shift_on(uow: UnitOfWork, ward_id: str, now: datetime | None) -> Shift:
     return Shift.at(now or datetime.now(UTC),
                     ShiftHours.of_ward(ward_entry(uow.store, ward_id)), hospital_time_zone())
+
+
+def _check_within_stay(shift: Shift, bounds: tuple[datetime, datetime], admitted_at: str,
+                       now: datetime) -> None:
+    """A handover is about a shift of this stay: one that ends after the admission and has
+    begun by now, or :class:`InvalidInput` on ``shift`` (422)."""
+    start, end = bounds
+    if end <= datetime.fromisoformat(admitted_at) or start > now:
+        raise InvalidInput(f"The shift {shift.name} is not during this patient's stay; name "
+                           "a shift from the admission to now.", field="shift")
 
 
 def acknowledge_handover(cmd: AcknowledgeHandover, uow: UnitOfWork, *, actor: Actor,

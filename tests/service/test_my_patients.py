@@ -4,9 +4,10 @@ the same rows and the check agrees."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.core.management import call_command
 
 from cosmos_backend.store import Query
@@ -43,13 +44,15 @@ def _shift() -> Shift:
 
 @pytest.fixture
 def ward(his_store, drain_worklists) -> dict[str, str]:
-    """Cardiology Ward A: A01 (no known allergies, a note from the last shift) and A02 for
+    """Cardiology Ward A, admitted yesterday: A01 (no known allergies, a note from the last
+    shift) and A02 for
     nurse n1, A03 for nurse n2, this shift."""
     list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
     beds = {}
     for bed, family in (("A01", "Bedone"), ("A02", "Bedtwo"), ("A03", "Bedthree")):
         pid = data.register(his_store, family)
-        data.admit(his_store, pid, "CARD", "CARD-A", bed)
+        with time_machine.travel(datetime.now(UTC) - timedelta(days=1)):
+            data.admit(his_store, pid, "CARD", "CARD-A", bed)  # a stay the last shift saw
         beds[bed] = pid
     record_no_known_allergies(RecordNoKnownAllergies(beds["A01"]), UnitOfWork(his_store),
                               actor=SYSTEM_ACTOR)

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from hisadmin.core.roles import ensure_groups
-from hisadmin.models import ApiToken
+from hisadmin.models import ApiToken, SecurityEvent
 from testkit.fixtures import TEST_PASSWORD
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
@@ -214,3 +214,9 @@ def test_a_roster_password_is_set_and_changed_only_when_it_differs(tmp_path, cap
     call_command("import_staff", _roster(tmp_path, roster.format("Ward-7 rounds at dawn")))
     assert "1 updated" in capsys.readouterr().out
     assert User.objects.get(username="aoko").check_password("Ward-7 rounds at dawn")
+    # A password changed by the roster is someone else's doing: a reset, told at the login.
+    reset = SecurityEvent.objects.get(action=SecurityEvent.PASSWORD_RESET)
+    assert (reset.actor, reset.target) == ("system", "user aoko")
+    assert "import_staff" in reset.detail and "Ward-7" not in reset.detail
+    added = SecurityEvent.objects.get(action=SecurityEvent.USER_ADDED)
+    assert added.target == "user aoko" and "created with roles clinician" in added.detail

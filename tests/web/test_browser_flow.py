@@ -31,10 +31,10 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-def login(page, base: str, user: str) -> None:
+def login(page, base: str, user: str, password: str = TEST_PASSWORD) -> None:
     page.goto(f"{base}/admin/login/")
     page.fill("#id_username", user)
-    page.fill("#id_password", TEST_PASSWORD)
+    page.fill("#id_password", password)
     page.click("input[type=submit]")
     page.wait_for_selector("#content")
     if "/admin/two-factor/" in page.url:  # an admin: the authenticator app's code too

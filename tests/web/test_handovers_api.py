@@ -10,6 +10,7 @@ from django.test import Client
 
 from cosmos_backend.store import Cond, Query
 from hisadmin.core import keys
+from tests.web.fixed_clock import fixed_clock  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 J = "application/json"
@@ -22,8 +23,14 @@ def next_nurse(api_client) -> Client:
     return api_client("nurse", "charge_nurse")
 
 
+@pytest.fixture
+def on_the_25th(fixed_clock):  # noqa: F811
+    """Admitted on Wed 25 Nov 2026 in the morning: the day shift named is of the stay."""
+    fixed_clock("2026-11-25", "09:30")
+
+
 def test_it_writes_and_acknowledges_a_handover_as_events(team, admit, next_nurse,
-                                                        his_store) -> None:
+                                                        his_store, on_the_25th) -> None:
     pid = admit("Handed", bed="M102")
     r = team["nurse"].post(f"/api/v1/patients/{pid}/handovers",
                            {**SBAR, "shift": "2026-11-25-day"}, content_type=J)
@@ -46,7 +53,7 @@ def test_it_writes_and_acknowledges_a_handover_as_events(team, admit, next_nurse
 
 
 def test_the_audit_trail_says_which_handover_and_who(team, admit, next_nurse, client,
-                                                     make_user) -> None:
+                                                     make_user, on_the_25th) -> None:
     pid = admit("Trailed", bed="M103")
     assert team["nurse"].post(f"/api/v1/patients/{pid}/handovers",
                               {**SBAR, "shift": "2026-11-25-day"},
@@ -101,7 +108,8 @@ def _password() -> str:
 
 
 def test_a_colleagues_handover_is_replaced_only_naming_the_version_read(team, admit,
-                                                                          next_nurse) -> None:
+                                                                          next_nurse,
+                                                                          on_the_25th) -> None:
     pid = admit("Replaced", bed="M104")
     first = team["nurse"].post(f"/api/v1/patients/{pid}/handovers",
                                {**SBAR, "shift": "2026-11-25-day"}, content_type=J).json()
@@ -116,3 +124,34 @@ def test_a_colleagues_handover_is_replaced_only_naming_the_version_read(team, ad
     assert own.status_code == 409  # the version on record is hers now
     taken = team["nurse"].post(f"/api/v1/patients/{pid}/handovers/2026-11-25-day/acknowledge")
     assert taken.status_code == 200  # the first author reads the replacement
+
+
+@pytest.mark.parametrize("shift", ["9999-12-31-night", "0001-01-01-day"])
+def test_a_shift_off_the_calendar_is_a_400_page_and_a_422_in_the_api(team, admit, client,
+                                                                     make_user, shift) -> None:
+    pid = admit("Calendar", bed="M106")
+    client.force_login(make_user("ward-cal", "charge_nurse"))
+    for page in ("/admin/wards/MED-1/", "/admin/wards/MED-1/handover/"):
+        r = client.get(page, {"shift": shift})
+        assert r.status_code == 400, (page, r.status_code)
+        assert b"between 1900 and 2999" in r.content
+    r = team["nurse"].post(f"/api/v1/patients/{pid}/handovers", {**SBAR, "shift": shift},
+                           content_type=J)
+    assert r.status_code == 422 and r.json()["errors"][0]["field"] == "shift", r.content
+    r = team["nurse"].get("/api/v1/wards/MED-1/assignments", {"shift": shift})
+    assert r.status_code == 422, r.content
+
+
+def test_a_handover_is_for_a_shift_of_the_patients_stay(team, admit, fixed_clock  # noqa: F811
+                                                        ) -> None:
+    """Admitted at 06:30 on the 25th: the night that began on the 24th is of the stay;
+    the day before, and the shifts not begun yet, are not."""
+    fixed_clock("2026-11-25", "06:30")
+    pid = admit("Stayed", bed="M107")
+    url = f"/api/v1/patients/{pid}/handovers"
+    for outside in ("2026-11-24-day", "2026-11-25-day", "2026-11-25-night", "2027-01-01-day"):
+        r = team["nurse"].post(url, {**SBAR, "shift": outside}, content_type=J)
+        assert r.status_code == 422, (outside, r.content)
+        assert "not during this patient's stay" in r.json()["errors"][0]["message"]
+    r = team["nurse"].post(url, {**SBAR, "shift": "2026-11-24-night"}, content_type=J)
+    assert r.status_code == 201, r.content

@@ -270,6 +270,27 @@ def test_a_retry_with_the_same_key_replays_and_another_request_is_a_422(
     assert reused.json()["type"] == "/api/v1/problems/idempotency-key-reused"
 
 
+USERS = {"clerk": "api-clerk", "doc": "api-clinician", "nurse": "api-nurse",
+         "admin": "api-admin"}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_a_replay_asks_the_policy_again_after_the_role_is_taken_away(
+        world: World, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first request succeeded with the role; its replay, once the role is gone, is a
+    403 problem and not the record (an Idempotency-Key is no way round the policy)."""
+    monkeypatch.setattr("webhooks.api.send_replay", lambda letter_id: None)
+    first = _write(world, name, WRITES[name][3], f"lost-{name}")
+    assert 200 <= first.status_code < 300, (name, first.content)
+    User.objects.get(username=USERS[WRITES[name][0]]).groups.clear()
+    again = _write(world, name, WRITES[name][3], f"lost-{name}") \
+        if name not in NEEDS_IF_MATCH else _send(
+            world, WRITES[name][0], WRITES[name][1], _fill(world, WRITES[name][2]),
+            WRITES[name][3], HTTP_IDEMPOTENCY_KEY=f"lost-{name}", HTTP_IF_MATCH=first["ETag"])
+    assert again.status_code == 403 and again["Content-Type"] == PROBLEM, (name, again.content)
+    assert "Idempotent-Replayed" not in again
+
+
 def test_a_retried_allergy_is_recorded_once(world: World) -> None:
     for _ in range(3):
         _write(world, "add_allergy", WRITES["add_allergy"][3], "same-allergy")

@@ -1,18 +1,21 @@
 """No text a user typed reaches a log (hisadmin.core.log_redaction): a unique marker in every
 free-text field of a stay, through the API, with refused commands (409, 422) and a store
-failure injected (500), is in no log record of any logger at DEBUG."""
+failure injected (500), is in no log record of any logger at DEBUG; nor a marker put in
+every sort, direction and filter parameter of every page a crawl reaches."""
 
 from __future__ import annotations
 
 import logging
 import uuid
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import pytest
 from django.test import Client
 
 from cosmos_backend.embedded import EmbeddedStore
 from patients.domain.errors import InvalidInput
+from tests.web.test_crawl import crawl, demo_world  # noqa: F401 - the crawl's fixture
 
 pytestmark = pytest.mark.django_db
 J = "application/json"
@@ -106,3 +109,30 @@ def test_a_stay_typed_with_markers_leaves_none_in_the_logs(
     assert any(r.exc_info for r in caplog.records)  # the 500's traceback, redacted
     assert marker not in every_line(caplog)
     assert marker.lower() not in every_line(caplog).lower()
+
+
+MARKED_QUERY_NAMES = ("sort", "dir", "status", "kind", "urgency", "ward", "department",
+                      "events", "shift", "day", "date", "page", "q", "mrn", "control_id")
+
+
+@pytest.mark.parametrize("role", ["clerk", "clinician", "nurse", "admin"])
+def test_a_page_crawl_with_markers_in_every_parameter_leaves_none_in_the_logs(
+        make_user, demo_world, caplog, role) -> None:  # noqa: F811
+    """Every page a role reaches from its menu, asked again with a marker in each sort,
+    direction and filter parameter (one at a time, so each is refused or searched on its
+    own): a 400 for a bad sort or filter is logged, and no log line holds the marker."""
+    marker = f"TYPED{uuid.uuid4().hex[:12]}“é”"
+    client = Client(raise_request_exception=False)
+    client.force_login(make_user(f"marked-{role}", role))
+    start = ["/admin/", f"/admin/patients/{demo_world['patient_id']}/", "/admin/wards/MED-1/"]
+    statuses, _, _ = crawl(client, start, limit=60)
+    reached = sorted({urlsplit(u).path for u, s in statuses.items() if s == 200})
+    assert len(reached) > 5, reached
+    answered: set[int] = set()
+    with caplog.at_level(logging.DEBUG):
+        for path in reached:
+            for name in MARKED_QUERY_NAMES:
+                answered.add(client.get(path, {name: marker}).status_code)
+    assert caplog.records and (role == "admin" or 400 in answered), answered  # not vacuous
+    text = every_line(caplog)
+    assert marker not in text and marker[:17] not in text

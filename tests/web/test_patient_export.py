@@ -224,3 +224,17 @@ def test_an_export_is_recorded_in_the_access_audit(chart, tmp_path) -> None:
     with pytest.raises(CommandError, match="--by 'ghost': no active user"):
         call_command("export_patient", chart["mrn"], "--by", "ghost", stdout=io.StringIO())
     assert AccessRecord.objects.count() == before
+
+
+def test_an_export_is_made_only_for_someone_who_may_read_the_record(chart, make_user) -> None:
+    """``--by`` an admin-only account (or one with no role) is refused, nothing exported
+    and nothing recorded in their name."""
+    make_user("records-admin", "admin")
+    make_user("no-role")
+    before = AccessRecord.objects.count()
+    for who in ("records-admin", "no-role"):
+        out = io.StringIO()
+        with pytest.raises(CommandError, match=f"--by '{who}': may not read"):
+            call_command("export_patient", chart["mrn"], "--by", who, stdout=out)
+        assert out.getvalue() == ""
+    assert AccessRecord.objects.count() == before

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 from patients.domain.errors import DomainError, InvalidInput
 from patients.domain.events import EventType
+from webhooks.domain.receivers import Receiver
 
 MIN_SECRET_LENGTH = 16
 MAX_SECRET_LENGTH = 200
@@ -35,22 +36,19 @@ class UnknownSubscription(DomainError):
     title = "Unknown subscription"
 
 
-@dataclass(frozen=True)
-class Subscription:
-    """``active_since``: events that occurred before it are never delivered (a new or
-    re-enabled subscription starts with what happens next)."""
+@dataclass(frozen=True, kw_only=True)
+class Subscription(Receiver):
+    """A receiver (:class:`Receiver`) of signed JSON POSTs at ``url``."""
 
-    id: str
+    KIND: ClassVar[str] = "webhook subscription"
+
     url: str
-    events: frozenset[EventType]
-    active: bool
-    active_since: datetime
-    created_at: datetime
-    created_by: str  # the admin's username
-    version: str | None = None  # the stored document's etag
 
-    def wants(self, event_type: str) -> bool:
-        return self.active and event_type in self.events
+    def label(self) -> str:
+        return f"{super().label()} ({self.url[:150]})"
+
+    def described(self) -> dict[str, str]:
+        return {"url": self.url, **super().described()}
 
 
 def check_url(url: str) -> str:

@@ -6,7 +6,8 @@ from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.views.decorators.http import require_http_methods
 
-from hisadmin.core.policy import requires
+from accounts.models import SecurityEvent
+from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store
 from worklists.delivery import deadletters
 from worklists.delivery.tasks import enqueue
@@ -23,6 +24,9 @@ def dead_letters(request: HttpRequest) -> HttpResponse:
                    if request.POST.get("all") or letter.id in wanted]
         for letter in letters:
             deadletters.replay(store, letter, send=enqueue)
+        SecurityEvent.replay(actor_for(request.user), "worklist projection",
+                             [letter.id for letter in letters],
+                             everything=bool(request.POST.get("all")))
         messages.success(request, f"{len(letters)} event(s) sent to the projections again.")
         return HttpResponseRedirect(request.path)
     rows = [{**letter.as_dict(), "id": letter.id} for letter in all_letters(store)]

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from fhir_facade.envelopes import FhirError
 from fhir_facade.everything import everything
-from hisadmin.core import access_log
+from hisadmin.core import access_log, policy
 from hisadmin.core.access_log import Access, Channel
 from hisadmin.core.store import get_store
 from patients.persistence import queries
@@ -99,12 +99,17 @@ class Command(BaseCommand):
 
 
 def _reader(username: str | None) -> tuple[int | None, str]:
-    """(user id, username) the access audit records for this export."""
+    """(user id, username) the access audit records for this export: ``--by`` names a
+    staff member who may read the record themself (the policy's ``read``, as the FHIR
+    ``$everything`` that answers the same Bundle asks), never an admin-only account."""
     if username is None:
         return None, f"{getpass.getuser()} (server account)"[:150]
     user = get_user_model().objects.filter(username=username, is_active=True).first()
     if user is None:
         raise CommandError(f"--by {username[:40]!r}: no active user of that name")
+    if not policy.allows(user, "read"):
+        raise CommandError(f"--by {username[:40]!r}: may not read patients' records (the "
+                           "clerk, clinician or nurse role); nothing exported")
     return user.pk, user.get_username()
 
 
