@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hisadmin.core import access_log, keys
-from hl7v2.outbound.store import LogEntry
+from hl7v2.persistence.store import LogEntry
 
 PART = "HL7 message log"
 

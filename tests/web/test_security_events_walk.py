@@ -22,7 +22,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from hisadmin.api import api
 from hisadmin.core import keys
 from hisadmin.models import ApiToken, SecurityEvent
-from hl7v2.outbound import store as hl7_store
+from hl7v2.persistence import store as hl7_store
 from tests.web.test_token_and_privilege_controls import user_form
 from webhooks.persistence import deadletters, subscriptions
 

@@ -172,7 +172,7 @@ def test_an_admin_reading_the_hl7_log_by_mrn_is_an_audited_read(make_user, his_s
     """The message log names patients: an MRN search is a view of that record, the log a
     list view, both in the admin's name."""
     from hisadmin.core import keys
-    from hl7v2.outbound import store
+    from hl7v2.persistence import store
 
     entry = store.LogEntry(control_id="CTRL0000000000000001", destination_id="d1",
                            stream=keys.patient("p-hl7-1"), seq=1, event_type="AdmissionStarted",

@@ -16,8 +16,8 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from hisadmin.core.actor import Actor
 from hisadmin.core.store import get_store
-from hl7v2.outbound import store as hl7_store
 from hl7v2.outbound import use_cases as hl7
+from hl7v2.persistence import store as hl7_store
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 from webhooks import use_cases as hooks
 
