@@ -37,6 +37,9 @@ RECORD_ACTIONS: dict[str, tuple[Role, ...]] = {  # the clinical record
     "acknowledge_result": (C,),  # mark a lab or imaging result reviewed
     "write_handover": (N, CN),  # the outgoing nurse's SBAR note on a patient
     "acknowledge_handover": (N, CN),  # the incoming nurse has read it
+    "record_observations": (C, N, CN),  # a set of vital signs, scored (NEWS2)
+    "decide_spo2_scale": (C,),  # SpO2 scale 2 (target 88-92 %) started or ended
+    "escalate_observations": (C, N, CN),  # who was told of a score, and the response
 }
 WORKLIST_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_worklists": (K, C, N),  # admitted patients, name search

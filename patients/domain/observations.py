@@ -48,6 +48,10 @@ SCORED = ("respiration_rate", "spo2", "air_or_oxygen", "systolic_bp", "pulse",
 FIELDS = ("respiration_rate", "spo2", "on_oxygen", "oxygen_device", "oxygen_flow_l_min",
           "systolic_bp", "diastolic_bp", "pulse", "consciousness", "temperature",
           "pain_score", "comment")
+# Each field's stored (camelCase) name; the public event form turns it back to snake_case
+# (``oxygenFlowLitresPerMin`` → ``oxygen_flow_litres_per_min``).
+STORED = {name: name.split("_")[0] + "".join(p.capitalize() for p in name.split("_")[1:])
+          for name in FIELDS} | {"oxygen_flow_l_min": "oxygenFlowLitresPerMin"}
 LABELS = {"respiration_rate": "Respiration rate", "spo2": "SpO2",
           "air_or_oxygen": "Air or oxygen", "on_oxygen": "Air or oxygen",
           "oxygen_device": "Oxygen device", "oxygen_flow_l_min": "Oxygen flow",
