@@ -48,6 +48,7 @@ WORKLIST_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_results_to_review": (C,),  # the results of one's own orders, not yet acknowledged
     "read_my_patients": (N, CN),  # the patients of one's beds this shift
     "read_census": (K, C, N, CN, A),  # a ward's midnight census and occupancy over days
+    "read_observation_worklists": (C, N, CN),  # observations due, patients at risk
 }
 REFERENCE_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_reference": (K, C, N),  # coded reference data: medications, allergens, lab tests

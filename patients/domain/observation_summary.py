@@ -43,6 +43,7 @@ def follow_set(summary: Mapping[str, Any] | None, observation: Mapping[str, Any]
     if news2.get("complete") and (scored is None or taken >= scored["takenAt"]):
         out["previousScore"] = None if scored is None else scored["score"]
         out["scored"] = {"observationId": observation.get("observationId"), "takenAt": taken,
+                         "admissionId": observation.get("admissionId"),
                          "score": news2.get("score"), "risk": news2.get("risk"),
                          "scale": news2.get("scale"), "nextDueAt": news2.get("nextDueAt"),
                          "singleThree": 3 in (news2.get("parameterScores") or {}).values(),

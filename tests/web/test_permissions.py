@@ -145,6 +145,7 @@ OTHER_PAGES = {  # worklist and administration actions → a page each guards
     "read_results_to_review": "/admin/worklists/results-to-review/",
     "read_my_patients": "/admin/worklists/my-patients/",
     "read_census": "/admin/worklists/census/?ward=MED-1",
+    "read_observation_worklists": "/admin/worklists/at-risk/",
     "manage_reference_data": "/admin/reference/",
     "manage_dead_letters": "/admin/worklists/dead-letters/",
     "read_access_log": "/admin/access-log/",
@@ -157,6 +158,7 @@ OTHER_API = {
     "read_results_to_review": "/api/v1/worklists/results-to-review",
     "read_my_patients": "/api/v1/worklists/my-patients",
     "read_census": "/api/v1/wards/census?ward=MED-1",
+    "read_observation_worklists": "/api/v1/worklists/at-risk?department=MED",
     "read_reference": "/api/v1/reference/medications",
 }
 
