@@ -12,6 +12,10 @@ from patients.domain.observation_summary import needs_escalation
 from patients.persistence import observations as stored
 
 RECENT_SETS = 12  # the chart's table: half a day of hourly sets
+# The table's column heads: short, so a set fits a 1024 px screen (units in the cells' head).
+HEADS = {"respiration_rate": "Resp. /min", "spo2": "SpO2 %", "air_or_oxygen": "Air / O2",
+         "systolic_bp": "BP mmHg", "pulse": "Pulse /min", "consciousness": "ACVPU",
+         "temperature": "Temp °C"}
 
 
 def row(o: dict[str, Any]) -> dict[str, Any]:
@@ -45,7 +49,7 @@ def chart_observations(patient_id: str, user: Any) -> dict[str, Any]:
     scored = summary.get("scored")
     rows = [row(o) for o in sets]
     return {"sets": rows, "latest": rows[0] if rows else None, "scored": scored,
-            "labels": [rules.LABELS[n] for n in rules.SCORED],
+            "labels": [HEADS[n] for n in rules.SCORED],
             "risk_label": rules.RISK_LABELS.get(rules.Risk(scored["risk"])) if scored else "",
             "response": rules.RESPONSES.get(rules.Risk(scored["risk"])) if scored else "",
             "not_escalated": needs_escalation(scored), "scale2": summary.get("scale2"),

@@ -57,7 +57,7 @@ def test_a_patient_at_risk_shows_trend_and_not_escalated_until_told(
     page = Client()
     page.force_login(make_user("risk-nurse", "nurse"))
     html = page.get("/admin/worklists/at-risk/?department=MED").content.decode()
-    assert "NEWS2 7 · High" in html and "Up 2 (was 5)" in html and "Not escalated" in html
+    assert "NEWS2 7 · High" in html and "NEWS2 7 · High, up 2 from 5" in html and "Not escalated" in html
     assert team["nurse"].post(f"/api/v1/patients/{pid}/observations/{oid}/escalations", {
         "told_whom": "Outreach team", "response": "critical-care"},
         content_type=J).status_code == 201

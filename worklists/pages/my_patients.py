@@ -51,7 +51,9 @@ COLUMNS = [
 def my_patients(request: HttpRequest) -> HttpResponse:
     page = Page("My patients", "worklist_my_patients", COLUMNS, [], None, "",
                 [RowAction("Write handover", lambda r: reverse(
-                    "admin:handover_new", args=[r["patientId"]]), "write_handover")],
+                    "admin:handover_new", args=[r["patientId"]]), "write_handover"),
+                 RowAction("Record observations", lambda r: reverse(
+                     "admin:observations_new", args=[r["patientId"]]), "record_observations")],
                 empty="No beds are assigned to you this shift; the nurse in charge assigns "
                       "them on the bed board.",
                 intro="The patients of the beds assigned to you this shift.")

@@ -36,21 +36,29 @@ def _risk(r: dict[str, Any]) -> str:
     return f"NEWS2 {r['score']} · {RISK_LABELS[Risk(r['risk'])]}"
 
 
+def _span(minutes: int) -> str:
+    hours, rest = divmod(max(0, minutes), 60)
+    return f"{hours} h {rest} min" if hours else f"{rest} min"
+
+
 def _late(r: dict[str, Any]) -> str:
-    if not r.get("overdue"):
-        return "Due"  # listed soonest first; not yet late
-    minutes = int(r.get("minutesLate") or 0)
-    hours, rest = divmod(minutes, 60)
-    return "Overdue by " + (f"{hours} h {rest} min" if hours else f"{rest} min")
+    if r.get("overdue"):
+        return "Overdue by " + _span(int(r.get("minutesLate") or 0))
+    due = datetime.fromisoformat(r["nextDueAt"])
+    return "Due in " + _span(int((due - datetime.now(UTC)).total_seconds() // 60))
 
 
 def _trend(r: dict[str, Any]) -> str:
     trend = r.get("trend")
     if trend is None:
-        return "First score"
+        return "first score"
     if trend == 0:
-        return f"Same as before ({r.get('previousScore')})"
-    return f"{'Up' if trend > 0 else 'Down'} {abs(trend)} (was {r.get('previousScore')})"
+        return f"same as before ({r.get('previousScore')})"
+    return f"{'up' if trend > 0 else 'down'} {abs(trend)} from {r.get('previousScore')}"
+
+
+def _score_and_trend(r: dict[str, Any]) -> str:
+    return f"{_risk(r)}, {_trend(r)}"
 
 
 def _since(r: dict[str, Any]) -> str:
@@ -58,8 +66,7 @@ def _since(r: dict[str, Any]) -> str:
     if not taken:
         return "—"
     minutes = int((datetime.now(UTC) - datetime.fromisoformat(taken)).total_seconds() // 60)
-    hours, rest = divmod(max(0, minutes), 60)
-    return f"{_local(taken, with_date=True)} ({f'{hours} h {rest} min' if hours else f'{rest} min'} ago)"
+    return f"{_local(taken)} ({_span(minutes)} ago)"
 
 
 def _escalated(r: dict[str, Any]) -> str:
@@ -79,7 +86,7 @@ DUE_COLUMNS = [
            if r.get("lastTakenAt") else "None yet"),
 ]
 AT_RISK_COLUMNS = [
-    Column("Score", _risk, "score"), Column("Trend", _trend), Column("Escalation", _escalated),
+    Column("Score and trend", _score_and_trend, "score"), Column("Escalation", _escalated),
     Column("Taken", _since, "taken"), Column("Bed", lambda r: r.get("bed") or "—", "bed"),
     *PERSON,
 ]
@@ -93,7 +100,7 @@ def observations_due(request: HttpRequest) -> HttpResponse:
     ward = ward if ward in known else (wards[0][0] if wards else "")
     page = Page("Observations due", "worklist_obs_due", DUE_COLUMNS, [
         Filter("ward", "Ward", wards, ward, blank=None)], None, "",
-        [RowAction("Record observations", _record, "record_observations")],
+        [RowAction("Record", _record, "record_observations")],
         empty="No admitted patients on this ward.",
         intro="Every patient of the ward by when the next set is due from the last NEWS2 "
               "score (12-hourly at 0, 4-hourly when low, hourly at a single 3 or medium, "
@@ -114,10 +121,9 @@ def at_risk(request: HttpRequest) -> HttpResponse:
         Filter("department", "Department", departments, department, blank=None),
         Filter("ward", "Ward", wards, ward, blank="All wards",
                accepts=frozenset(reference.all_of(get_store(), "Ward")))], None, "score",
-        [RowAction("Record escalation", lambda r: reverse(
+        [RowAction("Escalate", lambda r: reverse(
             "admin:observations_escalate", args=[r["patientId"], r["observationId"]]),
-            "escalate_observations", when=lambda r: not r.get("escalated")),
-         RowAction("Record observations", _record, "record_observations")],
+            "escalate_observations", when=lambda r: not r.get("escalated"))],
         empty="No patient with a medium or high NEWS2 score, or a single 3.",
         intro="Patients whose latest NEWS2 is medium or high, or has a 3 in one parameter: "
               "the highest first, with the change since the set before, and “Not "

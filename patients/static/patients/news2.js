@@ -82,7 +82,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (sum >= 7) level = "high";
     else if (sum >= 5) level = "medium";
     else if (present.some((p) => got[p] === 3)) level = "low-medium";
-    total.textContent = `NEWS2 ${sum}`;
+    total.textContent = `NEWS2 ${sum} ·`;
     risk.textContent = `${chart.risks[level]} risk`;
     response.textContent = chart.responses[level];
     live.dataset.risk = level;
