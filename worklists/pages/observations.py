@@ -13,19 +13,17 @@ from django.urls import reverse
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain.observations import RISK_LABELS, Risk
-from patients.persistence import reference
 from worklists.pages.worklists import (
-    ALL_DEPARTMENTS,
     PERSON,
     Column,
     Filter,
     Page,
     RowAction,
-    _departments,
     _local,
     _per_department,
     _render,
     _wards,
+    department_and_ward,
 )
 from worklists.read import queries
 
@@ -112,15 +110,9 @@ def observations_due(request: HttpRequest) -> HttpResponse:
 
 @requires("read_observation_worklists")
 def at_risk(request: HttpRequest) -> HttpResponse:
-    departments, department = _departments(request)
-    wards = [(code, w["name"]) for code, w in reference.all_of(get_store(), "Ward").items()
-             if department in (ALL_DEPARTMENTS, w.get("departmentId"))]
+    departments, department, ward, filters = department_and_ward(request)
     g = request.GET
-    ward = g.get("ward", "") if g.get("ward", "") in {code for code, _ in wards} else ""
-    page = Page("Patients at risk", "worklist_at_risk", AT_RISK_COLUMNS, [
-        Filter("department", "Department", departments, department, blank=None),
-        Filter("ward", "Ward", wards, ward, blank="All wards",
-               accepts=frozenset(reference.all_of(get_store(), "Ward")))], None, "score",
+    page = Page("Patients at risk", "worklist_at_risk", AT_RISK_COLUMNS, filters, None, "score",
         [RowAction("Escalate", lambda r: reverse(
             "admin:observations_escalate", args=[r["patientId"], r["observationId"]]),
             "escalate_observations", when=lambda r: not r.get("escalated"))],
