@@ -123,3 +123,6 @@ _site.register_page(section="Patients", label="Record an escalation",
 _site.register_page(section="Patients", label="SpO2 scale",
                     route="patients/<str:patient_id>/spo2-scale/", view=obsv.decide_scale,
                     name="spo2_scale", in_menu=False)
+_site.register_page(section="Patients", label="Observation chart",
+                    route="patients/<str:patient_id>/observations/chart/", view=obsv.chart,
+                    name="observations_chart", in_menu=False)

@@ -56,3 +56,19 @@ def chart_observations(patient_id: str, user: Any) -> dict[str, Any]:
             "can_record": policy.allows(user, "record_observations"),
             "can_escalate": policy.allows(user, "escalate_observations"),
             "can_decide_scale": policy.allows(user, "decide_spo2_scale")}
+
+
+MAX_CHARTED = 500  # a long stay's sets at most on one chart (three weeks of hourly sets)
+
+
+def stay_sets(patient_id: str, admission_id: str | None) -> list[dict[str, Any]]:
+    """The sets of one stay (``admission_id``; None: every set), oldest first, as rows."""
+    store = get_store()
+    sets: list[dict[str, Any]] = []
+    token = None
+    while len(sets) < MAX_CHARTED:
+        page, token = stored.page(store, patient_id, limit=100, continuation=token)
+        sets.extend(o for o in page if admission_id is None or o.get("admissionId") == admission_id)
+        if not token:
+            break
+    return [row(o) for o in reversed(sets[:MAX_CHARTED])]

@@ -11,6 +11,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from hisadmin.core.inputs import hospital_time_zone
@@ -22,6 +23,8 @@ from patients.domain.identity import WrongPatient
 from patients.domain.observation_summary import ESCALATION_RESPONSES, scale_in_force
 from patients.pages import scan
 from patients.pages.observation_chart import row as _row
+from patients.pages.observation_chart import stay_sets
+from patients.pages.observation_svg import chart_svg
 from patients.pages.records import _attach, _chart_context
 from patients.persistence import observations as stored
 from patients.use_cases import observations as use_cases
@@ -191,3 +194,22 @@ def decide_scale(request: HttpRequest, patient_id: str) -> HttpResponse:
         "decision": (summary or {}).get("scale2"),
         "submit": "End scale 2" if in_force else "Start scale 2"},
         title="End SpO2 scale 2" if in_force else "SpO2 scale 2 (target 88-92 %)")
+
+
+@requires("read")
+def chart(request: HttpRequest, patient_id: str) -> HttpResponse:
+    """The stay's observation chart (the active admission's sets; none: every set): SVG
+    blocks of a day each, the table of values under them; ``?print=1`` without the site's
+    navigation, to print."""
+    context = _chart_context(patient_id)
+    stay = context.get("active_admission")
+    rows = stay_sets(patient_id, stay["admissionId"] if stay else None)
+    summary = stored.summary(get_store(), patient_id) or {}
+    data = {**context, "rows": rows, "svgs": chart_svg(rows),
+            "labels": [rules.LABELS[n] for n in rules.SCORED],
+            "scale2": summary.get("scale2"), "printed_at": timezone.now()}
+    if request.GET.get("print"):
+        return TemplateResponse(request, "patients/observations_print.html", {
+            **data, "title": "Observation chart"})
+    return admin.site.render(request, "patients/observations_chart.html", data,
+                             title="Observation chart")

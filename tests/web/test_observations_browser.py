@@ -82,5 +82,20 @@ def test_a_nurse_records_a_set_by_keyboard_and_a_clinician_sees_the_patient_at_r
     _shots(page, "chart-clinician")
     page.goto(f"{base}/admin/patients/{pid}/observations/new/")
     _shots(page, "form-clinician")
+    for hour in range(40):  # a day and a half of hourly sets, as the chart must read them
+        assert team["nurse"].post(f"/api/v1/patients/{pid}/observations", {
+            "respiration_rate": 12 + hour % 15, "spo2": 90 + hour % 9,
+            "on_oxygen": hour % 6 == 0, "systolic_bp": 95 + hour, "pulse": 60 + 2 * hour,
+            "consciousness": "A" if hour % 10 else "C", "temperature": 36.0 + hour / 10,
+            "taken_at": f"2026-11-{26 + hour // 24:02d}T{hour % 24:02d}:00:00+00:00"},
+            content_type="application/json").status_code == 201
+    page.goto(f"{base}/admin/patients/{pid}/")
+    page.click("#observation-chart")
+    page.wait_for_selector("#obs-chart svg")
+    assert page.locator("#obs-chart svg").count() == 2
+    _shots(page, "svg-chart-clinician")
+    page.click("#print-chart")
+    page.wait_for_selector(".obs-strip svg")
+    _shots(page, "svg-print")
     assert not problems, problems  # no script or CSP error on any page
     ctx.close()

@@ -76,3 +76,23 @@ def test_only_a_clinician_sees_and_decides_scale_2(admit, nurse, make_user) -> N
     assert "scale 2</strong> (target 88–92 %)" in done.content.decode()
     form = nurse.get(f"/admin/patients/{pid}/observations/new/").content.decode()
     assert "<strong>scale 2</strong>" in form
+
+
+def test_the_stays_chart_draws_every_set_a_day_a_strip_with_a_table_and_a_print_view(
+        admit, nurse, team) -> None:
+    pid = admit("Plotted", bed="M106")
+    for hour in range(30):  # 30 hourly sets: two strips
+        values = {"respiration_rate": 14 + hour % 12, "spo2": 96, "on_oxygen": hour % 5 == 0,
+                  "systolic_bp": 120, "pulse": 70 + hour, "consciousness": "A",
+                  "temperature": 37.0}
+        r = team["nurse"].post(f"/api/v1/patients/{pid}/observations", {
+            **values, "taken_at": f"2026-11-{26 + hour // 24:02d}T{hour % 24:02d}:00:00+00:00"},
+            content_type="application/json")
+        assert r.status_code == 201, r.content
+    page = nurse.get(f"/admin/patients/{pid}/observations/chart/").content.decode()
+    assert page.count('class="obs-svg"') == 2 and page.count('<rect x=') == 30 * 8
+    assert "#ffb3b3" in page  # a 3 is red: respiration rate 25
+    assert "O2</text>" in page  # oxygen written, not only coloured
+    assert page.count("<tr><th scope=\"row\">") == 30  # the table: every set
+    printed = nurse.get(f"/admin/patients/{pid}/observations/chart/?print=1").content.decode()
+    assert "<svg" in printed and 'id="print-now"' in printed and "nav-sidebar" not in printed
