@@ -256,8 +256,10 @@ def medications_due(request: HttpRequest, ward: Text(40)) -> Any:
 def my_patients_list(request: HttpRequest) -> Any:
     """One item per occupied bed assigned to the calling nurse in each ward's shift on now:
     ``bed``, ``name``, ``allergy`` (has_allergies | no_known_allergies | unknown),
-    ``next_dose_at`` and ``late`` (doses late), ``unread_results`` and ``handover`` (an open
-    handover to acknowledge, or null). The whole list, no paging."""
+    ``next_dose_at`` and ``late`` (doses late), ``unread_results``, ``handover`` (an open
+    handover to acknowledge, or null) and ``news2`` (the stay's latest score: ``score``,
+    ``risk``, ``next_due_at``, ``not_escalated``; null before one). The whole list, no
+    paging."""
     result = read_my_patients(get_store(), str(request.user.pk),
                               tz=timezone.get_current_timezone())
     return _answer(request, [_snake(r) for r in result.rows], continuation=None,

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from patients.domain import observations
 from patients.domain.events import EventType
 from tests.unit.worklist_events import T0, History
-from worklists.projection.rows import AT_RISK, OBS_DUE, rows_for
+from worklists.projection.rows import AT_RISK, MY_PATIENTS, OBS_DUE, rows_for
 from worklists.projection.rules import fold
 from worklists.projection.state import PatientState
 
@@ -103,3 +103,12 @@ def test_an_earlier_stays_score_does_not_follow_the_patient() -> None:
     h._admit(random.Random(2))
     assert _rows(h, AT_RISK) == []
     assert _rows(h, OBS_DUE)[0].contents["score"] is None
+
+
+def test_my_patients_carries_the_beds_news2_badge() -> None:
+    h = _admitted()
+    assert _rows(h, MY_PATIENTS)[0].contents["news2"] is None
+    _set(h, "s1", MEDIUM, 0)
+    badge = _rows(h, MY_PATIENTS)[0].contents["news2"]
+    assert badge == {"score": 5, "risk": "medium", "notEscalated": True,
+                     "nextDueAt": "2026-01-05T09:00:00+00:00"}

@@ -12,6 +12,7 @@ from django.utils import timezone
 from hisadmin.core.local_time import human_time
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
+from patients.domain.observations import RISK_LABELS, Risk
 from patients.domain.records import ALLERGY_STATUS_LABELS, AllergyStatus
 from worklists.pages.worklists import Column, Page, RowAction, _render
 from worklists.read.my_patients import my_patients as read_my_patients
@@ -36,6 +37,15 @@ def _handover_href(row: dict[str, Any]) -> str:
     return reverse("admin:patient_chart", args=[row["patientId"]]) + "#handovers"
 
 
+def _news2(row: dict[str, Any]) -> str:
+    badge = row.get("news2")
+    if not badge:
+        return "No score yet"
+    label = RISK_LABELS[Risk(badge["risk"])]
+    return (f"{badge['score']} {label}" + (", not escalated" if badge.get("notEscalated")
+                                           else "") + f"; next set {human_time(badge['nextDueAt'])}")
+
+
 COLUMNS = [
     Column("Bed", lambda r: f"{r['wardName']} · {r['bed']}"),
     Column("Name", lambda r: r["name"], link=True),
@@ -44,6 +54,7 @@ COLUMNS = [
     Column("Late doses", lambda r: r["late"] or "None"),
     Column("Results not yet seen", lambda r: r["unreadResults"] or "None"),
     Column("Handover", _handover, href=_handover_href),
+    Column("NEWS2", lambda r: _news2(r)),
 ]
 
 

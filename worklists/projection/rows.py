@@ -176,9 +176,20 @@ def my_patients_row(state: PatientState, person: dict, pq: dict, meds: list[Row]
     contents = {"patientId": state.patient_id, "wardId": adm["wardId"], "bed": adm["bed"],
                 "name": person["name"], "allergy": str(status),
                 "doses": [{n: m.contents.get(n) for n in DOSE_FIELDS} for m in meds],
-                "unreadResults": len(state.reviews), "handovers": notes}
+                "unreadResults": len(state.reviews), "handovers": notes,
+                "news2": _news2_badge(state)}
     query = {"QueryName": pq["QueryName"], "QueryBed": adm["bed"]}
     return Row(MY_PATIENTS, str(adm["wardId"]), state.patient_id, contents, query)
+
+
+def _news2_badge(state: PatientState) -> dict[str, Any] | None:
+    """What a bed's NEWS2 badge says: the latest score of this stay, its risk, when the next
+    set is due and whether a score that needs it was escalated (None: no score yet)."""
+    scored = _scored(state)
+    if scored is None:
+        return None
+    return {"score": scored["score"], "risk": scored["risk"], "nextDueAt": scored["nextDueAt"],
+            "notEscalated": observed.needs_escalation(scored)}
 
 
 def _scored(state: PatientState) -> dict[str, Any] | None:
