@@ -16,14 +16,13 @@ from patients.domain.observations import RISK_LABELS, Risk
 from worklists.pages.worklists import (
     PERSON,
     Column,
-    Filter,
     Page,
     RowAction,
     _local,
     _per_department,
     _render,
-    _wards,
     department_and_ward,
+    ward_filter,
 )
 from worklists.read import queries
 
@@ -92,12 +91,8 @@ AT_RISK_COLUMNS = [
 
 @requires("read_observation_worklists")
 def observations_due(request: HttpRequest) -> HttpResponse:
-    wards = _wards()
-    known = {code for code, _ in wards}
-    ward = request.GET.get("ward", "")
-    ward = ward if ward in known else (wards[0][0] if wards else "")
-    page = Page("Observations due", "worklist_obs_due", DUE_COLUMNS, [
-        Filter("ward", "Ward", wards, ward, blank=None)], None, "",
+    ward, choose = ward_filter(request)
+    page = Page("Observations due", "worklist_obs_due", DUE_COLUMNS, [choose], None, "",
         [RowAction("Record", _record, "record_observations")],
         empty="No admitted patients on this ward.",
         intro="Every patient of the ward by when the next set is due from the last NEWS2 "

@@ -473,14 +473,19 @@ def _wards() -> list[tuple[str, str]]:
                   key=lambda choice: choice[1])
 
 
+def ward_filter(request: HttpRequest) -> tuple[str, Filter]:
+    """The chosen ward (an unknown one: the first) and the filter that chooses it: a
+    ward's list always shows one ward."""
+    wards = _wards()
+    ward = request.GET.get("ward", "")
+    ward = ward if ward in {code for code, _ in wards} else (wards[0][0] if wards else "")
+    return ward, Filter("ward", "Ward", wards, ward, blank=None)
+
+
 @requires("read_medications_due")
 def medications_due(request: HttpRequest) -> HttpResponse:
-    wards = _wards()
-    known = {code for code, _ in wards}
-    ward = request.GET.get("ward", "")
-    ward = ward if ward in known else (wards[0][0] if wards else "")
-    page = Page("Medications due", "worklist_meds_due", MEDS_DUE_COLUMNS, [
-        Filter("ward", "Ward", wards, ward, blank=None)], None, "",
+    ward, choose = ward_filter(request)
+    page = Page("Medications due", "worklist_meds_due", MEDS_DUE_COLUMNS, [choose], None, "",
         [RowAction("Record", lambda r: reverse("admin:patient_mar_record", args=[
             r["patientId"], r["orderId"]]) + "?" + urlencode({"slot": r["slotId"]}),
             "administer")],
