@@ -156,9 +156,9 @@ def post_observations(request: HttpRequest, patient_id: str,
     policy.require(request.user, "record_observations")
     data = payload.dict()
     taken_at, scanned = data.pop("taken_at"), data.pop("scanned_id")
-    uow = new_uow()
-    observation = use_cases.record_observations(use_cases.RecordObservations(
-        patient_id, data, taken_at, scanned), uow, actor=actor_for(request.user))
+    observation, uow = use_cases.record_observations_again_on_a_race(
+        use_cases.RecordObservations(patient_id, data, taken_at, scanned), new_uow,
+        actor=actor_for(request.user))
     oid = observation["observationId"]
     return json_response(request, observation_out(observation), 201,
                          etag=stored.committed_etag(uow, oid), location=_url(patient_id, oid))

@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
+from cosmos_backend.uow import StaleWrite
 from hisadmin.core.inputs import hospital_time_zone
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
@@ -117,14 +118,18 @@ def record(request: HttpRequest, patient_id: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            saved = use_cases.record_observations(use_cases.RecordObservations(
-                patient_id, _values(data), data["taken_at"], data["scanned_id"]), new_uow(),
+            saved, _ = use_cases.record_observations_again_on_a_race(
+                use_cases.RecordObservations(patient_id, _values(data), data["taken_at"],
+                                             data["scanned_id"]), new_uow,
                 actor=actor_for(request.user))
         except WrongPatient as exc:
             _attach(form, exc)
             scan.clear(form)
         except DomainError as exc:
             _attach(form, exc)
+        except StaleWrite:  # still racing after the retries: nothing saved, the values kept
+            form.add_error(None, "The patient's record kept changing while this set was "
+                           "saved, so it was not saved. Check the values and save again.")
         else:
             messages.success(request, said(saved))
             return redirect("admin:patient_chart", patient_id)

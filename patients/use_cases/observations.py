@@ -6,12 +6,12 @@ summary documents with the record's event."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cosmos_backend.uow import UnitOfWork
+from cosmos_backend.uow import StaleWrite, UnitOfWork
 from hisadmin.core.actor import Actor
 from hisadmin.core.inputs import hospital_time_zone
 from patients.domain import identity, mar
@@ -118,6 +118,26 @@ def record_observations(cmd: RecordObservations, uow: UnitOfWork, *, actor: Acto
                         exists=summary is not None)
     records.save(record, [ObservationsRecorded(observation)], actor=actor, now=now)
     return observation
+
+
+RACE_ATTEMPTS = 3
+
+
+def record_observations_again_on_a_race(
+        cmd: RecordObservations, new_uow: Callable[[], UnitOfWork], *, actor: Actor,
+        now: datetime | None = None) -> tuple[dict[str, Any], UnitOfWork]:
+    """:func:`record_observations`, run again with a fresh unit of work when another command
+    on the patient committed between its read and its batch (StaleWrite): a set depends on
+    nothing the other command could change but the SpO2 scale and the summary, and both are
+    read again. The set as stored and the unit of work that committed it."""
+    for attempt in range(RACE_ATTEMPTS):
+        uow = new_uow()
+        try:
+            return record_observations(cmd, uow, actor=actor, now=now), uow
+        except StaleWrite:
+            if attempt == RACE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def decide_scale(cmd: DecideScale, uow: UnitOfWork, *, actor: Actor,
