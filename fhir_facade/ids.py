@@ -70,3 +70,21 @@ def split_indexed(resource_id: str) -> tuple[str, str, int]:
     if match is None:
         raise NotOurs(resource_id)
     return (*split_pair(head), int(match.group(1)))
+
+
+_VITALS = re.compile(r"([A-Za-z0-9\-.]{22})(\d{8}T\d{12}-[0-9a-f]{8})\.(\d{1,2})")
+
+
+def vital(patient_id: str, observation_id: str, index: int) -> str:
+    """The id of one value (or the score) of an observation set: ``<patient 22><set id
+    30>.<index>`` (a set's id sorts by its time and is not a UUID)."""
+    return f"{compact(patient_id)}{observation_id}.{index}"
+
+
+def split_vital(resource_id: str) -> tuple[str, str, int]:
+    """(patient id, observation set id, index) of :func:`vital`'s spelling; NotOurs
+    otherwise."""
+    match = _VITALS.fullmatch(resource_id)
+    if match is None:
+        raise NotOurs(resource_id)
+    return expand(match.group(1)), match.group(2), int(match.group(3))

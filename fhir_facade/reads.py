@@ -18,11 +18,12 @@ from cosmos_backend.store import DocumentStore
 from fhir_facade import ids
 from fhir_facade.envelopes import FhirError
 from fhir_facade.mapping import orders as order_maps
-from fhir_facade.mapping import people, results
+from fhir_facade.mapping import people, results, vitals
 from fhir_facade.mapping.common import Names
 from fhir_facade.params import ID
 from patients.domain.errors import UnknownOrder, UnknownPatient
 from patients.domain.results import RESULT_KINDS
+from patients.persistence import observations as observation_sets
 from patients.persistence import queries, reference
 
 
@@ -98,7 +99,28 @@ def service_requests(store: DocumentStore, patient_id: str, names: Names) -> lis
 
 
 def observation_list(store: DocumentStore, patient_id: str, names: Names) -> list[Resource]:
-    return [obs for o in _resulted(store, patient_id) for obs in results.observations(o, names)]
+    """Lab results' values, then every vital sign and NEWS2 score (the latest set first)."""
+    labs = [obs for o in _resulted(store, patient_id) for obs in results.observations(o, names)]
+    return labs + [obs for o in _vital_sets(store, patient_id)
+                   for obs in vitals.observations(patient_id, o)]
+
+
+MAX_VITAL_SETS = 500  # a search reads at most this many sets (three weeks of hourly sets)
+
+
+def _vital_sets(store: DocumentStore, patient_id: str) -> list[dict[str, Any]]:
+    sets: list[dict[str, Any]] = []
+    token = None
+    try:
+        while len(sets) < MAX_VITAL_SETS:
+            page, token = observation_sets.page(store, patient_id, limit=100,
+                                                continuation=token)
+            sets.extend(page)
+            if not token:
+                break
+    except errors.InvalidRequest:
+        return []
+    return sets
 
 
 def report_list(store: DocumentStore, patient_id: str, names: Names) -> list[Resource]:
@@ -180,6 +202,10 @@ def _read_administration(store: DocumentStore, rid: str, names: Names) -> Resour
 
 
 def _read_observation(store: DocumentStore, rid: str, names: Names) -> Resource | None:
+    if len(rid) > 2 * ids.UUID_LEN + 4:  # a vital sign: a set's id is not a UUID
+        pid, set_id, index = ids.split_vital(rid)
+        found = observation_sets.one(store, pid, set_id)
+        return None if found is None else vitals.observation(pid, found, index)
     pid, oid, index = ids.split_indexed(rid)
     order = _order(store, pid, oid)
     if order is None or order["kind"] != "lab" or not order.get("results"):

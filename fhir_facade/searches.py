@@ -112,7 +112,8 @@ PATIENT_TYPES: dict[str, PatientType] = {
         categories=tuple(code for code, _ in codes.SERVICE_CATEGORIES.values())
         + ("laboratory", "imaging"),
     ),
-    "Observation": PatientType(reads.observation_list, tuple(STATUSES["Observation"].split())),
+    "Observation": PatientType(reads.observation_list, tuple(STATUSES["Observation"].split()),
+                               categories=("laboratory", "vital-signs", "survey")),
     "DiagnosticReport": PatientType(reads.report_list, tuple(STATUSES["DiagnosticReport"].split())),
 }
 PATIENT_PARAMS = ("_id", "identifier", "name", "family", "given", "birthdate")
@@ -168,7 +169,7 @@ def _search_by_patient(store: DocumentStore, kind: PatientType, asked: Search) -
     for allowed in statuses:
         found = [r for r in found if kind.status_of(r) in allowed]
     if categories is not None:
-        codes_wanted = {CATEGORY_WORDS.get(c, c) for c in categories}
+        codes_wanted = {c for c in categories} | {CATEGORY_WORDS.get(c, c) for c in categories}
         found = [r for r in found if _category_codes(r) & codes_wanted]
     return _offset_page(found, asked)
 

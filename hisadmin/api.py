@@ -337,5 +337,6 @@ api.add_router("/wards", "worklists.census_api.router")  # /census: a view, not 
 api.add_router("/wards", "patients.api.wards.router")
 api.add_router("/wards", "patients.api.assignments.router")  # /{code}/assignments
 api.add_router("/", "patients.api.handovers.router")  # /patients/{id}/handovers
+api.add_router("/", "patients.api.observations.router")  # /patients/{id}/observations
 api.add_router("/", "webhooks.api.router")  # /subscriptions, /webhooks/dead-letters
 api.add_router("/hl7", "hl7v2.outbound.api.router")  # destinations, messages, replay

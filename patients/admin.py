@@ -111,3 +111,18 @@ _site.register_page(section="Patients", label="Handover",
 _site.register_page(section="Patients", label="Acknowledge handover",
                     route="patients/<str:patient_id>/handovers/<str:handover_id>/acknowledge/",
                     view=handv.acknowledge_handover, name="handover_acknowledge", in_menu=False)
+
+from patients.pages import observations as obsv  # noqa: E402
+
+_site.register_page(section="Patients", label="Record observations",
+                    route="patients/<str:patient_id>/observations/new/", view=obsv.record,
+                    name="observations_new", in_menu=False)
+_site.register_page(section="Patients", label="Record an escalation",
+                    route="patients/<str:patient_id>/observations/<str:observation_id>/escalate/",
+                    view=obsv.escalate, name="observations_escalate", in_menu=False)
+_site.register_page(section="Patients", label="SpO2 scale",
+                    route="patients/<str:patient_id>/spo2-scale/", view=obsv.decide_scale,
+                    name="spo2_scale", in_menu=False)
+_site.register_page(section="Patients", label="Observation chart",
+                    route="patients/<str:patient_id>/observations/chart/", view=obsv.chart,
+                    name="observations_chart", in_menu=False)

@@ -106,6 +106,24 @@ EXAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     "HandoverAcknowledged": lambda: {
         "handoverId": "hov-1", "shift": "2026-11-25-day", "acknowledgedAt": AT,
         "acknowledgedBy": "nurse.lee", "acknowledgedByName": "Nurse Lee"},
+    EventType.OBSERVATIONS_RECORDED: lambda: ev.ObservationsRecorded({
+        "observationId": "20261125T140000000000-1a2b3c4d", "takenAt": AT,
+        "respirationRate": 22, "spo2": 94, "onOxygen": False, "oxygenDevice": None,
+        "oxygenFlowLitresPerMin": None, "systolicBp": 104, "diastolicBp": 62, "pulse": 112,
+        "consciousness": "A", "temperature": 38.4, "painScore": 3, "comment": "",
+        "flags": [], "news2": {"score": 7, "risk": "high", "parameterScores": {
+            "respiration_rate": 2, "spo2": 1, "air_or_oxygen": 0, "systolic_bp": 1,
+            "pulse": 2, "consciousness": 0, "temperature": 1}, "complete": True,
+            "missing": [], "scale": 1, "nextDueAt": "2026-11-25T14:30:00+00:00"},
+        "admissionId": "adm-9", "wardId": "MED-1", "bed": "M104", "confirmedBy": "scan",
+        "recordedAt": AT, "recordedBy": "12", "recordedByName": "Nurse Jones"}).payload(),
+    EventType.SPO2_SCALE2_DECIDED: lambda: ev.Spo2Scale2Decided(
+        AT, "7", "Dr Smith", "Hypercapnic respiratory failure: target 88-92 %").payload(),
+    EventType.SPO2_SCALE2_ENDED: lambda: ev.Spo2Scale2Ended(
+        AT, "7", "Dr Smith", "CO2 retention resolved").payload(),
+    EventType.OBSERVATIONS_ESCALATED: lambda: ev.ObservationsEscalated(
+        "20261125T140000000000-1a2b3c4d", "Dr Patel (medical registrar)", AT,
+        "critical-care", "Outreach team attending", "12", "Nurse Jones").payload(),
 }
 
 _NOT_PATIENT = {EventType.REFERENCE_ENTRY_ADDED, EventType.REFERENCE_ENTRY_CHANGED,

@@ -313,6 +313,73 @@ class HandoverAcknowledgedData(_Data):
     acknowledged_by_name: str
 
 
+class News2Data(_Data):
+    score: int | None = Field(description="the total, 0–20; null for an incomplete set")
+    risk: Literal["low", "low-medium", "medium", "high"] | None
+    parameter_scores: dict[str, int] = Field(
+        description="each parameter recorded → its score, 0–3")
+    complete: bool
+    missing: list[str] = Field(description="the scored parameters the set lacks")
+    scale: Literal[1, 2] = Field(description="the SpO2 scale the set was scored on")
+    next_due_at: str | None = Field(description="when the next set is due; null when "
+                                    "incomplete")
+
+
+class ObservationFlag(_Data):
+    field: str
+    message: str
+
+
+class ObservationData(_Record):
+    observation_id: str
+    taken_at: str
+    respiration_rate: int | None = None
+    spo2: int | None = None
+    on_oxygen: bool | None = None
+    oxygen_device: str | None = None
+    oxygen_flow_litres_per_min: float | None = None
+    systolic_bp: int | None = None
+    diastolic_bp: int | None = None
+    pulse: int | None = None
+    consciousness: Literal["A", "C", "V", "P", "U"] | None = None
+    temperature: float | None = Field(None, description="°C")
+    pain_score: int | None = None
+    comment: str = ""
+    flags: list[ObservationFlag] = Field(description="values possible but extreme")
+    news2: News2Data
+    admission_id: str | None = None
+    ward_id: str | None = None
+    bed: str | None = None
+    confirmed_by: str | None = Field(None, description="scan: the wristband was scanned")
+    recorded_at: str
+    recorded_by: str
+    recorded_by_name: str = ""
+
+
+class Spo2Scale2DecidedData(_Data):
+    decided_at: str
+    decided_by: str
+    decided_by_name: str
+    reason: str
+
+
+class Spo2Scale2EndedData(_Data):
+    ended_at: str
+    ended_by: str
+    ended_by_name: str
+    reason: str
+
+
+class ObservationsEscalatedData(_Data):
+    observation_id: str
+    told_whom: str
+    told_at: str
+    response: Literal["reviewed", "plan", "critical-care"]
+    detail: str
+    recorded_by: str
+    recorded_by_name: str
+
+
 # Every event type's data, by its name (a type another change adds names its model here).
 DATA_MODELS: dict[str, type[BaseModel]] = {
     EventType.PATIENT_REGISTERED: PatientRegisteredData,
@@ -343,6 +410,10 @@ DATA_MODELS: dict[str, type[BaseModel]] = {
     "NursesAssigned": NursesAssignedData,
     "HandoverWritten": Handover,
     "HandoverAcknowledged": HandoverAcknowledgedData,
+    EventType.OBSERVATIONS_RECORDED: ObservationData,
+    EventType.SPO2_SCALE2_DECIDED: Spo2Scale2DecidedData,
+    EventType.SPO2_SCALE2_ENDED: Spo2Scale2EndedData,
+    EventType.OBSERVATIONS_ESCALATED: ObservationsEscalatedData,
 }
 
 

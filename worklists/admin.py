@@ -5,6 +5,7 @@ from django.contrib import admin
 from worklists.pages import census as census_views
 from worklists.pages import deadletters as deadletter_views
 from worklists.pages import my_patients as my_patients_views
+from worklists.pages import observations as observation_views
 from worklists.pages import worklists as views
 
 _PAGES = [
@@ -17,6 +18,12 @@ _PAGES = [
     ("Medications due", "worklists/medications-due/", views.medications_due,
      "worklist_meds_due", "read_medications_due",
      "A ward's doses late today, due now or coming up within the hour."),
+    ("Observations due", "worklists/observations-due/", observation_views.observations_due,
+     "worklist_obs_due", "read_observation_worklists",
+     "A ward's patients by when their next observation set is due, overdue first."),
+    ("Patients at risk", "worklists/at-risk/", observation_views.at_risk,
+     "worklist_at_risk", "read_observation_worklists",
+     "NEWS2 medium or high, or a single 3: the trend, and whether anyone was told."),
     ("My patients", "worklists/my-patients/", my_patients_views.my_patients,
      "worklist_my_patients", "read_my_patients",
      "The patients of your beds this shift: doses, results, handover."),

@@ -26,6 +26,7 @@ from patients.api.schemas import Problem, snake_keys
 from patients.persistence import reference
 from worklists.projection.schema import (
     ADMITTED_SORTS,
+    AT_RISK_SORTS,
     ORDER_SORTS,
     REVIEW_SORTS,
     SEARCH_SORTS,
@@ -43,6 +44,7 @@ OrderSort = Literal[tuple(ORDER_SORTS)]  # type: ignore[valid-type]
 SearchSort = Literal[tuple(SEARCH_SORTS)]  # type: ignore[valid-type]
 ReviewSort = Literal[tuple(REVIEW_SORTS)]  # type: ignore[valid-type]
 ResultKind = Literal["", "lab", "imaging"]
+AtRiskSort = Literal[tuple(AT_RISK_SORTS)]  # type: ignore[valid-type]
 
 
 class WorklistPage(Schema):
@@ -254,8 +256,10 @@ def medications_due(request: HttpRequest, ward: Text(40)) -> Any:
 def my_patients_list(request: HttpRequest) -> Any:
     """One item per occupied bed assigned to the calling nurse in each ward's shift on now:
     ``bed``, ``name``, ``allergy`` (has_allergies | no_known_allergies | unknown),
-    ``next_dose_at`` and ``late`` (doses late), ``unread_results`` and ``handover`` (an open
-    handover to acknowledge, or null). The whole list, no paging."""
+    ``next_dose_at`` and ``late`` (doses late), ``unread_results``, ``handover`` (an open
+    handover to acknowledge, or null) and ``news2`` (the stay's latest score: ``score``,
+    ``risk``, ``next_due_at``, ``not_escalated``; null before one). The whole list, no
+    paging."""
     result = read_my_patients(get_store(), str(request.user.pk),
                               tz=timezone.get_current_timezone())
     return _answer(request, [_snake(r) for r in result.rows], continuation=None,
@@ -274,3 +278,32 @@ def results_to_review(request: HttpRequest, kind: ResultKind = "", abnormal: boo
     return _page(request, queries.results_to_review(
         str(request.user.pk), kind=kind, abnormal=abnormal, sort=sort,
         descending=dir == "desc"), page, page_size)
+
+
+@router.get("/observations-due", response={**ANSWERS, 404: Problem},
+            summary="Observation sets due on a ward, overdue first")
+@worklist_read("read_observation_worklists")
+def observations_due(request: HttpRequest, ward: Text(40)) -> Any:
+    """One item per admitted patient of the ward: ``next_due_at`` (from the latest NEWS2
+    score: 12-hourly at 0, 4-hourly when low, hourly at low-medium or medium, every 30
+    minutes when high; the admission's start before the first set), ``overdue`` and
+    ``minutes_late``, the latest ``score`` and ``risk``. Soonest first; the whole list."""
+    if ward not in reference.all_of(get_store(), "Ward"):
+        raise HttpError(404, f"No ward {ward!r}.")
+    result = queries.observations_due(get_store(), ward)
+    return _answer(request, [_snake(r) for r in result.rows], continuation=None,
+                   generation=result.generation, lag=_lag())
+
+
+@router.get("/at-risk", response=ANSWERS,
+            summary="Patients at risk: NEWS2 medium or high, or a single 3")
+@worklist_read("read_observation_worklists")
+def at_risk(request: HttpRequest, department: Text(40), ward: Text(40) = "",
+            sort: AtRiskSort = "score", dir: Dir = "asc", page: PageToken | None = PAGE,
+            page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> Any:
+    """One item per patient of the department (``ward``: of that ward) whose latest score
+    is low-medium, medium or high: ``score``, ``risk``, ``previous_score`` and ``trend``
+    (the change since the set before), ``taken_at``, ``escalated`` (false until someone is
+    told: ``POST /api/v1/patients/{id}/observations/{observation_id}/escalations``)."""
+    return _page(request, queries.at_risk(department, ward=ward, sort=sort,
+                                          descending=dir == "desc"), page, page_size, total)

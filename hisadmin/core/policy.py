@@ -39,6 +39,9 @@ RECORD_ACTIONS: dict[str, tuple[Role, ...]] = {  # the clinical record
     "acknowledge_result": (C,),  # mark a lab or imaging result reviewed
     "write_handover": (N, CN),  # the outgoing nurse's SBAR note on a patient
     "acknowledge_handover": (N, CN),  # the incoming nurse has read it
+    "record_observations": (C, N, CN),  # a set of vital signs, scored (NEWS2)
+    "decide_spo2_scale": (C,),  # SpO2 scale 2 (target 88-92 %) started or ended
+    "escalate_observations": (C, N, CN),  # who was told of a score, and the response
 }
 WORKLIST_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_worklists": (K, C, N),  # admitted patients, name search
@@ -47,6 +50,7 @@ WORKLIST_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_results_to_review": (C,),  # the results of one's own orders, not yet acknowledged
     "read_my_patients": (N, CN),  # the patients of one's beds this shift
     "read_census": (K, C, N, CN, A),  # a ward's midnight census and occupancy over days
+    "read_observation_worklists": (C, N, CN),  # observations due, patients at risk
 }
 REFERENCE_ACTIONS: dict[str, tuple[Role, ...]] = {
     "read_reference": (K, C, N),  # coded reference data: medications, allergens, lab tests

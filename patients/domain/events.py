@@ -45,6 +45,11 @@ class EventType(StrEnum):
     # shift handover of one patient (in the patient's stream)
     HANDOVER_WRITTEN = "HandoverWritten"
     HANDOVER_ACKNOWLEDGED = "HandoverAcknowledged"
+    # observations and their early-warning score (in the patient's stream)
+    OBSERVATIONS_RECORDED = "ObservationsRecorded"
+    SPO2_SCALE2_DECIDED = "Spo2Scale2Decided"
+    SPO2_SCALE2_ENDED = "Spo2Scale2Ended"
+    OBSERVATIONS_ESCALATED = "ObservationsEscalated"
 
 
 # What the audit trail calls each event.
@@ -77,6 +82,10 @@ EVENT_LABELS: dict[EventType, str] = {
     EventType.NURSES_ASSIGNED: "Nurses assigned",
     EventType.HANDOVER_WRITTEN: "Handover written",
     EventType.HANDOVER_ACKNOWLEDGED: "Handover acknowledged",
+    EventType.OBSERVATIONS_RECORDED: "Observations recorded",
+    EventType.SPO2_SCALE2_DECIDED: "SpO2 scale 2 decided",
+    EventType.SPO2_SCALE2_ENDED: "SpO2 scale 2 ended",
+    EventType.OBSERVATIONS_ESCALATED: "Early warning score escalated",
 }
 
 # The event that places an order of each kind.
@@ -445,3 +454,68 @@ class HandoverAcknowledged(Event):
         return {"handoverId": self.handover_id, "shift": self.shift,
                 "acknowledgedAt": self.acknowledged_at, "acknowledgedBy": self.acknowledged_by,
                 "acknowledgedByName": self.acknowledged_by_name}
+
+
+@dataclass(frozen=True)
+class ObservationsRecorded(Event):
+    """An observation set as kept on the record (``observationId``, ``takenAt``, the values
+    of :data:`patients.domain.observations.FIELDS` in camelCase, ``flags``, ``news2``:
+    ``{score, risk, parameterScores, complete, missing, scale, nextDueAt}``, ``wardId``,
+    ``bed``, ``recordedAt``, ``recordedBy``, ``recordedByName``)."""
+
+    type = EventType.OBSERVATIONS_RECORDED
+    observation: dict[str, Any]
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.observation)
+
+
+@dataclass(frozen=True)
+class Spo2Scale2Decided(Event):
+    """A clinician prescribed a target SpO2 of 88–92 %: sets are scored on SpO2 scale 2 from
+    now until the decision is ended."""
+
+    type = EventType.SPO2_SCALE2_DECIDED
+    decided_at: str
+    decided_by: str
+    decided_by_name: str
+    reason: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"decidedAt": self.decided_at, "decidedBy": self.decided_by,
+                "decidedByName": self.decided_by_name, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Spo2Scale2Ended(Event):
+    """The scale 2 decision ended by a clinician: sets are scored on scale 1 again."""
+
+    type = EventType.SPO2_SCALE2_ENDED
+    ended_at: str
+    ended_by: str
+    ended_by_name: str
+    reason: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"endedAt": self.ended_at, "endedBy": self.ended_by,
+                "endedByName": self.ended_by_name, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ObservationsEscalated(Event):
+    """A nurse told someone of a set's score: who (``toldWhom``), when (``toldAt``) and the
+    response (``response``: reviewed | plan | critical-care, ``detail``)."""
+
+    type = EventType.OBSERVATIONS_ESCALATED
+    observation_id: str
+    told_whom: str
+    told_at: str
+    response: str
+    detail: str
+    recorded_by: str
+    recorded_by_name: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"observationId": self.observation_id, "toldWhom": self.told_whom,
+                "toldAt": self.told_at, "response": self.response, "detail": self.detail,
+                "recordedBy": self.recorded_by, "recordedByName": self.recorded_by_name}

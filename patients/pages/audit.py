@@ -10,6 +10,8 @@ from cosmos_backend.store import DocumentStore
 from hisadmin.core.local_time import human_time
 from patients.domain.errors import InvalidInput
 from patients.domain.events import EVENT_LABELS, EventType
+from patients.domain.observation_summary import ESCALATION_RESPONSES
+from patients.domain.observations import RISK_LABELS
 from patients.domain.records import (
     CRITICALITY_LABELS,
     DISPOSITION_LABELS,
@@ -111,6 +113,14 @@ def _flags(d: Data, n: Names) -> str:
     return ", ".join(out) if out else "all within range"
 
 
+def _observations(d: Data) -> str:
+    news2 = d.get("news2") or {}
+    if not news2.get("complete"):
+        return "Observations recorded (incomplete set, not scored)"
+    return (f"Observations recorded: NEWS2 {news2.get('score')}, "
+            f"{label(RISK_LABELS, news2.get('risk') or '').lower()} risk")
+
+
 _LINES: dict[str, Line] = {
     EventType.PATIENT_REGISTERED: lambda d, n: (
         f"Registered {d.get('familyName', '').upper()}, "
@@ -143,6 +153,18 @@ _LINES: dict[str, Line] = {
     EventType.HANDOVER_ACKNOWLEDGED: lambda d, n: (
         f"Handover for {_shift(d['shift'])} acknowledged"
         + (f" by {d['acknowledgedByName']}" if d.get("acknowledgedByName") else "")
+    ),
+    EventType.OBSERVATIONS_RECORDED: lambda d, n: _observations(d),
+    EventType.SPO2_SCALE2_DECIDED: lambda d, n: (
+        f"SpO2 scale 2 (target 88–92 %) decided by {d.get('decidedByName')}: {d.get('reason')}"
+    ),
+    EventType.SPO2_SCALE2_ENDED: lambda d, n: (
+        f"SpO2 scale 2 ended by {d.get('endedByName')}: {d.get('reason')}"
+    ),
+    EventType.OBSERVATIONS_ESCALATED: lambda d, n: (
+        f"Score escalated to {d.get('toldWhom')}: "
+        + label(ESCALATION_RESPONSES, d.get("response") or "").lower()
+        + (f" ({d['detail']})" if d.get("detail") else "")
     ),
     EventType.ADMISSION_ENDED: lambda d, n: (
         (DISCHARGED_TO.get(d.get("disposition") or "")

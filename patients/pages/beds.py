@@ -199,6 +199,7 @@ def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
         "metrics": ward_metrics(board),
         "department_name": _name(departments, ward.get("departmentId")),
         "can_clean": policy.allows(request.user, "clean_bed"),
+        "can_observe": policy.allows(request.user, "record_observations"),
         "pick": pick,
         "switch": switch,
         "refresh": REFRESH_SECONDS,

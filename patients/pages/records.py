@@ -51,6 +51,7 @@ from patients.pages import beds as beds_pages
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 from patients.pages.handover_notes import chart_handovers
 from patients.pages.labels import label_allergy
+from patients.pages.observation_chart import chart_observations
 from patients.pages.scan import ScanFindForm
 from patients.persistence import queries, reference
 
@@ -226,6 +227,7 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context["can_read_access_log"] = policy.allows(user, "read_access_log")
     context["can_print_wristband"] = policy.allows(user, "print_wristband")
     context["handover"] = chart_handovers(patient_id, user)
+    context["obs"] = chart_observations(patient_id, user)
     if context["active_admission"] is not None and policy.allows(user, "discharge"):
         context["discharge_form"] = DischargeForm(
             initial={"etag": context["active_admission"]["etag"]})

@@ -28,7 +28,7 @@ RUN_AXE = """async () => {
 
 
 def _pages(pid: str, free_pid: str, orders: dict[str, str]) -> dict[str, list[str]]:
-    """The pages each role works on (their paths): 20 kinds of page, some seen by two roles."""
+    """The pages each role works on (their paths): 24 kinds of page, some seen by two roles."""
     chart = f"/admin/patients/{pid}/"
     order = f"{chart}orders/{orders['medication']}/"
     return {
@@ -39,9 +39,11 @@ def _pages(pid: str, free_pid: str, orders: dict[str, str]) -> dict[str, list[st
         "clinician": ["/admin/", "/admin/worklists/orders/", "/admin/worklists/my-orders/",
                       "/admin/worklists/results-to-review/", chart,
                       f"{chart}orders/new/medication/", order,
-                      f"{chart}orders/{orders['lab']}/results/", f"{chart}mar/"],
+                      f"{chart}orders/{orders['lab']}/results/", f"{chart}mar/",
+                      "/admin/worklists/at-risk/", f"{chart}spo2-scale/"],
         "nurse": ["/admin/", "/admin/worklists/medications-due/", f"{chart}mar/", order,
-                  "/admin/wards/MED-1/", f"{order}administer/"],
+                  "/admin/wards/MED-1/", f"{order}administer/", f"{chart}observations/new/",
+                  "/admin/worklists/observations-due/"],
         "admin": ["/admin/", "/admin/reference/", "/admin/reference/Medication/",
                   "/admin/webhooks/", "/admin/access-log/", f"{chart}access/",
                   "/admin/auth/user/"],

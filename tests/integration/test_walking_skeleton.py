@@ -133,6 +133,34 @@ def test_it_keeps_medications_due_and_results_to_review_through_the_relay(
     wait_for(lambda: not reviews(), timeout=15, what="the acknowledged result to leave")
 
 
+def test_it_keeps_patients_at_risk_through_the_relay(clerk_api: Client) -> None:
+    """An observation set and its escalation travel relay → Redis → Celery → view rows."""
+    nurse = _client("nurse", "nurse-obs-it")
+    J = "application/json"
+    pid = clerk_api.post("/api/v1/patients", {"given_name": "Ola", "family_name": "Vitals",
+                                              "birth_date": "1950-05-05"},
+                         content_type=J).json()["id"]
+    clerk_api.post(f"/api/v1/patients/{pid}/admissions", {
+        "department_id": "MED", "ward_id": "MED-1", "reason": "Sepsis"}, content_type=J)
+    recorded = nurse.post(f"/api/v1/patients/{pid}/observations", {
+        "respiration_rate": 26, "spo2": 91, "on_oxygen": True, "oxygen_device": "nasal",
+        "oxygen_flow_l_min": "2", "systolic_bp": 98, "diastolic_bp": 55, "pulse": 124,
+        "consciousness": "A", "temperature": "38,9"}, content_type=J)
+    assert recorded.status_code == 201, recorded.content
+    oid = recorded.json()["observation_id"]
+
+    def at_risk() -> list:
+        items = nurse.get("/api/v1/worklists/at-risk", {"department": "MED"}).json()["items"]
+        return [i for i in items if i["patient_id"] == pid]
+
+    [row] = wait_for(at_risk, timeout=15, what="the patient in Patients at risk")
+    assert row["risk"] == "high" and row["escalated"] is False
+    assert nurse.post(f"/api/v1/patients/{pid}/observations/{oid}/escalations", {
+        "told_whom": "Outreach", "response": "critical-care"}, content_type=J).status_code == 201
+    wait_for(lambda: [r for r in at_risk() if r["escalated"]], timeout=15,
+             what="the escalation on Patients at risk")
+
+
 def test_a_read_with_the_commands_consistency_token_always_sees_the_write(
         clerk_api: Client) -> None:
     """Through the real relay and worker: no waiting loop in the client, the token does it."""

@@ -55,7 +55,7 @@ def test_it_puts_a_patient_in_a_bed_in_the_wards_bucket_indexed_by_bed() -> None
     assert (row.bucket, row.row_id, row.query["QueryBed"]) == ("CARD-1", "p1", "B3")
     assert row.contents | {"doses": None} == {
         "patientId": "p1", "wardId": "CARD-1", "bed": "B3", "name": "IBÁÑEZ, Inés",
-        "allergy": "unknown", "doses": None, "unreadResults": 0, "handovers": []}
+        "allergy": "unknown", "doses": None, "unreadResults": 0, "handovers": [], "news2": None}
 
 
 def test_it_has_no_row_without_a_bed_or_after_discharge() -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from hisadmin.core import consumers
 from patients.domain.events import ORDER_PLACED, EventType
-from tests.unit.worklist_events import T0, History, source_record
+from tests.unit.worklist_events import T0, History, source_args
 from worklists.delivery.relay import consumer_publisher
 from worklists.delivery.tasks import QUEUE, TASK
 from worklists.persistence.feed import EventRef
@@ -26,6 +26,7 @@ from worklists.projection.rows import (
     MY_ORDERS,
     MY_PATIENTS,
     NAMES,
+    OBS_DUE,
     ORDERS,
     REVIEWS,
     name_bucket,
@@ -60,7 +61,7 @@ def test_it_lists_an_admitted_patient_in_census_search_my_patients_and_no_order_
     h._admit(random.Random(1))
     rows = rows_for(fold_all(h.events))
     views = sorted(k[0] for k in rows)
-    assert views == [ADMITTED, BIRTHS, CENSUS, MY_PATIENTS, NAMES]
+    assert views == [ADMITTED, BIRTHS, CENSUS, MY_PATIENTS, NAMES, OBS_DUE]
     census = next(r for r in rows.values() if r.view == ADMITTED)
     assert census.contents["name"] == "IBÁÑEZ, Inés"
     assert census.query["QueryName"] == "IBANEZ INES"
@@ -111,7 +112,7 @@ def test_it_buckets_names_by_their_first_two_folded_letters() -> None:
 def test_it_builds_the_same_state_from_the_source_record_as_from_events(seed: int,
                                                                       length: int) -> None:
     truth = fold_all(history(seed, length).events)
-    assert from_source("p1", truth.seq, *source_record(truth)) == truth
+    assert from_source("p1", truth.seq, *source_args(truth)) == truth
 
 
 @settings(max_examples=200, deadline=None)
@@ -130,7 +131,7 @@ def test_it_converges_to_in_order_views_whatever_the_delivery(seed: int, length:
     for i in deliveries:
         committed = max(committed, i + 1)  # an event is relayed only once committed
         state, _ = step(state, events[i],
-                        lambda n=committed: from_source("p1", n, *source_record(fold_all(events[:n]))))
+                        lambda n=committed: from_source("p1", n, *source_args(fold_all(events[:n]))))
     truth = fold_all(events)
     assert state == truth
     assert rows_for(state) == rows_for(truth)

@@ -6,7 +6,7 @@ import random
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from patients.domain import mar
+from patients.domain import mar, observations
 from patients.domain.events import ORDER_PLACED, EventType
 from patients.domain.orders import Order
 from patients.domain.records import Admission, AdmissionStatus, Patient
@@ -43,7 +43,8 @@ class History:
         if self.admission is None:
             choices += ["admit", "admit"]
         else:
-            choices += ["transfer", "discharge", "prescribe", "prescribe"]
+            choices += ["transfer", "discharge", "prescribe", "prescribe", "observe",
+                        "observe", "escalate", "scale"]
             if self.orders:
                 choices += ["assign", "unassign", "progress", "progress"]
             if any(k == "medication" for k in self.orders.values()):
@@ -72,6 +73,37 @@ class History:
         dept = rnd.choice(["CARD", "MED"])
         self.add(EventType.PATIENT_TRANSFERRED, {"admissionId": self.admission, "toWard": f"{dept}-2",
                                         "toBed": None, "toDepartment": dept, "at": T0})
+
+    def _observe(self, rnd: random.Random) -> None:
+        """A set scored as the use case scores it: complete or partial, any risk, taken
+        now or entered late (an earlier time)."""
+        values = {"respiration_rate": rnd.choice([8, 16, 22, 26]), "spo2": rnd.choice([90, 95, 98]),
+                  "on_oxygen": rnd.choice([False, True]), "systolic_bp": rnd.choice([95, 120]),
+                  "pulse": rnd.choice([45, 80, 120]), "consciousness": rnd.choice("AAAV"),
+                  "temperature": rnd.choice([35.0, 37.0, 39.5])}
+        if rnd.random() < 0.3:
+            values.pop(rnd.choice(list(values)))
+        taken = datetime.fromisoformat(T0) + timedelta(minutes=rnd.choice([-30, 0, 1]) + self.n)
+        news2 = observations.news2(values, taken_at=taken)
+        self.last_set = f"s{self.n}"
+        self.add(EventType.OBSERVATIONS_RECORDED, {
+            "observationId": self.last_set, "takenAt": taken.isoformat(),
+            "admissionId": self.admission, "news2": news2.as_json(), "flags": [],
+            **{observations.STORED[k]: v for k, v in values.items()}})
+
+    def _escalate(self, rnd: random.Random) -> None:
+        self.add(EventType.OBSERVATIONS_ESCALATED, {
+            "observationId": getattr(self, "last_set", "none"), "toldWhom": "Dr Who",
+            "toldAt": T0, "response": "plan", "detail": "", "recordedBy": "8",
+            "recordedByName": "N"})
+
+    def _scale(self, rnd: random.Random) -> None:
+        if rnd.random() < 0.5:
+            self.add(EventType.SPO2_SCALE2_DECIDED, {"decidedAt": T0, "decidedBy": "7",
+                                                     "decidedByName": "Dr", "reason": "COPD"})
+        else:
+            self.add(EventType.SPO2_SCALE2_ENDED, {"endedAt": T0, "endedBy": "7",
+                                                   "endedByName": "Dr", "reason": "better"})
 
     def _discharge(self, rnd: random.Random) -> None:
         self.add(EventType.ADMISSION_ENDED, {"admissionId": self.admission, "disposition": "home",
@@ -203,3 +235,9 @@ def source_record(state: PatientState) -> Record:
                                  "resultedByName": r["resultedByName"]}},
             status="completed"))
     return patient, admissions, orders
+
+
+def source_args(state: PatientState) -> tuple[Any, ...]:
+    """``from_source``'s arguments after the sequence for ``state``'s record: the record's
+    observation summary is the one its commands kept (the same follow functions)."""
+    return (*source_record(state), None, (), state.observations)

@@ -114,9 +114,17 @@ def demo_world(
         content_type=J,
     )
     assert handover.status_code == 201, handover.content
+    observation = nurse.post(
+        f"/api/v1/patients/{pid}/observations",
+        {"respiration_rate": 24, "spo2": 93, "on_oxygen": False, "systolic_bp": 105,
+         "diastolic_bp": 60, "pulse": 112, "consciousness": "A", "temperature": 38.3},
+        content_type=J,
+    )
+    assert observation.status_code == 201, observation.content
     drain_worklists()  # the worklists list them (and link to their charts)
     return {"patient_id": pid, "other_patient": other, "allergy_id": allergy,
-            "handover": handover.json()["id"], **orders}
+            "handover": handover.json()["id"],
+            "observation": observation.json()["observation_id"], **orders}
 
 
 def _admin_routes() -> list[str]:
@@ -161,6 +169,7 @@ def registered_urls(w: dict[str, str]) -> Iterator[str]:
         "ward_id": "MED-1",
         "bed": "M101",
         "handover_id": w["handover"],  # POST only: a GET goes back to the chart
+        "observation_id": w["observation"],
         "subscription_id": "no-such-subscription",  # a webhook's pages answer 404, not 500
         "destination_id": "no-such-destination",  # an HL7 destination's pages: 404, not 500
     }

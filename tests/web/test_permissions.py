@@ -26,7 +26,10 @@ def record(api_client, reference_data) -> dict[str, str]:
                      content_type=J).json()
     allergy = doc.post(f"/api/v1/patients/{pid}/allergies", {"substance": "Latex",
                        "severity": "mild"}, content_type=J).json()["allergies"][0]
-    return {"pid": pid, "oid": order["order_id"], "aid": allergy["allergy_id"]}
+    observation = doc.post(f"/api/v1/patients/{pid}/observations", {"pulse": 120},
+                           content_type=J).json()
+    return {"pid": pid, "oid": order["order_id"], "aid": allergy["allergy_id"],
+            "obsid": observation["observation_id"]}
 
 
 def api_calls(r: dict[str, str]) -> dict[str, Callable[[Client], object]]:
@@ -59,6 +62,13 @@ def api_calls(r: dict[str, str]) -> dict[str, Callable[[Client], object]]:
             "situation": "s", "background": "b", "assessment": "a", "recommendation": "r"},
             content_type=J),
         "acknowledge_handover": lambda c: c.post(f"{p}/handovers/2026-01-01-day/acknowledge"),
+        "record_observations": lambda c: c.post(f"{p}/observations", {"pulse": 80},
+                                                content_type=J),
+        "decide_spo2_scale": lambda c: c.post(f"{p}/spo2-scale", {"scale": 1, "reason": "r"},
+                                              content_type=J),
+        "escalate_observations": lambda c: c.post(
+            f"{p}/observations/{r['obsid']}/escalations",
+            {"told_whom": "Dr X", "response": "plan"}, content_type=J),
     }
 
 
@@ -88,6 +98,9 @@ PAGES = {  # command → the page that runs it (GET shows the form, POST submits
     "administer": "/admin/patients/{pid}/orders/{oid}/administer/",
     "read": "/admin/patients/{pid}/",
     "write_handover": "/admin/patients/{pid}/handovers/new/",
+    "record_observations": "/admin/patients/{pid}/observations/new/",
+    "decide_spo2_scale": "/admin/patients/{pid}/spo2-scale/",
+    "escalate_observations": "/admin/patients/{pid}/observations/{obsid}/escalate/",
 }
 POST_ONLY = {  # commands behind buttons on the chart
     "discharge": "/admin/patients/{pid}/discharge/",
@@ -132,6 +145,7 @@ OTHER_PAGES = {  # worklist and administration actions → a page each guards
     "read_results_to_review": "/admin/worklists/results-to-review/",
     "read_my_patients": "/admin/worklists/my-patients/",
     "read_census": "/admin/worklists/census/?ward=MED-1",
+    "read_observation_worklists": "/admin/worklists/at-risk/",
     "manage_reference_data": "/admin/reference/",
     "manage_dead_letters": "/admin/worklists/dead-letters/",
     "read_access_log": "/admin/access-log/",
@@ -144,6 +158,7 @@ OTHER_API = {
     "read_results_to_review": "/api/v1/worklists/results-to-review",
     "read_my_patients": "/api/v1/worklists/my-patients",
     "read_census": "/api/v1/wards/census?ward=MED-1",
+    "read_observation_worklists": "/api/v1/worklists/at-risk?department=MED",
     "read_reference": "/api/v1/reference/medications",
 }
 

@@ -13,7 +13,11 @@ from hisadmin.core.local_time import human_time
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain.errors import DomainError
-from patients.domain.records import allergies_in_words, allergy_names
+from patients.domain.observations import RISK_LABELS, Risk
+from patients.domain.records import (
+    allergies_in_words,
+    allergy_names,
+)
 from patients.domain.shifts import Shift
 from patients.persistence import handovers, queries
 from worklists.pages.worklists import Column, Page, RowAction, _render
@@ -74,6 +78,15 @@ def _taken_by(store: Any, row: dict[str, Any]) -> str | None:
     return None
 
 
+def _news2(row: dict[str, Any]) -> str:
+    badge = row.get("news2")
+    if not badge:
+        return "No score yet"
+    label = RISK_LABELS[Risk(badge["risk"])]
+    return (f"{badge['score']} {label}" + (", not escalated" if badge.get("notEscalated")
+                                           else "") + f"; next set {human_time(badge['nextDueAt'])}")
+
+
 COLUMNS = [
     Column("Bed", lambda r: f"{r['wardName']} · {r['bed']}"),
     Column("Name", lambda r: r["name"], link=True),
@@ -82,6 +95,7 @@ COLUMNS = [
     Column("Late doses", lambda r: r["late"] or "None"),
     Column("Results not yet seen", lambda r: r["unreadResults"] or "None"),
     Column("Handover", _handover, href=_handover_href),
+    Column("NEWS2", lambda r: _news2(r)),
 ]
 
 
@@ -89,7 +103,9 @@ COLUMNS = [
 def my_patients(request: HttpRequest) -> HttpResponse:
     page = Page("My patients", "worklist_my_patients", COLUMNS, [], None, "",
                 [RowAction("Write handover", lambda r: reverse(
-                    "admin:handover_new", args=[r["patientId"]]), "write_handover")],
+                    "admin:handover_new", args=[r["patientId"]]), "write_handover"),
+                 RowAction("Record observations", lambda r: reverse(
+                     "admin:observations_new", args=[r["patientId"]]), "record_observations")],
                 empty="No beds are assigned to you this shift; the nurse in charge assigns "
                       "them on the bed board.",
                 intro="The patients of the beds assigned to you this shift.")

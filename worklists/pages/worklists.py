@@ -319,18 +319,27 @@ def _per_department(departments: list[tuple[str, str]], chosen: str,
     return _one(build(chosen))
 
 
+def department_and_ward(request: HttpRequest
+                        ) -> tuple[list[tuple[str, str]], str, str, list[Filter]]:
+    """The department choices, the chosen department and ward (a ward of another
+    department is dropped), and the two filters that choose them."""
+    departments, department = _departments(request)
+    every_ward = reference.all_of(get_store(), "Ward")
+    wards = [(code, w["name"]) for code, w in every_ward.items()
+             if department in (ALL_DEPARTMENTS, w.get("departmentId"))]
+    ward = request.GET.get("ward", "")
+    ward = ward if ward in {code for code, _ in wards} else ""
+    return departments, department, ward, [
+        Filter("department", "Department", departments, department, blank=None),
+        Filter("ward", "Ward", wards, ward, blank="All wards", accepts=frozenset(every_ward))]
+
+
 @requires("read_worklists")
 def admitted_patients(request: HttpRequest) -> HttpResponse:
-    departments, department = _departments(request)
-    wards = [(code, w["name"]) for code, w in reference.all_of(get_store(), "Ward").items()
-             if department in (ALL_DEPARTMENTS, w.get("departmentId"))]
+    departments, department, ward, filters = department_and_ward(request)
     g = request.GET
-    ward = g.get("ward", "") if g.get("ward", "") in {code for code, _ in wards} else ""
-    page = Page("Admitted patients", "worklist_admitted", ADMITTED_COLUMNS, [
-        Filter("department", "Department", departments, department, blank=None),
-        Filter("ward", "Ward", wards, ward, blank="All wards",
-               accepts=frozenset(reference.all_of(get_store(), "Ward"))),
-    ], "Name starts with… or MRN", "bed")
+    page = Page("Admitted patients", "worklist_admitted", ADMITTED_COLUMNS, filters,
+                "Name starts with… or MRN", "bed")
     return _render(request, page, _per_department(departments, department, lambda d: (
         queries.admitted(d, ward=ward, q=g.get("q", ""), sort=g.get("sort", "bed"),
                          descending=g.get("dir") == "desc"))))
@@ -490,6 +499,15 @@ def _nurse_ward(request: HttpRequest, known: set[str]) -> str:
     return (assigned_ward(store, user, now, tz, known)
             or (remembered if remembered in known else None)
             or assigned_ward(store, user, now, tz, known, last_shift=True) or "")
+
+
+def ward_filter(request: HttpRequest) -> tuple[str, Filter]:
+    """The chosen ward (an unknown one: the first) and the filter that chooses it: a
+    ward's list always shows one ward."""
+    wards = _wards()
+    ward = request.GET.get("ward", "")
+    ward = ward if ward in {code for code, _ in wards} else (wards[0][0] if wards else "")
+    return ward, Filter("ward", "Ward", wards, ward, blank=None)
 
 
 @requires("read_medications_due")

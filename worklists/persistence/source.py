@@ -20,4 +20,4 @@ def read_source(store: DocumentStore, patient_id: str) -> PatientState:
         hours = {code: float(f.get("hours") or 0)
                  for code, f in reference.all_of(store, "Frequency").items()}
     return from_source(patient_id, record.seq, record.patient, record.admissions,
-                       record.orders, hours, record.handovers)
+                       record.orders, hours, record.handovers, record.observations)

@@ -3,7 +3,8 @@
 Buckets keep every view partition bounded (see docs/worklists.md): the census by
 department, active orders by ordering department, "my orders" by assignee, name search by
 the first two letters of the folded name, scheduled medications by ward, results to review
-by ordering clinician, "my patients" by ward (the nurse's beds are joined when read).
+by ordering clinician, "my patients" by ward (the nurse's beds are joined when read),
+observations due by ward, patients at risk by department.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import unicodedata
 from typing import Any
 
 from patients.domain import mar
+from patients.domain import observation_summary as observed
 from patients.domain.records import allergy_status
 from worklists.projection.census import census_rows
 from worklists.projection.state import PatientState, Row, RowKey
@@ -25,6 +27,8 @@ MEDS_DUE = "MedsDue"
 REVIEWS = "Reviews"
 BIRTHS = "Births"
 MY_PATIENTS = "MyPatients"
+OBS_DUE = "ObsDue"
+AT_RISK = "AtRisk"
 # What a "My patients" row keeps of each "Medications due" row of the patient: the course
 # and the dose times answered, so the reader works out the next dose and the late ones on
 # the clock (worklists.projection.due), as Medications due does.
@@ -172,9 +176,65 @@ def my_patients_row(state: PatientState, person: dict, pq: dict, meds: list[Row]
     contents = {"patientId": state.patient_id, "wardId": adm["wardId"], "bed": adm["bed"],
                 "name": person["name"], "allergy": str(status),
                 "doses": [{n: m.contents.get(n) for n in DOSE_FIELDS} for m in meds],
-                "unreadResults": len(state.reviews), "handovers": notes}
+                "unreadResults": len(state.reviews), "handovers": notes,
+                "news2": _news2_badge(state)}
     query = {"QueryName": pq["QueryName"], "QueryBed": adm["bed"]}
     return Row(MY_PATIENTS, str(adm["wardId"]), state.patient_id, contents, query)
+
+
+def _news2_badge(state: PatientState) -> dict[str, Any] | None:
+    """What a bed's NEWS2 badge says: the latest score of this stay, its risk, when the next
+    set is due and whether a score that needs it was escalated (None: no score yet)."""
+    scored = _scored(state)
+    if scored is None:
+        return None
+    return {"score": scored["score"], "risk": scored["risk"], "nextDueAt": scored["nextDueAt"],
+            "notEscalated": observed.needs_escalation(scored)}
+
+
+def _scored(state: PatientState) -> dict[str, Any] | None:
+    """The latest scored set of this admission (one of an earlier stay does not count)."""
+    adm, summary = state.admission, state.observations or {}
+    scored = summary.get("scored")
+    if adm is None or not scored or scored.get("admissionId") != adm["admissionId"]:
+        return None
+    return scored
+
+
+def observation_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
+    """Observations due: every admitted patient in their ward's bucket, by the next set's
+    due time (the latest scored set's; the admission's start before the first). Patients
+    at risk: a scored set of low-medium, medium or high risk, in the department's bucket,
+    with the previous score (the trend) and whether anyone has been told."""
+    adm = state.admission
+    if adm is None:
+        return []
+    loc = _location(adm)
+    summary = state.observations or {}
+    scored = _scored(state)
+    where = {"wardId": loc["wardId"], "bed": loc["bed"], "departmentId": adm["departmentId"]}
+    due = scored["nextDueAt"] if scored else adm["startedAt"]
+    contents = {**person, **where, "nextDueAt": due, "admittedAt": adm["startedAt"],
+                "score": scored["score"] if scored else None,
+                "risk": scored["risk"] if scored else None,
+                "takenAt": scored["takenAt"] if scored else None,
+                "lastTakenAt": summary.get("lastTakenAt"),
+                "lastComplete": summary.get("lastComplete"),
+                "scale2": bool(summary.get("scale2"))}
+    rows = [Row(OBS_DUE, str(loc["wardId"]), state.patient_id, contents,
+                {**pq, "QueryBed": loc["QueryBed"], "QueryNextDue": due})]
+    if observed.at_risk(scored):
+        escalation = scored.get("escalation")
+        previous = summary.get("previousScore")
+        risk = {**contents, "observationId": scored["observationId"],
+                "previousScore": previous,
+                "trend": None if previous is None else scored["score"] - previous,
+                "singleThree": bool(scored.get("singleThree")),
+                "escalated": escalation is not None, "escalation": escalation}
+        rows.append(Row(AT_RISK, str(adm["departmentId"]), state.patient_id, risk,
+                        {**pq, "QueryWard": loc["wardId"], "QueryBed": loc["QueryBed"],
+                         "QueryScore": scored["score"], "QueryTakenAt": scored["takenAt"]}))
+    return rows
 
 
 def review_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
@@ -232,5 +292,6 @@ def rows_for(state: PatientState) -> dict[RowKey, Row]:
     if mine is not None:
         rows.append(mine)
     rows.extend(review_rows(state, person, pq))
+    rows.extend(observation_rows(state, person, pq))
     rows.extend(census_rows(state))
     return {row.key: row for row in rows}

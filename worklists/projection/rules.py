@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from patients.domain import observation_summary as observed
 from patients.domain.events import ORDER_PLACED, REPAIRABLE_ORDER_FIELDS, EventType
 from patients.domain.orders import ACTIVE, ORDER_STATUS_AFTER, Order, OrderStatus
 from patients.domain.records import Admission, AdmissionStatus, Patient, active_allergies
@@ -137,7 +138,30 @@ ALLERGY_EVENTS = frozenset({EventType.ALLERGY_ADDED, EventType.ALLERGY_REMOVED,
 HANDOVER_EVENTS = frozenset({EventType.HANDOVER_WRITTEN, EventType.HANDOVER_ACKNOWLEDGED})
 
 
+def _observed(state: PatientState, etype: str, data: dict[str, Any]) -> PatientState:
+    """The observations' summary, as the record's own commands move it."""
+    summary = state.observations
+    if etype == EventType.OBSERVATIONS_RECORDED:
+        if not data.get("observationId") or not data.get("takenAt"):
+            raise NeedsSource("an observation set without its id or time")
+        summary = observed.follow_set(summary, data)
+    elif etype == EventType.OBSERVATIONS_ESCALATED:
+        summary = observed.follow_escalation(summary, data)
+    elif etype == EventType.SPO2_SCALE2_DECIDED:
+        summary = observed.follow_scale(summary, data)
+    else:
+        summary = observed.follow_scale(summary, None)
+    return replace(state, observations=summary)
+
+
+OBSERVATION_EVENTS = frozenset({EventType.OBSERVATIONS_RECORDED,
+                                EventType.OBSERVATIONS_ESCALATED,
+                                EventType.SPO2_SCALE2_DECIDED, EventType.SPO2_SCALE2_ENDED})
+
+
 def _apply(state: PatientState, etype: str, data: dict[str, Any]) -> PatientState:
+    if etype in OBSERVATION_EVENTS:
+        return _observed(state, etype, data)
     if etype in ALLERGY_EVENTS:
         return _allergy(state, etype, data)
     if etype in HANDOVER_EVENTS:
@@ -255,10 +279,12 @@ def _pending_review(o: Order) -> dict[str, Any] | None:
 def from_source(patient_id: str, seq: int, patient: Patient | None,
                 admissions: Iterable[Admission], orders: Iterable[Order],
                 frequency_hours: Mapping[str, float] | None = None,
-                handovers: Iterable[Mapping[str, Any]] = ()) -> PatientState:
+                handovers: Iterable[Mapping[str, Any]] = (),
+                observations: Mapping[str, Any] | None = None) -> PatientState:
     """The state as of ``seq`` from the record: the patient (and their allergy flag's
     inputs), the active admission, the active orders of that admission (or of none),
-    results not yet acknowledged, and handover notes not yet acknowledged.
+    results not yet acknowledged, handover notes not yet acknowledged, and the
+    observations' summary as the record keeps it.
     ``frequency_hours``: hours per frequency code, for medication orders placed before
     orders carried their own."""
     person = None if patient is None else _patient(patient)
@@ -282,7 +308,8 @@ def from_source(patient_id: str, seq: int, patient: Patient | None,
                         orders=active, reviews=reviews, stays=census.stays_of(admissions),
                         allergy_ids=allergy_ids,
                         no_known_allergies=bool(patient and patient.no_known_allergies),
-                        handovers=notes)
+                        handovers=notes,
+                        observations=None if observations is None else dict(observations))
 
 
 Outcome = str  # "applied" | "duplicate" | "rebuilt"

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from worklists.projection.rows import (
     ADMITTED,
+    AT_RISK,
     BIRTHS,
     MEDS_DUE,
     MY_ORDERS,
     MY_PATIENTS,
     NAMES,
+    OBS_DUE,
     ORDERS,
     REVIEWS,
 )
@@ -36,6 +38,9 @@ SEARCH_SORTS: dict[str, tuple[str, bool]] = {
     "sex": ("QuerySex", False),
 }
 MEDS_DUE_SORTS: dict[str, tuple[str, bool]] = {"due": ("QueryNextDue", False)}
+OBS_DUE_SORTS: dict[str, tuple[str, bool]] = {"due": ("QueryNextDue", False)}
+AT_RISK_SORTS: dict[str, tuple[str, bool]] = {
+    "score": ("QueryScore", True), "taken": ("QueryTakenAt", True), "bed": ("QueryBed", False)}
 MY_PATIENTS_SORTS: dict[str, tuple[str, bool]] = {"bed": ("QueryBed", False)}
 REVIEW_SORTS: dict[str, tuple[str, bool]] = {
     "resulted": ("QueryResultedAt", True), "abnormal": ("QueryAbnormal", True),
@@ -50,7 +55,8 @@ INDEXED_FILTERS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 VIEW_SORTS = {ADMITTED: ADMITTED_SORTS, ORDERS: ORDER_SORTS, MY_ORDERS: ORDER_SORTS,
               NAMES: SEARCH_SORTS, MEDS_DUE: MEDS_DUE_SORTS, REVIEWS: REVIEW_SORTS,
-              BIRTHS: SEARCH_SORTS, MY_PATIENTS: MY_PATIENTS_SORTS}
+              BIRTHS: SEARCH_SORTS, MY_PATIENTS: MY_PATIENTS_SORTS, OBS_DUE: OBS_DUE_SORTS,
+              AT_RISK: AT_RISK_SORTS}
 
 A = "ascending"
 

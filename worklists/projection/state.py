@@ -16,8 +16,9 @@ RowKey = tuple[str, str, str]  # (view, bucket, row id)
 # 2: medications due, results to review. 3: name rows carry the folded given name.
 # 4: patients by year of birth. 5: medication rows carry the order's schedule (standard
 # local dose times) and answer dose times by their minute. 6: ward stays (the census).
-# 7: the allergy flag and open handover notes ("My patients").
-SHAPE = 7
+# 7: the allergy flag and open handover notes ("My patients"). 8: the observations'
+# summary (observations due, patients at risk).
+SHAPE = 8
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class PatientState:
     no_known_allergies: bool = False
     # Handover notes not yet acknowledged, by handover id (the shift they hand over).
     handovers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What the observations amount to (patients.domain.observation_summary); None: no set.
+    observations: dict[str, Any] | None = None
     shape: int = SHAPE
 
     def as_json(self) -> dict[str, Any]:
@@ -48,7 +51,8 @@ class PatientState:
                 "patient": self.patient, "admission": self.admission, "orders": self.orders,
                 "reviews": self.reviews, "stays": self.stays,
                 "allergyIds": list(self.allergy_ids),
-                "noKnownAllergies": self.no_known_allergies, "handovers": self.handovers}
+                "noKnownAllergies": self.no_known_allergies, "handovers": self.handovers,
+                "observations": self.observations}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PatientState:
@@ -59,6 +63,7 @@ class PatientState:
                    allergy_ids=tuple(data.get("allergyIds") or ()),
                    no_known_allergies=bool(data.get("noKnownAllergies")),
                    handovers=dict(data.get("handovers") or {}),
+                   observations=data.get("observations"),
                    shape=int(data.get("shape", 1)))
 
 

@@ -87,6 +87,7 @@ def present(row: dict[str, Any], ward: dict[str, Any], shift: Shift, now: dateti
         "nextDose": nxt.get("description") if nxt else None,
         "nextDoseStatus": STATUS_LABELS.get(nxt["doseStatus"], "") if nxt else "",
         "late": len(late), "unreadResults": int(row.get("unreadResults") or 0),
+        "news2": row.get("news2"),
         "handover": None if note is None else {
             "id": note["handoverId"], "shift": note["shift"],
             "by": note.get("writtenByName") or ""}}

@@ -28,11 +28,13 @@ from worklists.persistence.view_rows import count_rows, page_keyed_rows, page_ro
 from worklists.projection.due import WITHIN, doses_due
 from worklists.projection.rows import (
     ADMITTED,
+    AT_RISK,
     BIRTHS,
     MEDS_DUE,
     MY_ORDERS,
     NAME_BUCKET_LEN,
     NAMES,
+    OBS_DUE,
     ORDERS,
     REVIEWS,
     fold,
@@ -247,6 +249,20 @@ def results_to_review(user_id: str, *, kind: str = "", abnormal: bool = False,
                     None, sort, descending)
 
 
+def _whole_bucket(store: DocumentStore, gen: int, worklist: Worklist) -> list[dict[str, Any]]:
+    """Every row of the worklist's bucket (up to :data:`MAX_DUE_ROWS`), a page at a time:
+    lists worked out whole on the clock, which a ward's beds bound."""
+    rows: list[dict[str, Any]] = []
+    token: str | None = None
+    while len(rows) < MAX_DUE_ROWS:
+        page, token = page_rows(store, gen, worklist.view, worklist.bucket, worklist.query(),
+                                page_size=MAX_PAGE, continuation=token)
+        rows.extend(page)
+        if not token:
+            break
+    return rows
+
+
 def medications_due(store: DocumentStore, ward: str, *, tz: tzinfo = UTC,
                     now: datetime | None = None) -> Result:
     """The ward's dose times open now or within the next hour (late ones of earlier today
@@ -256,17 +272,32 @@ def medications_due(store: DocumentStore, ward: str, *, tz: tzinfo = UTC,
     worklist = Worklist(MEDS_DUE, ward, sort="due",
                         at_most=("QueryNextDue", mar.instant_text(now + WITHIN)))
     gen = active_generation(store)
-    rows: list[dict[str, Any]] = []
-    token: str | None = None
-    while len(rows) < MAX_DUE_ROWS:
-        page, token = page_rows(store, gen, MEDS_DUE, ward, worklist.query(),
-                                page_size=MAX_PAGE, continuation=token)
-        rows.extend(page)
-        if not token:
-            break
+    rows = _whole_bucket(store, gen, worklist)
     doses = [d for row in rows for d in doses_due(row, now, tz)]
     doses.sort(key=lambda d: (d["scheduledFor"], d.get("bed") or "", d["orderId"]))
     return Result([present(d, now) for d in doses], None, gen, total=len(doses))
+
+
+def observations_due(store: DocumentStore, ward: str, *,
+                     now: datetime | None = None) -> Result:
+    """Every admitted patient of the ward by when their next set is due, overdue ones first
+    (``overdue``, ``minutesLate``, worked out on the clock): the ward's partition whole, in
+    the order of its index (the ward's beds bound it)."""
+    now = now or datetime.now(UTC)
+    worklist = Worklist(OBS_DUE, ward, sort="due")
+    gen = active_generation(store)
+    out = []
+    for row in _whole_bucket(store, gen, worklist):
+        late = (now - mar.parse_instant(row["nextDueAt"])).total_seconds() // 60
+        out.append({**present(row, now), "overdue": late > 0, "minutesLate": max(0, int(late))})
+    return Result(out, None, gen, total=len(out))
+
+
+def at_risk(department: str, *, ward: str = "", sort: str = "score",
+            descending: bool = False) -> Worklist:
+    """A department's patients whose latest score is low-medium (a single 3), medium or
+    high: the highest score first by default."""
+    return Worklist(AT_RISK, department, {"QueryWard": ward}, None, sort, descending)
 
 
 def by_name(q: str, *, sort: str = "name", descending: bool = False) -> Worklist:

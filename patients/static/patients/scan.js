@@ -3,7 +3,8 @@
 // says whether the band is this patient's and moves to the Record button. The server checks
 // the scan again when the dose is recorded; without this script Enter records it.
 document.addEventListener("DOMContentLoaded", () => {
-  document.querySelectorAll('input[data-scan="dose"]').forEach((field) => {
+  // The observation form (data-scan="observations") goes on to its first value instead.
+  document.querySelectorAll('input[data-scan="dose"], input[data-scan="observations"]').forEach((field) => {
     const said = document.createElement("p");
     said.className = "scan-result";
     said.setAttribute("role", "status");
@@ -23,10 +24,12 @@ document.addEventListener("DOMContentLoaded", () => {
         field.select();
         return;
       }
-      said.textContent = `Wristband matches: MRN ${scanned}. Check the dose, then Record.`;
+      const dose = field.dataset.scan === "dose";
+      said.textContent = `Wristband matches: MRN ${scanned}. ${dose ? "Check the dose, then Record." : "Type the observations."}`;
       said.dataset.match = "yes";
-      const submit = field.form && field.form.querySelector('input[type="submit"], button[type="submit"]');
-      if (submit) submit.focus();
+      const next = dose ? field.form && field.form.querySelector('input[type="submit"], button[type="submit"]')
+        : field.form && field.form.elements.respiration_rate;
+      if (next) next.focus();
     });
   });
 });
