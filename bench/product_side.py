@@ -375,6 +375,7 @@ def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
 
     from cosmos_backend.azure import connect, provision
     from cosmos_backend.azure.client import build_client
+    from cosmos_backend.routed import RoutedStore
     from cosmos_backend.uow import UnitOfWork
     from hisadmin.core import store as handles
     from hisadmin.core.actor import SYSTEM_ACTOR
@@ -382,10 +383,12 @@ def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
     from patients.persistence import reference
 
     database = f"his-bench-{uuid.uuid4().hex[:8]}"
-    spec = handles.container_spec()
-    provision(endpoint, key, database, spec, connection_verify=verify)
+    specs = (handles.container_spec(), handles.views_spec())  # the product's two containers
+    for spec in specs:
+        provision(endpoint, key, database, spec, connection_verify=verify)
     try:
-        remote = connect(endpoint, key, database, spec, connection_verify=verify)
+        remote = RoutedStore(*(connect(endpoint, key, database, spec, connection_verify=verify)
+                               for spec in specs), handles.is_view_partition)
         list(use_cases.load_reference_data(UnitOfWork(remote), actor=SYSTEM_ACTOR))
         _add_wards(remote)
         return command_costs(remote, tokens, beds, iterations)
@@ -417,6 +420,7 @@ def main() -> None:
 
     from bench import workload
     from bench.driver import Tokens
+    from cosmos_backend.routed import RoutedStore
     from hisadmin.core import keys
     from hisadmin.core.store import get_store
     from hisadmin.models import ApiToken
@@ -450,13 +454,16 @@ def main() -> None:
                     "costs": cosmos_costs(cosmos_endpoint, cosmos_key, cosmos_verify, tokens,
                                           beds[-args.cost_iterations:], args.cost_iterations)}
     moved = fast_forward_relay(store)
-    store_bytes = Path(store.path).stat().st_size if hasattr(store, "path") else None
+    files = [Path(s.path) for s in (store.primary, store.views) if hasattr(s, "path")] \
+        if isinstance(store, RoutedStore) else []
+    store_bytes = sum(f.stat().st_size for f in files) if files else None
     prep = {"tokens": tokens.__dict__, "seed_s": round(seed_s, 1),
             "rebuild_s": round(rebuild_s, 1), "rebuild_patients": len(ids),
             "rebuild_events": rebuild_events,
             "feed_docs": moved, "costs": costs, "cosmos_measured": measured,
             "store_bytes": store_bytes,
-            "documents": store.count() if hasattr(store, "count") else None}
+            "documents": (store.primary.count() + store.views.count()
+                          if files else None)}
     args.out.write_text(json.dumps(prep, indent=2))
     print(f"  product ready: seed {seed_s:.0f}s, rebuild {rebuild_s:.0f}s", flush=True)
 

@@ -192,6 +192,9 @@ DOCUMENT_STORE = {
     "database": envstr("COSMOS_DATABASE", "hisadmin"),
     "connection_verify": envbool("COSMOS_VERIFY_TLS", True),
     "container": envstr("COSMOS_CONTAINER", "clinical"),
+    # The projections' views (worklist rows, trackers, generations): fed by the clinical
+    # container's change feed; embedded, a file beside the store's (<store>-views.sqlite3).
+    "views_container": envstr("COSMOS_VIEWS_CONTAINER", "views"),
     "lease_container": envstr("COSMOS_LEASE_CONTAINER", "leases"),
 }
 

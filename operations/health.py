@@ -19,12 +19,17 @@ RELAY_STALE_AFTER = 30.0  # seconds without a lease renewal before the relay cou
 
 
 def check_store() -> dict[str, Any]:
-    start = time.perf_counter()
-    try:
-        get_store().try_read("R_Health", "ping")
-    except Exception as exc:  # noqa: BLE001 - health reports any failure
-        return {"ok": False, "error": type(exc).__name__}
-    return {"ok": True, "ms": round((time.perf_counter() - start) * 1000, 2)}
+    """Both containers answer a point read: the clinical one (``ms``) and the views'."""
+    timings = {}
+    for name, pk in (("ms", "R_Health"), ("views_ms", "V_Meta")):
+        start = time.perf_counter()
+        try:
+            get_store().try_read(pk, "ping")
+        except Exception as exc:  # noqa: BLE001 - health reports any failure
+            return {"ok": False, "error": type(exc).__name__,
+                    "container": "clinical" if name == "ms" else "views"}
+        timings[name] = round((time.perf_counter() - start) * 1000, 2)
+    return {"ok": True, **timings}
 
 
 def check_broker() -> dict[str, Any]:

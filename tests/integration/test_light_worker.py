@@ -11,7 +11,6 @@ import time
 
 import pytest
 
-from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.leases import LEASE_PK, LeaseStore
 from cosmos_backend.store import Cond, Query
 from tests import worklist_data as data
@@ -46,9 +45,9 @@ def relay_owner(stack: WorklistStack, name: str) -> str:
 
 
 def leases(stack: WorklistStack) -> LeaseStore:
-    from hisadmin.core.store import lease_spec
+    from hisadmin.core.store import open_embedded_leases
 
-    return LeaseStore(EmbeddedStore(str(stack.store_path), lease_spec()), group="relay")
+    return open_embedded_leases(stack.store_path)
 
 
 def test_one_worker_process_projects_through_its_relay_thread_and_stops_cleanly(stack) -> None:
