@@ -10,6 +10,7 @@ the views are fed by it and feed nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 
 from cosmos_backend.store import (
     BatchOp,
@@ -71,6 +72,10 @@ class RoutedStore(DocumentStore):
                   max_items: int = 1000) -> FeedPage:
         return self.primary.read_feed(feed_range, continuation=continuation,
                                       max_items=max_items)
+
+    def grouped(self) -> AbstractContextManager[None]:
+        """The views container's writes grouped: the projections are what groups them."""
+        return self.views.grouped()
 
     def close(self) -> None:
         self.primary.close()

@@ -221,6 +221,17 @@ class EmbeddedStore(DocumentStore):
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn()
+        if getattr(self._local, "grouped", 0):
+            # Inside grouped(): a savepoint, so this write is undone alone if it fails.
+            conn.execute("SAVEPOINT w")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK TO w")
+                conn.execute("RELEASE w")
+                raise
+            conn.execute("RELEASE w")
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
@@ -228,6 +239,39 @@ class EmbeddedStore(DocumentStore):
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        self._committed()
+
+    @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """This thread's writes in the block as one SQLite write transaction (the write lock
+        taken once, one commit); each batch in it runs in a savepoint of its own, so a
+        failing one is undone alone. A nested block is a savepoint: its writes are undone
+        together if an exception leaves it. Reads in the block see its writes."""
+        local = self._local
+        if getattr(local, "grouped", 0):
+            conn = self._conn()
+            conn.execute("SAVEPOINT g")
+            try:
+                yield
+            except BaseException:
+                conn.execute("ROLLBACK TO g")
+                conn.execute("RELEASE g")
+                raise
+            conn.execute("RELEASE g")
+            return
+        with self._write():
+            local.grouped = 1
+            try:
+                yield
+            finally:
+                local.grouped = 0
+
+    @property
+    def write_transactions(self) -> int:
+        """Write transactions this handle committed (a grouped block counts once)."""
+        return self._writes
+
+    def _committed(self) -> None:
         if self._background_checkpoints:
             _checkpointer(self.path).committed()
         self._writes += 1

@@ -225,7 +225,9 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
     """Send a page's events to every consumer that wants them, as ``send_task(name, args,
     queue)``: one message per consumer and stream, ``args=[stream, [seq, …]]`` in feed order
     (a stream's events of one page go to one task, which reads them in one round trip and
-    writes each row they change once; the per-patient order holds within the message).
+    writes each row they change once; the per-patient order holds within the message) — or,
+    for a consumer registered ``per_page`` (the projections), one message for the whole page,
+    ``args=[[[stream, [seq, …]], …]]``, applied in one write transaction of the views.
 
     Ids only: the task re-reads the events, so no patient data sits in the broker or logs.
     """
@@ -233,6 +235,7 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
     def publish(events: list[EventRef]) -> None:
         messages: dict[tuple[str, str, str], list[int]] = {}
         open_gates: dict[str, bool] = {}  # asked once per page, after it was read
+        per_page: set[str] = set()
         for event in events:
             for consumer in consumers_of(event.stream, event.type):
                 if consumer.gate is not None:
@@ -240,11 +243,19 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
                         open_gates[consumer.task] = consumer.gate()
                     if not open_gates[consumer.task]:
                         continue
+                if consumer.per_page:
+                    per_page.add(consumer.task)
                 messages.setdefault((consumer.task, consumer.queue, event.stream),
                                     []).append(event.seq)
+        pages: dict[tuple[str, str], list[list[Any]]] = {}
+        # The relay owns retrying (retry=False): it backs off and keeps its checkpoints.
         for (task, queue, stream), seqs in messages.items():
-            send_task(task, args=[stream, seqs], queue=queue,
-                      retry=False)  # the relay owns retrying: it backs off, keeps checkpoints
+            if task in per_page:
+                pages.setdefault((task, queue), []).append([stream, seqs])
+            else:
+                send_task(task, args=[stream, seqs], queue=queue, retry=False)
+        for (task, queue), streams in pages.items():
+            send_task(task, args=[streams], queue=queue, retry=False)
 
     return publish
 
