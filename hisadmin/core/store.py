@@ -31,7 +31,7 @@ from cosmos_backend.leases import LeaseStore
 from cosmos_backend.routed import RoutedStore
 from cosmos_backend.store import ContainerSpec, DocumentStore
 from cosmos_backend.uow import UnitOfWork
-from hisadmin.core import consistency
+from hisadmin.core import consistency, views_lag
 
 
 def ascending(*paths: str) -> list[dict[str, str]]:
@@ -181,8 +181,9 @@ def get_lease_store(group: str = "relay") -> LeaseStore:
 
 
 def new_uow() -> UnitOfWork:
-    """A unit of work on the store, noted for the request's consistency token."""
-    return consistency.track(UnitOfWork(get_store()))
+    """A unit of work on the store, noted for the request's consistency token; its commit
+    waits briefly while the views are behind their bound (``views_lag.admit``)."""
+    return consistency.track(UnitOfWork(get_store(), before_commit=views_lag.admit))
 
 
 def reset_handles() -> None:

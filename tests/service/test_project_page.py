@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from cosmos_backend.store import DocumentStore, iter_feed
+from tests import worklist_data as data
 from worklists.delivery import tasks
 from worklists.delivery.relay import consumer_publisher
 from worklists.persistence.feed import events_in
 from worklists.read import queries
-from tests import worklist_data as data
 
 pytestmark = [pytest.mark.service]
 

@@ -24,6 +24,7 @@ from celery import Task, shared_task
 
 from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore
+from hisadmin.core import views_lag
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
 from worklists.delivery.deadletters import held_part, park, record_failure
@@ -39,8 +40,11 @@ QUEUE = "projections"
 
 @shared_task(bind=True, name=PAGE_TASK, queue=QUEUE, acks_late=True,
              reject_on_worker_lost=True, max_retries=MAX_RETRIES, ignore_result=True)
-def project_page(self: Task, streams: list[list[Any]]) -> str:
-    """Apply a change-feed page: ``streams`` is ``[[stream_pk, [seq, …]], …]``."""
+def project_page(self: Task, streams: list[list[Any]],
+                 mark: dict[str, Any] | None = None) -> str:
+    """Apply a change-feed page: ``streams`` is ``[[stream_pk, [seq, …]], …]``; ``mark``
+    (``{"range", "position"}``, from the relay) is published as projected once the page's
+    views are committed, which is how the relay measures the views' lag."""
     store = get_store("relay")
     try:
         outcome = apply_page(store, streams)
@@ -48,6 +52,8 @@ def project_page(self: Task, streams: list[list[Any]]) -> str:
         transient = isinstance(exc, (errors.Throttled, errors.Unavailable))
         raise self.retry(exc=exc, countdown=1.0 if transient else
                          0.1 * (2 ** self.request.retries)) from None
+    if mark:
+        views_lag.mark_projected(str(mark["range"]), int(mark["position"]))
     return outcome
 
 
