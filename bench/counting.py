@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import orjson
@@ -78,6 +79,9 @@ class CountingStore(DocumentStore):
 
     def __getattr__(self, name: str) -> Any:  # store-specific extras (path, count, …)
         return getattr(self.inner, name)
+
+    def grouped(self) -> AbstractContextManager[None]:
+        return self.inner.grouped()
 
     def _write(self, kind: str, doc: Document) -> None:
         n = size(doc)

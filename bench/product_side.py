@@ -243,9 +243,8 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
     from patients.domain.errors import BedNotBeingCleaned
     from patients.tasks import follow_up
     from patients.use_cases.beds import MarkBedClean, bed_left, mark_bed_clean
-    from worklists.delivery.projector import project_events
     from worklists.delivery.relay import consumer_publisher
-    from worklists.delivery.tasks import TASK
+    from worklists.delivery.tasks import PAGE_TASK, apply_page
     from worklists.persistence.feed import events_in
 
     recent_events.forget()
@@ -262,6 +261,14 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
 
     measured = hasattr(store, "request_charge_total")  # a Cosmos endpoint: real charges
     charged = [store.request_charge_total if measured else 0.0]
+    # Write transactions of the views container (embedded: its file's write lock taken).
+    views = getattr(store, "views", None)
+    view_txs = [getattr(views, "write_transactions", 0)]
+
+    def view_txs_since() -> int:
+        now = getattr(views, "write_transactions", 0)
+        spent, view_txs[0] = now - view_txs[0], now
+        return spent
 
     def charges_since() -> float:
         now = store.request_charge_total
@@ -270,7 +277,8 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
 
     def add(name: str, part: str, snap: dict[str, Any]) -> None:
         row = totals.setdefault(name, {"n": 0})
-        for k in ("round_trips", "bytes_written", "bytes_read", "ru_estimate", "ru_measured"):
+        for k in ("round_trips", "view_write_txs", "bytes_written", "bytes_read",
+                  "ru_estimate", "ru_measured"):
             if k in snap:
                 row[f"{part}_{k}"] = row.get(f"{part}_{k}", 0.0) + snap[k]
 
@@ -288,12 +296,14 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
                 recent_events.keep(page.items)  # as the relay in the worker does
         return found
 
-    run = {"worklists.project_event": lambda stream, seqs: project_events(counting, stream,
-                                                                          seqs),
+    def unexpected(stream: str, seqs: list[int]) -> None:
+        raise RuntimeError(f"a stream of the page failed: {stream}")
+
+    run = {PAGE_TASK: lambda streams: apply_page(counting, streams, alone=unexpected),
            "patients.follow_up": follow_up}
     sent: list[tuple[str, list[Any]]] = []
     publish = consumer_publisher(lambda task, args, **_: sent.append((task, args)))
-    events = {"n": 0, "round_trips": 0.0, "kept": 0}
+    events = {"n": 0, "round_trips": 0.0, "kept": 0, "view_write_txs": 0}
 
     def deliver() -> dict[str, Any]:
         """The worker's share of the events written since the last call."""
@@ -303,15 +313,19 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
         sent.clear()
         publish(found)
         meter.reset()
+        view_txs_since()
         saved = recent_events.reads_saved()
-        for task, (stream, seqs) in sent:
+        for task, args in sent:
             if task in run:  # webhooks' fan-out: no subscriptions here, nothing to do
-                run[task](stream, seqs)
+                run[task](*args)
         snap = meter.snapshot()
+        snap["view_write_txs"] = view_txs_since()
         if measured:
             snap["ru_measured"] = charges_since()
-        events["n"] += sum(len(args[1]) for task, args in sent if task == TASK)
+        events["n"] += sum(len(seqs) for task, args in sent if task == PAGE_TASK
+                           for _, seqs in args[0])
         events["round_trips"] += snap["round_trips"]
+        events["view_write_txs"] += snap["view_write_txs"]
         events["kept"] += recent_events.reads_saved() - saved
         # The ward's nurse cleans the beds the stay left (her command, not these commands'
         # cost), so a later stay may take them.
@@ -328,10 +342,12 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
         if measured:
             charges_since()
         meter.reset()
+        view_txs_since()
         return snap
 
     def hook(name: str) -> None:
         snap = meter.snapshot()
+        snap["view_write_txs"] = view_txs_since()
         if measured:
             snap["ru_measured"] = charges_since()
         meter.reset()
@@ -346,7 +362,7 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
     # steady state.
     iteration(client, tokens, 899_999, beds[-1], hook=hook)
     totals.clear()
-    events.update(n=0, round_trips=0.0, kept=0)
+    events.update(n=0, round_trips=0.0, kept=0, view_write_txs=0)
     for i in range(iterations):
         iteration(client, tokens, 900_000 + i, beds[i % len(beds)], hook=hook)
         if others:
@@ -362,7 +378,8 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
     out["(per projected event)"] = {
         "async_round_trips": round(events["round_trips"] / max(1, events["n"]), 2),
         "async_round_trips_relay_apart": round(
-            (events["round_trips"] + events["kept"]) / max(1, events["n"]), 2)}
+            (events["round_trips"] + events["kept"]) / max(1, events["n"]), 2),
+        "async_view_write_txs": round(events["view_write_txs"] / max(1, events["n"]), 2)}
     return out
 
 
@@ -375,6 +392,7 @@ def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
 
     from cosmos_backend.azure import connect, provision
     from cosmos_backend.azure.client import build_client
+    from cosmos_backend.routed import RoutedStore
     from cosmos_backend.uow import UnitOfWork
     from hisadmin.core import store as handles
     from hisadmin.core.actor import SYSTEM_ACTOR
@@ -382,10 +400,12 @@ def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
     from patients.persistence import reference
 
     database = f"his-bench-{uuid.uuid4().hex[:8]}"
-    spec = handles.container_spec()
-    provision(endpoint, key, database, spec, connection_verify=verify)
+    specs = (handles.container_spec(), handles.views_spec())  # the product's two containers
+    for spec in specs:
+        provision(endpoint, key, database, spec, connection_verify=verify)
     try:
-        remote = connect(endpoint, key, database, spec, connection_verify=verify)
+        remote = RoutedStore(*(connect(endpoint, key, database, spec, connection_verify=verify)
+                               for spec in specs), handles.is_view_partition)
         list(use_cases.load_reference_data(UnitOfWork(remote), actor=SYSTEM_ACTOR))
         _add_wards(remote)
         return command_costs(remote, tokens, beds, iterations)
@@ -417,6 +437,7 @@ def main() -> None:
 
     from bench import workload
     from bench.driver import Tokens
+    from cosmos_backend.routed import RoutedStore
     from hisadmin.core import keys
     from hisadmin.core.store import get_store
     from hisadmin.models import ApiToken
@@ -450,13 +471,16 @@ def main() -> None:
                     "costs": cosmos_costs(cosmos_endpoint, cosmos_key, cosmos_verify, tokens,
                                           beds[-args.cost_iterations:], args.cost_iterations)}
     moved = fast_forward_relay(store)
-    store_bytes = Path(store.path).stat().st_size if hasattr(store, "path") else None
+    files = [Path(s.path) for s in (store.primary, store.views) if hasattr(s, "path")] \
+        if isinstance(store, RoutedStore) else []
+    store_bytes = sum(f.stat().st_size for f in files) if files else None
     prep = {"tokens": tokens.__dict__, "seed_s": round(seed_s, 1),
             "rebuild_s": round(rebuild_s, 1), "rebuild_patients": len(ids),
             "rebuild_events": rebuild_events,
             "feed_docs": moved, "costs": costs, "cosmos_measured": measured,
             "store_bytes": store_bytes,
-            "documents": store.count() if hasattr(store, "count") else None}
+            "documents": (store.primary.count() + store.views.count()
+                          if files else None)}
     args.out.write_text(json.dumps(prep, indent=2))
     print(f"  product ready: seed {seed_s:.0f}s, rebuild {rebuild_s:.0f}s", flush=True)
 

@@ -314,9 +314,10 @@ def cost_table(run: dict[str, Any], size: str) -> list[str]:
     costs = entry["product"]["prep"]["costs"] if "product" in entry else {}
     base = {s: entry[s]["prep"]["costs"] for s in baselines(run) if s in entry}
     lines = ["| command | store calls (request) | KB written | KB read | est. RU (request) | "
-             "store calls (projection) | est. RU (projection) | est. RU total | "
+             "store calls (projection) | views write transactions (projection) | "
+             "est. RU (projection) | est. RU total | "
              + " | ".join(f"SQL statements ({LABEL[s]})" for s in base) + " |",
-             "|---|---|---|---|---|---|---|---|" + "---|" * len(base)]
+             "|---|---|---|---|---|---|---|---|---|" + "---|" * len(base)]
     for name, c in costs.items():
         total = c.get("sync_ru_estimate", 0) + c.get("async_ru_estimate", 0) or None
         lines.append(
@@ -324,7 +325,9 @@ def cost_table(run: dict[str, Any], size: str) -> list[str]:
             f"{_f(c['sync_bytes_written'] / 1024 if 'sync_bytes_written' in c else None)} | "
             f"{_f(c['sync_bytes_read'] / 1024 if 'sync_bytes_read' in c else None)} | "
             f"{_f(c.get('sync_ru_estimate'))} | "
-            f"{_f(c.get('async_round_trips'))} | {_f(c.get('async_ru_estimate'))} | "
+            f"{_f(c.get('async_round_trips'))} | "
+            f"{_f(c.get('async_view_write_txs'))} | "
+            f"{_f(c.get('async_ru_estimate'))} | "
             f"{_f(total)} | " + " | ".join(_f(b.get(name, {}).get("sync_round_trips"))
                                            for b in base.values()) + " |")
     measured = entry.get("product", {}).get("prep", {}).get("cosmos_measured")

@@ -29,7 +29,7 @@ django.setup()
 from cosmos_backend.embedded.store import EmbeddedStore  # noqa: E402
 from cosmos_backend.envelope import wrap  # noqa: E402
 from cosmos_backend.store import BatchOp  # noqa: E402
-from hisadmin.core.store import container_spec  # noqa: E402
+from hisadmin.core.store import open_embedded  # noqa: E402
 from worklists.ops import maintenance  # noqa: E402
 from worklists.read import queries  # noqa: E402
 
@@ -69,7 +69,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def run(n: int, directory: Path, pages: int) -> dict[str, float]:
-    store = EmbeddedStore(str(directory / f"bench-{n}.sqlite3"), container_spec())
+    store = open_embedded(directory / f"bench-{n}.sqlite3")  # record and views, two files
     events = populate(store, n)
     ids = sorted(set(maintenance.patient_ids(store)))
     started = time.perf_counter()

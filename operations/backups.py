@@ -1,14 +1,19 @@
 """Backup and restore of the embedded deployment: the document store and Django's database.
 
-A backup is a directory: ``store.sqlite3`` (the document store's file: clinical data,
-worklist views, leases and checkpoints), ``django.sqlite3`` (users, roles, API tokens,
+A backup is a directory: ``store.sqlite3`` (the document store's clinical container: the
+record, its events, reference data), ``views.sqlite3`` (the views container's file: worklist
+views, trackers, leases and checkpoints), ``django.sqlite3`` (users, roles, API tokens,
 sessions) and ``manifest.json`` (when, what, how many documents, a checksum per file).
 
-Both copies use SQLite's online backup API while the system runs. The store's copy is taken
-inside one read transaction, so it is the store as of one instant (WAL mode lets writers go
-on meanwhile): every batch a command committed is wholly in it or wholly not, and the views'
-trackers and relay checkpoints agree with the events. Django's database is copied just after;
-it changes rarely (accounts, tokens) and the store does not point into it.
+The copies use SQLite's online backup API while the system runs, each file inside one read
+transaction, so each is its file as of one instant (WAL mode lets writers go on meanwhile):
+every batch a command committed is wholly in it or wholly not. The views are copied
+**before** the record: their trackers and relay checkpoints then never point past the events
+the backup holds (a restored relay re-reads from its checkpoint and projects what came after,
+as after any restart). Django's database is copied last; it changes rarely (accounts,
+tokens) and the store does not point into it. A backup of a store made before the views had
+a file of their own (format 1) has no ``views.sqlite3``: restoring it removes the views file,
+and ``cosmos_init`` (``make run`` runs it) moves the views out of the restored store again.
 
 Restore is the reverse, into the configured files, with the services stopped: it checks the
 backup first (manifest, checksums, SQLite's own check) and refuses to overwrite a store that
@@ -32,8 +37,11 @@ from cosmos_backend.leases import LEASE_PK as LEASE_PARTITION
 
 MANIFEST = "manifest.json"
 STORE_FILE = "store.sqlite3"
+VIEWS_FILE = "views.sqlite3"
 DJANGO_FILE = "django.sqlite3"
-FORMAT = 1
+FORMAT = 2  # 1: one store file (views inside), no views.sqlite3
+FORMATS = (1, 2)  # what restore accepts
+FILES = (STORE_FILE, VIEWS_FILE, DJANGO_FILE)
 _STEP_PAGES = 1024  # pages per backup step: progress is shown between steps
 
 Progress = Callable[[int, int], object]  # (pages done, pages in all)
@@ -63,11 +71,13 @@ def backup(
     dest: Path,
     *,
     store_path: Path,
+    views_path: Path,
     django_db: sqlite3.Connection | None,
     progress: Progress = lambda done, total: None,
 ) -> Manifest:
-    """Copy the store at ``store_path`` and Django's database (``django_db``, its open
-    connection; None when it is not SQLite) into the new directory ``dest``."""
+    """Copy the store at ``store_path``, its views at ``views_path`` and Django's database
+    (``django_db``, its open connection; None when it is not SQLite) into the new directory
+    ``dest``."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise BackupError(
             f"{dest} already exists and is not an empty directory; a backup never overwrites one"
@@ -77,27 +87,17 @@ def backup(
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(0o700)  # the clinical record: the owner's alone
     try:
-        source = _connect(store_path)
-        try:
-            # One read transaction for the whole copy: every step reads the same snapshot.
-            source.execute("BEGIN")
-            source.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            _copy(source, dest / STORE_FILE, progress)
-            source.execute("COMMIT")
-        finally:
-            source.close()
+        if views_path.is_file():  # first: the views never run ahead of the events copied
+            _snapshot(views_path, dest / VIEWS_FILE, lambda done, total: None)
+        _snapshot(store_path, dest / STORE_FILE, progress)
         users = None
         if django_db is not None:
             _copy(django_db, dest / DJANGO_FILE, lambda done, total: None)
             users = _users(dest / DJANGO_FILE)
-        manifest = Manifest(
-            datetime.now(UTC).isoformat(timespec="seconds"), _documents(dest / STORE_FILE), users
-        )
-        files = {
-            name: _sha256(dest / name)
-            for name in (STORE_FILE, DJANGO_FILE)
-            if (dest / name).exists()
-        }
+        documents = sum(_documents(dest / name) for name in (STORE_FILE, VIEWS_FILE)
+                        if (dest / name).exists())
+        manifest = Manifest(datetime.now(UTC).isoformat(timespec="seconds"), documents, users)
+        files = {name: _sha256(dest / name) for name in FILES if (dest / name).exists()}
         (dest / MANIFEST).write_text(json.dumps({**manifest.as_dict(), "sha256": files}, indent=2))
         for path in dest.iterdir():
             path.chmod(0o600)
@@ -105,6 +105,18 @@ def backup(
         _discard(dest)
         raise BackupError(f"backup failed, nothing kept: {exc}") from exc
     return manifest
+
+
+def _snapshot(path: Path, target: Path, progress: Progress) -> None:
+    source = _connect(path)
+    try:
+        # One read transaction for the whole copy: every step reads the same snapshot.
+        source.execute("BEGIN")
+        source.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        _copy(source, target, progress)
+        source.execute("COMMIT")
+    finally:
+        source.close()
 
 
 def _copy(source: sqlite3.Connection, target: Path, progress: Progress) -> None:
@@ -121,7 +133,7 @@ def _copy(source: sqlite3.Connection, target: Path, progress: Progress) -> None:
 
 
 def _discard(dest: Path) -> None:
-    for name in (STORE_FILE, DJANGO_FILE, MANIFEST):
+    for name in (*FILES, MANIFEST):
         (dest / name).unlink(missing_ok=True)
 
 
@@ -132,14 +144,14 @@ def verify(source: Path) -> dict[str, Any]:
         manifest = json.loads((source / MANIFEST).read_text())
     except (OSError, ValueError) as exc:
         raise BackupError(f"{source} is not a backup (no readable {MANIFEST})") from exc
-    if manifest.get("format") != FORMAT:
+    if manifest.get("format") not in FORMATS:
         raise BackupError(
-            f"{source}: backup format {manifest.get('format')!r} is not "
-            f"{FORMAT}, the one this version restores"
+            f"{source}: backup format {manifest.get('format')!r} is not one this version "
+            f"restores ({', '.join(map(str, FORMATS))})"
         )
     for name, digest in (manifest.get("sha256") or {}).items():
         path = source / name
-        if name not in (STORE_FILE, DJANGO_FILE) or not path.is_file():
+        if name not in FILES or not path.is_file():
             raise BackupError(f"{source}: {name} is missing")
         if _sha256(path) != digest:
             raise BackupError(f"{source}: {name} is damaged (its checksum differs)")
@@ -154,22 +166,31 @@ def verify(source: Path) -> dict[str, Any]:
     return manifest
 
 
-def holdings(store_path: Path, django_db: sqlite3.Connection | None) -> list[str]:
+def holdings(store_path: Path, views_path: Path,
+             django_db: sqlite3.Connection | None) -> list[str]:
     """What the restore targets already hold, in words (empty: nothing to overwrite)."""
     held = []
-    if store_path.is_file() and (n := _documents(store_path)):
+    n = sum(_documents(path) for path in (store_path, views_path) if path.is_file())
+    if n:
         held.append(f"the store at {store_path} holds {n} documents")
     if django_db is not None and (n := _count_users(django_db)):
         held.append(f"Django's database holds {n} users")
     return held
 
 
-def live_leases(store_path: Path, now: float) -> list[str]:
-    """The owners of change-feed leases on the store that have not expired: relays that
-    are running (a relay renews its lease every few seconds; a stopped one lets it lapse)."""
-    if not store_path.is_file():
-        return []
-    conn = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
+def live_leases(paths: tuple[Path, ...], now: float) -> list[str]:
+    """The owners of change-feed leases in the store files ``paths`` that have not expired:
+    relays that are running (a relay renews its lease every few seconds; a stopped one lets
+    it lapse). Leases live in the views file; a store made before it, in the store's."""
+    owners: set[str] = set()
+    for path in paths:
+        if path.is_file():
+            owners.update(_lease_owners(path, now))
+    return sorted(owners)
+
+
+def _lease_owners(path: Path, now: float) -> set[str]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         owners: set[str] = set()
         for table in _tables(conn):
@@ -182,7 +203,7 @@ def live_leases(store_path: Path, now: float) -> list[str]:
                     (LEASE_PARTITION, now),
                 )
             )
-        return sorted(owners)
+        return owners
     finally:
         conn.close()
 
@@ -191,6 +212,7 @@ def restore(
     source: Path,
     *,
     store_path: Path,
+    views_path: Path,
     django_db: sqlite3.Connection | None,
     force: bool,
     progress: Progress = lambda done, total: None,
@@ -199,13 +221,13 @@ def restore(
     with the backup's. Refuses, changing nothing, a damaged backup, or targets that hold
     data unless ``force``. Run it with every web process, worker and relay stopped."""
     manifest = verify(source)
-    running = live_leases(store_path, time.time())
+    running = live_leases((store_path, views_path), time.time())
     if running:  # even with --force: rewriting a store under a running relay corrupts it
         raise BackupError(
             f"a relay is running on this store ({', '.join(running)} holds a "
             "lease): stop the web processes, workers and relays first"
         )
-    held = holdings(store_path, django_db)
+    held = holdings(store_path, views_path, django_db)
     if held and not force:
         raise BackupError("; ".join(held) + ": restore overwrites it only with --force")
     if DJANGO_FILE in manifest["sha256"] and django_db is None:
@@ -216,6 +238,12 @@ def restore(
     store_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         _load(source / STORE_FILE, _connect(store_path), progress, close=True)
+        if VIEWS_FILE in manifest["sha256"]:
+            _load(source / VIEWS_FILE, _connect(views_path), lambda done, total: None,
+                  close=True)
+        else:  # format 1: the views are in the store file; cosmos_init moves them out again
+            for name in (views_path, Path(f"{views_path}-wal"), Path(f"{views_path}-shm")):
+                name.unlink(missing_ok=True)
         if DJANGO_FILE in manifest["sha256"] and django_db is not None:
             _load(source / DJANGO_FILE, django_db, lambda done, total: None, close=False)
     except sqlite3.Error as exc:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 
-from hisadmin.core import held_streams
+from hisadmin.core import held_streams, views_lag
 from hisadmin.core.store import get_lease_store, get_store
 from hl7v2.persistence import store as hl7_store
 from webhooks.delivery import sweeper
@@ -27,12 +27,17 @@ SWEEPER_STALE_AFTER = 120.0  # seconds without a delivery sweep (receivers exist
 
 
 def check_store() -> dict[str, Any]:
-    start = time.perf_counter()
-    try:
-        get_store().try_read("R_Health", "ping")
-    except Exception as exc:  # noqa: BLE001 - health reports any failure
-        return {"ok": False, "error": type(exc).__name__}
-    return {"ok": True, "ms": round((time.perf_counter() - start) * 1000, 2)}
+    """Both containers answer a point read: the clinical one (``ms``) and the views'."""
+    timings = {}
+    for name, pk in (("ms", "R_Health"), ("views_ms", "V_Meta")):
+        start = time.perf_counter()
+        try:
+            get_store().try_read(pk, "ping")
+        except Exception as exc:  # noqa: BLE001 - health reports any failure
+            return {"ok": False, "error": type(exc).__name__,
+                    "container": "clinical" if name == "ms" else "views"}
+        timings[name] = round((time.perf_counter() - start) * 1000, 2)
+    return {"ok": True, **timings}
 
 
 def check_broker() -> dict[str, Any]:
@@ -65,6 +70,8 @@ def check_relay() -> dict[str, Any]:
         result["lag"] = relay_lag()
     except Exception as exc:  # noqa: BLE001 - lag is informative, never fatal
         result["lag_error"] = type(exc).__name__
+    # Commands held while the views were behind their bound (hisadmin.core.views_lag).
+    result["admission"] = views_lag.admission_counts()
     return result
 
 

@@ -4,7 +4,8 @@ Registered by :mod:`testkit.plugin` once Django is set up. It builds on
 ``cosmos_backend.pytest_plugin`` (``doc_store``, ``uow_factory``, ``feed_drainer``). Fixtures:
 
 * ``his_store`` — the product's own store handle pointed at a fresh embedded store in the
-  test's tmp dir (``his_store_path`` is its file);
+  test's tmp dir (``his_store_path`` is its clinical file; the views container's file is
+  beside it, ``hisadmin.core.store.views_path(his_store_path)``);
 * ``drain_worklists`` — ``drain_worklists()`` projects every event written since the last call
   through the real projection code, in-process; returns how many;
 * ``his_reference_data`` — the shipped reference data (departments, wards, medications…);

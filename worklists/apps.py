@@ -4,8 +4,9 @@ from django.apps import AppConfig
 
 from hisadmin.core import keys, updates
 from hisadmin.core.consumers import register_consumer
-from hisadmin.core.store import register_indexes
-from worklists.delivery.tasks import QUEUE, TASK
+from hisadmin.core.store import register_indexes, register_view_partitions
+from worklists.delivery.tasks import PAGE_TASK, QUEUE
+from worklists.persistence import VIEW_PARTITIONS
 from worklists.projection.schema import COMPOSITE_INDEXES
 from worklists.read.lag import updates_stopped
 
@@ -14,7 +15,10 @@ class WorklistsConfig(AppConfig):
     name = "worklists"
 
     def ready(self) -> None:
-        register_indexes(COMPOSITE_INDEXES)  # the container's policy serves the view queries
-        # Every event of every patient's stream: the projections decide what matters.
-        register_consumer(TASK, queue=QUEUE, stream_prefix=keys.PATIENT)
+        # The views container holds what the projections write, its policy the view queries.
+        register_view_partitions(*VIEW_PARTITIONS)
+        register_indexes(COMPOSITE_INDEXES, container="views")
+        # Every event of every patient's stream: the projections decide what matters. A
+        # change-feed page is one message, applied under one write of the views.
+        register_consumer(PAGE_TASK, queue=QUEUE, stream_prefix=keys.PATIENT, per_page=True)
         updates.register(updates_stopped)  # the "updates stopped" notice of every live page

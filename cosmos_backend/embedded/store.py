@@ -175,7 +175,7 @@ class EmbeddedStore(DocumentStore):
     ) -> None:
         self.path = path
         self.spec = spec
-        self.table = "c_" + hashlib.sha1(spec.name.encode()).hexdigest()[:12]
+        self.table = self.table_name(spec.name)
         self.synchronous = synchronous
         self.clock = clock
         self._local = threading.local()
@@ -191,6 +191,11 @@ class EmbeddedStore(DocumentStore):
             _owner_only(path)
         self._range_count = self._meta("feed_range_count", feed_range_count)
         self._epoch = self._meta("epoch", int.from_bytes(os.urandom(4), "big"))
+
+    @staticmethod
+    def table_name(container: str) -> str:
+        """The SQLite table that holds the container named ``container``."""
+        return "c_" + hashlib.sha1(container.encode()).hexdigest()[:12]
 
     # ------------------------------------------------------------------ connections
     def _conn(self) -> sqlite3.Connection:
@@ -216,6 +221,17 @@ class EmbeddedStore(DocumentStore):
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn()
+        if getattr(self._local, "grouped", 0):
+            # Inside grouped(): a savepoint, so this write is undone alone if it fails.
+            conn.execute("SAVEPOINT w")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK TO w")
+                conn.execute("RELEASE w")
+                raise
+            conn.execute("RELEASE w")
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
@@ -223,6 +239,39 @@ class EmbeddedStore(DocumentStore):
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        self._committed()
+
+    @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """This thread's writes in the block as one SQLite write transaction (the write lock
+        taken once, one commit); each batch in it runs in a savepoint of its own, so a
+        failing one is undone alone. A nested block is a savepoint: its writes are undone
+        together if an exception leaves it. Reads in the block see its writes."""
+        local = self._local
+        if getattr(local, "grouped", 0):
+            conn = self._conn()
+            conn.execute("SAVEPOINT g")
+            try:
+                yield
+            except BaseException:
+                conn.execute("ROLLBACK TO g")
+                conn.execute("RELEASE g")
+                raise
+            conn.execute("RELEASE g")
+            return
+        with self._write():
+            local.grouped = 1
+            try:
+                yield
+            finally:
+                local.grouped = 0
+
+    @property
+    def write_transactions(self) -> int:
+        """Write transactions this handle committed (a grouped block counts once)."""
+        return self._writes
+
+    def _committed(self) -> None:
         if self._background_checkpoints:
             _checkpointer(self.path).committed()
         self._writes += 1
@@ -626,6 +675,44 @@ class EmbeddedStore(DocumentStore):
             f"DELETE FROM {self.table} WHERE {EXPIRED}", (self.clock(),)
         )
         return cur.rowcount
+
+    def move_partitions(self, target: EmbeddedStore, belongs: Callable[[str], bool], *,
+                        prefix: str = "", chunk: int = 500) -> int:
+        """Move every document whose partition key starts with ``prefix`` and passes
+        ``belongs`` into ``target`` (another container, usually in another file); returns
+        how many. Etags, timestamps and expiry times are kept, so whatever remembered an
+        etag (a tracker, a relay's checkpoint) still matches; each document takes a new
+        position in ``target``'s feed. Copies first, then deletes here, a chunk at a time:
+        run it with the writers stopped; an interrupted move is finished by running it again.
+        """
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"
+        moved = 0
+        after = ("", "")
+        while True:
+            rows = self._conn().execute(
+                f"SELECT pk, id, doc, etag, ts, rng, exp, q FROM {self.table} "
+                "WHERE pk >= ? AND pk < ? AND (pk, id) > (?, ?) ORDER BY pk, id LIMIT ?",
+                (prefix, upper, *after, chunk)).fetchall()
+            if not rows:
+                return moved
+            after = (rows[-1][0], rows[-1][1])
+            rows = [row for row in rows if belongs(row[0])]
+            if not rows:
+                continue
+            with target._write() as conn:
+                first = target._take_lsns(conn, len(rows))
+                conn.executemany(
+                    f"INSERT INTO {target.table} (pk, id, doc, etag, ts, lsn, rng, exp, q, pm) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(pk, id) DO UPDATE SET "
+                    "doc=excluded.doc, etag=excluded.etag, ts=excluded.ts, lsn=excluded.lsn, "
+                    "exp=excluded.exp, q=excluded.q, pm=excluded.pm",
+                    [(pk, doc_id, doc, etag, ts, first + i, rng, exp, q,
+                      presence_mask(orjson.loads(doc), target._checks))
+                     for i, (pk, doc_id, doc, etag, ts, rng, exp, q) in enumerate(rows)])
+            with self._write() as conn:
+                conn.executemany(f"DELETE FROM {self.table} WHERE pk=? AND id=?",
+                                 [(row[0], row[1]) for row in rows])
+            moved += len(rows)
 
     def count(self, pk: str | None = None) -> int:
         if pk is None:

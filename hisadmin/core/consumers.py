@@ -22,6 +22,10 @@ class Consumer:
     stream_prefix: str  # the partition keys of the streams it follows, e.g. "P_"
     event_types: frozenset[str] | None = None  # None: every event of those streams
     gate: Callable[[], bool] | None = field(default=None, compare=False)  # None: always
+    # True: one message per change-feed page, ``args=[[[stream, [seq, …]], …]]`` (every
+    # stream of the page, each with its events in order), for a consumer that applies a
+    # page in one go; False: one message per stream, ``args=[stream, [seq, …]]``.
+    per_page: bool = False
 
     def wants(self, stream_pk: str, event_type: str) -> bool:
         return stream_pk.startswith(self.stream_prefix) and (
@@ -33,11 +37,11 @@ _consumers: list[Consumer] = []
 
 def register_consumer(task: str, *, queue: str, stream_prefix: str,
                       event_types: Iterable[str] | None = None,
-                      gate: Callable[[], bool] | None = None) -> None:
+                      gate: Callable[[], bool] | None = None, per_page: bool = False) -> None:
     """Add a consumer (idempotent: an app's ``ready`` may run more than once in tests)."""
     consumer = Consumer(task, queue, stream_prefix,
                         None if event_types is None else frozenset(map(str, event_types)),
-                        gate)
+                        gate, per_page)
     if consumer not in _consumers:
         _consumers.append(consumer)
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from cosmos_backend import errors
-from cosmos_backend.store import BatchOp, DocumentStore
+from cosmos_backend.store import BatchOp, DocumentStore, Query
 from tests.contract.conftest import StoreFactory
 
 pytestmark = pytest.mark.contract
@@ -128,3 +128,20 @@ def test_it_returns_nothing_for_deletes_and_documents_for_writes(store: Document
     results = store.execute_batch("P_1", [BatchOp.delete("x"), BatchOp.create(d("y", v=1))])
     assert results[0] is None
     assert results[1] is not None and results[1]["v"] == 1 and results[1]["_etag"]
+
+
+def test_grouped_writes_keep_each_batch_whole_and_apart(store: DocumentStore) -> None:
+    # grouped() may commit many batches at once (embedded) or change nothing (Cosmos): on
+    # every backend each batch is still all or nothing, and one that fails is undone alone.
+    taken = store.create(d("taken", pk="P_2"))
+    with store.grouped():
+        store.execute_batch("P_1", [BatchOp.create(d("a")), BatchOp.create(d("b"))])
+        with pytest.raises(errors.BatchFailed):
+            store.execute_batch("P_2", [BatchOp.create(d("c", pk="P_2")),
+                                        BatchOp.create(d("taken", pk="P_2"))])
+        store.upsert(d("e", pk="P_3"))
+        assert store.read("P_1", "a")["id"] == "a"  # the block reads its own writes
+    assert [x["id"] for x in store.query_all("P_1", Query())] == ["a", "b"]
+    assert store.try_read("P_2", "c") is None
+    assert store.read("P_2", "taken")["_etag"] == taken["_etag"]
+    assert store.read("P_3", "e")["id"] == "e"

@@ -32,8 +32,11 @@ def test_it_provisions_the_embedded_store_idempotently(settings: Settings, tmp_p
     handles.reset_handles()
     first, second = run_init(), run_init()
     assert "container 'clinical' created" in first
+    assert "s-views.sqlite3: container 'views' created" in first
+    assert "s-views.sqlite3: container 'leases' created" in first
     assert "index" in first
     assert "container 'clinical' exists" in second
+    assert "container 'views' exists" in second
     assert "created" not in second
 
 
@@ -47,7 +50,9 @@ def test_it_provisions_cosmos_over_the_wire_idempotently(settings: Settings,
     assert "database" in first and "created" in first
     assert "container 'clinical' created" in first
     assert "exists" in second and "created" not in second
+    assert "container 'views' created" in first
     assert "container 'clinical' exists, unchanged" in second
+    assert "container 'views' exists, unchanged" in second
     assert "container 'leases' exists, unchanged" in second
 
 

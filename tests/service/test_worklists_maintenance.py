@@ -114,12 +114,13 @@ def test_it_serves_every_worklist_query_from_an_index(his_store, worklist) -> No
     from cosmos_backend.paging import encode_token
 
     query = worklist.query()
+    views = his_store.container_for("V_Admitted_g1_x")  # the views container and its indexes
     for after in (None, encode_token(["x"] * len(query.ordering()))):
         from cosmos_backend.paging import decode_token
 
-        sql, args, _ = compile_query(his_store.table, query,
+        sql, args, _ = compile_query(views.table, query,
                                      decode_token(after) if after else None)
-        plan = his_store._conn().execute(f"EXPLAIN QUERY PLAN {sql}",
+        plan = views._conn().execute(f"EXPLAIN QUERY PLAN {sql}",
                                          ["V_x", 0, *args, 50]).fetchall()
         text = " ".join(str(row[-1]) for row in plan)
         assert "USING INDEX" in text and "_ix_" in text, text

@@ -15,7 +15,7 @@ from hisadmin.core import consumers
 from patients.domain.events import ORDER_PLACED, EventType
 from tests.unit.worklist_events import T0, History, source_args
 from worklists.delivery.relay import consumer_publisher
-from worklists.delivery.tasks import QUEUE, TASK
+from worklists.delivery.tasks import PAGE_TASK, QUEUE
 from worklists.persistence.feed import EventRef
 from worklists.projection.census import CENSUS
 from worklists.projection.due import doses_due
@@ -142,11 +142,11 @@ def test_it_sends_every_patient_event_to_the_projections_by_id_only() -> None:
     publish = consumer_publisher(lambda name, **options: sent.append((name, options)))
     publish([EventRef("P_p1", 4, EventType.ALLERGY_ADDED, written_at=None)])
     publish([EventRef("R_Ward", 2, "ReferenceEntryAdded", written_at=None)])
-    assert [(name, options) for name, options in sent if name == TASK] == [
-        (TASK, {"args": ["P_p1", [4]], "queue": QUEUE, "retry": False})]
+    assert [(name, options) for name, options in sent if name == PAGE_TASK] == [
+        (PAGE_TASK, {"args": [[["P_p1", [4]]]], "queue": QUEUE, "retry": False})]
 
 
-def test_a_page_sends_one_message_per_patient_with_its_events_in_order() -> None:
+def test_a_page_sends_one_message_with_each_patients_events_in_order() -> None:
     sent: list[tuple[str, dict]] = []
     publish = consumer_publisher(lambda name, **options: sent.append((name, options)))
     publish([EventRef("P_p1", 4, EventType.ALLERGY_ADDED, written_at=None),
@@ -154,8 +154,8 @@ def test_a_page_sends_one_message_per_patient_with_its_events_in_order() -> None
              EventRef("R_Ward", 2, "ReferenceEntryAdded", written_at=None),
              EventRef("P_p1", 5, EventType.ALLERGY_REMOVED, written_at=None),
              EventRef("P_p1", 6, EventType.ALLERGY_ADDED, written_at=None)])
-    assert [options["args"] for name, options in sent if name == TASK] == [
-        ["P_p1", [4, 5, 6]], ["P_p2", [1]]]
+    assert [options["args"] for name, options in sent if name == PAGE_TASK] == [
+        [[["P_p1", [4, 5, 6]], ["P_p2", [1]]]]]
 
 
 # ------------------------------------------------------------------ medications due, reviews

@@ -19,6 +19,7 @@ import logging
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -27,17 +28,21 @@ from typing import Any
 from celery import current_app
 from kombu.exceptions import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
 from cosmos_backend import errors
 from cosmos_backend.leases import LEASE_PK, Lease, LeaseLost, LeaseStore, new_owner_id
 from cosmos_backend.store import Cond, DocumentStore, Query
-from hisadmin.core import recent_events
+from hisadmin.core import recent_events, views_lag
 from hisadmin.core.consumers import consumers_of
 from worklists.persistence.feed import EventRef, events_in
 
 log = logging.getLogger(__name__)
 
-Publish = Callable[[list[EventRef]], None]  # raises when the broker does not accept them
+# publish(events, mark=None): raises when the broker does not accept them; True when a
+# per-page consumer (the projections) got the page with ``mark`` ({"range", "position"}), so
+# the relay waits for the page to be marked projected (hisadmin.core.views_lag).
+Publish = Callable[..., object]
 
 
 @dataclass
@@ -70,6 +75,9 @@ class Relay:
         self.stats = RelayStats()
         self._next_balance = 0.0
         self._last_heartbeat = 0.0
+        # Per range, the pages handed to the projections and not yet projected:
+        # (last position in the page, when it was read). Their age is the views' lag.
+        self.unprojected: dict[str, deque[tuple[int, float]]] = {}
 
     # ------------------------------------------------------------------ leases
     def balance(self) -> None:
@@ -83,6 +91,7 @@ class Relay:
                 except LeaseLost:
                     log.warning("lost range=%s owner=%s", feed_range, self.owner)
                     del self.held[feed_range]
+                    self.unprojected.pop(feed_range, None)
         if now < self._next_balance:
             return
         self._next_balance = now + self.lease_ttl / 3
@@ -106,6 +115,7 @@ class Relay:
         # Give back ranges beyond our share so a newly started relay gets work.
         while len(self.held) > share:
             feed_range, lease = self.held.popitem()
+            self.unprojected.pop(feed_range, None)
             self._release(lease)
 
     def _release(self, lease: Lease) -> None:
@@ -152,12 +162,14 @@ class Relay:
         if not page.items:
             return 0
         events = events_in(page.items)
+        position = max(int(doc.get("_lsn", 0)) for doc in page.items)
         if events:
             if self.keep_events:
                 recent_events.keep(page.items)  # before the tasks can run
-            self.publish(events)
+            read_at = time.time()
+            if self.publish(events, mark={"range": feed_range, "position": position}):
+                self.unprojected.setdefault(feed_range, deque()).append((position, read_at))
             self.stats.published += len(events)
-        position = max(int(doc.get("_lsn", 0)) for doc in page.items)
         try:
             self.held[feed_range] = self.leases.checkpoint(
                 lease, page.continuation, max(position, lease.position), self.lease_ttl)
@@ -166,6 +178,7 @@ class Relay:
             # duplicates, which the projections ignore.
             log.warning("lost range=%s owner=%s", feed_range, self.owner)
             del self.held[feed_range]
+            self.unprojected.pop(feed_range, None)
         self.stats.pages += 1
         return len(page.items)
 
@@ -174,7 +187,27 @@ class Relay:
         moved = 0
         for feed_range in list(self.held):
             moved += self.pump(feed_range)
+        self.publish_lag()
         return moved
+
+    def lag_ms(self, projected: dict[str, int], now: float) -> float:
+        """How long the oldest page handed to the projections has waited for its views."""
+        oldest = None
+        for feed_range, pages in self.unprojected.items():
+            done = projected.get(feed_range, 0)
+            while pages and pages[0][0] <= done:
+                pages.popleft()
+            if pages and (oldest is None or pages[0][1] < oldest):
+                oldest = pages[0][1]
+        return 0.0 if oldest is None else max(0.0, (now - oldest) * 1000)
+
+    def publish_lag(self) -> None:
+        """Publish the views' end-to-end lag (advisory: a broker error only skips it)."""
+        try:
+            ms = self.lag_ms(views_lag.projected_positions(), time.time())
+            views_lag.publish_lag(self.owner, ms)
+        except RedisError as exc:
+            log.debug("lag not published: %s", type(exc).__name__)
 
     def run(self, stop: threading.Event) -> None:
         idle = self.busy_poll
@@ -207,6 +240,7 @@ class Relay:
                     idle = min(idle * 2, self.idle_max)
         finally:
             self.release_all()
+            views_lag.withdraw(self.owner)
             log.info("relay %s stopped", self.owner)
 
 
@@ -225,14 +259,17 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
     """Send a page's events to every consumer that wants them, as ``send_task(name, args,
     queue)``: one message per consumer and stream, ``args=[stream, [seq, …]]`` in feed order
     (a stream's events of one page go to one task, which reads them in one round trip and
-    writes each row they change once; the per-patient order holds within the message).
+    writes each row they change once; the per-patient order holds within the message) — or,
+    for a consumer registered ``per_page`` (the projections), one message for the whole page,
+    ``args=[[[stream, [seq, …]], …]]``, applied in one write transaction of the views.
 
     Ids only: the task re-reads the events, so no patient data sits in the broker or logs.
     """
 
-    def publish(events: list[EventRef]) -> None:
+    def publish(events: list[EventRef], mark: dict[str, Any] | None = None) -> bool:
         messages: dict[tuple[str, str, str], list[int]] = {}
         open_gates: dict[str, bool] = {}  # asked once per page, after it was read
+        per_page: set[str] = set()
         for event in events:
             for consumer in consumers_of(event.stream, event.type):
                 if consumer.gate is not None:
@@ -240,11 +277,21 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
                         open_gates[consumer.task] = consumer.gate()
                     if not open_gates[consumer.task]:
                         continue
+                if consumer.per_page:
+                    per_page.add(consumer.task)
                 messages.setdefault((consumer.task, consumer.queue, event.stream),
                                     []).append(event.seq)
+        pages: dict[tuple[str, str], list[list[Any]]] = {}
+        # The relay owns retrying (retry=False): it backs off and keeps its checkpoints.
         for (task, queue, stream), seqs in messages.items():
-            send_task(task, args=[stream, seqs], queue=queue,
-                      retry=False)  # the relay owns retrying: it backs off, keeps checkpoints
+            if task in per_page:
+                pages.setdefault((task, queue), []).append([stream, seqs])
+            else:
+                send_task(task, args=[stream, seqs], queue=queue, retry=False)
+        for (task, queue), streams in pages.items():
+            send_task(task, args=[streams] if mark is None else [streams, mark], queue=queue,
+                      retry=False)
+        return bool(pages)
 
     return publish
 

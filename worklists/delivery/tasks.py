@@ -1,8 +1,12 @@
 """Celery tasks: thin wrappers around the projector. Arguments are ids only, never PHI.
 
-The task re-reads the events by id, so a task message carries nothing but a stream key and
-sequence numbers (the relay sends a patient's events of one change-feed page as one message;
-a single number, as older messages carry, is one event). Failures retry with a short
+The task re-reads the events by id, so a task message carries nothing but stream keys and
+sequence numbers. The relay sends a change-feed page as one message (:func:`project_page`):
+every patient stream of the page with its events in order, applied in one write transaction
+of the views (the views' write lock taken once per page, not once per row partition and
+tracker of every patient). A stream whose projection fails in the page is undone alone and
+goes on as a message of its own (:func:`project_event`, also what replays send and what
+messages from before pages carried; a single number is one event). Failures retry with a short
 backoff; after ``PROJECTION_MAX_RETRIES`` the events go to the dead letters, one letter each
 (the relay's checkpoint has moved on: nothing else blocks), and the patient's stream is held:
 its later events are parked in the dead letters unprojected until the stream is released
@@ -13,20 +17,71 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
+from typing import Any
 
 from celery import Task, shared_task
 
 from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore
+from hisadmin.core import views_lag
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
 from worklists.delivery.deadletters import held_part, park, record_failure
 from worklists.delivery.projector import project_events as project
+from worklists.persistence.writer import forget_recent
 
 log = logging.getLogger(__name__)
 MAX_RETRIES = int(os.environ.get("PROJECTION_MAX_RETRIES", "5"))
 TASK = "worklists.project_event"
+PAGE_TASK = "worklists.project_page"
 QUEUE = "projections"
+
+
+@shared_task(bind=True, name=PAGE_TASK, queue=QUEUE, acks_late=True,
+             reject_on_worker_lost=True, max_retries=MAX_RETRIES, ignore_result=True)
+def project_page(self: Task, streams: list[list[Any]],
+                 mark: dict[str, Any] | None = None) -> str:
+    """Apply a change-feed page: ``streams`` is ``[[stream_pk, [seq, …]], …]``; ``mark``
+    (``{"range", "position"}``, from the relay) is published as projected once the page's
+    views are committed, which is how the relay measures the views' lag."""
+    store = get_store("relay")
+    try:
+        outcome = apply_page(store, streams)
+    except Exception as exc:  # noqa: BLE001 - the page's commit (or a broker): retried whole
+        transient = isinstance(exc, (errors.Throttled, errors.Unavailable))
+        raise self.retry(exc=exc, countdown=1.0 if transient else
+                         0.1 * (2 ** self.request.retries)) from None
+    if mark:
+        views_lag.mark_projected(str(mark["range"]), int(mark["position"]))
+    return outcome
+
+
+def apply_page(store: DocumentStore, streams: list[list[Any]],
+               alone: Callable[[str, list[int]], None] | None = None) -> str:
+    """Project every stream of a page under one grouped write (``store.grouped()``), each
+    stream in a savepoint of its own: one that fails is undone alone and handed to ``alone``
+    (default: its own :func:`project_event` message, which retries it, then dead-letters it
+    and holds the stream, as ever). Idempotent: a page applied again changes nothing."""
+    failed: list[tuple[str, list[int]]] = []
+    applied = 0
+    with store.grouped():
+        for stream_pk, seq in streams:
+            seqs = seqs_of(seq)
+            try:
+                with store.grouped():  # a savepoint: this stream's writes undone alone
+                    todo, _ = held_part(store, stream_pk, seqs)
+                    if todo:
+                        project(store, stream_pk, todo)
+                        applied += len(todo)
+            except Exception as exc:  # noqa: BLE001 - handed on below, never dropped
+                forget_recent()  # kept trackers may name versions the savepoint undid
+                log.warning("projection %s failed in its page (%s); sent on alone",
+                            stream_pk, type(exc).__name__)
+                failed.append((stream_pk, seqs))
+    for stream_pk, seqs in failed:
+        (alone or enqueue)(stream_pk, seqs)
+    return f"{len(streams)} streams, {applied} events, {len(failed)} sent on alone"
 
 
 @shared_task(bind=True, name=TASK, queue=QUEUE, acks_late=True,
@@ -37,8 +92,10 @@ def project_event(self: Task, stream_pk: str, seq: int | list[int]) -> str:
     if not seqs:
         return f"held at {marker.seq if marker else '?'}: parked"
     try:
-        outcomes = project(store, stream_pk, seqs)
+        with store.grouped():  # the stream's rows and tracker: one write of the views
+            outcomes = project(store, stream_pk, seqs)
     except Exception as exc:  # noqa: BLE001 - every failure is retried, then dead-lettered
+        forget_recent()  # kept trackers may name versions the rollback undid
         attempts = self.request.retries + 1
         if self.request.retries >= self.max_retries:
             return _one_by_one(store, stream_pk, seqs, exc, attempts)

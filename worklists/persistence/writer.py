@@ -52,6 +52,12 @@ _recent: LruCache[tuple[int, int, str], Tracker] = LruCache(RECENT_TRACKERS)
 STRENGTH = {"duplicate": 0, "applied": 1, "rebuilt": 2}
 
 
+def forget_recent() -> None:
+    """Drop the trackers kept from this process's saves: writes were undone (a grouped
+    page's stream rolled back), so a kept etag may name a version that never committed."""
+    _recent.forget()
+
+
 def _write_row(store: DocumentStore, row: Row, gen: int, seq: int, rewrite: bool) -> str | None:
     """The careful write: read the row, write it unless a newer state did; its etag now
     (None when a newer state owns it)."""

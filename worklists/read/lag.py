@@ -1,4 +1,6 @@
-"""How far the relay is behind the store, per feed range (events and seconds)."""
+"""How far the views are behind the store: the relay per feed range (events not yet sent,
+seconds), and end to end (``ms``: how long the oldest page the relay handed over has waited
+for its views, as the relay publishes it, hisadmin.core.views_lag)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 
 from cosmos_backend.leases import LeaseStore
 from cosmos_backend.store import DocumentStore
-from hisadmin.core import held_streams
+from hisadmin.core import held_streams, views_lag
 from hisadmin.core.cache import ExpiringCache
 from hisadmin.core.store import get_lease_store, get_store
 from worklists.persistence import deadletters
@@ -57,6 +59,8 @@ def relay_lag() -> dict[str, Any]:
     def load() -> dict[str, Any]:
         result = measure(store, get_lease_store())
         result["deadLetters"] = deadletters.count(store)
+        result["ms"] = views_lag.lag_ms()  # None: no relay published it lately
+        result["boundMs"] = views_lag.bound_ms()
         return result
 
     return _cache.get(str(getattr(store, "path", id(store))), load)

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from hisadmin.core.cli import progress_bar
+from hisadmin.core.store import views_path
 from operations import backups
 
 AZURE = (
@@ -53,6 +54,7 @@ class Command(BaseCommand):
                 manifest = backups.backup(
                     Path(path),
                     store_path=source,
+                    views_path=Path(views_path(str(source))),
                     django_db=database,
                     progress=lambda done, total: bar.update(task, completed=done, total=total),
                 )

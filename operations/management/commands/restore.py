@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hisadmin.core.cli import progress_bar
-from hisadmin.core.store import reset_handles
+from hisadmin.core.store import reset_handles, views_path
 from operations import backups
 from operations.management.commands.backup import django_database, store_path
 
@@ -35,6 +35,7 @@ class Command(BaseCommand):
                 manifest = backups.restore(
                     Path(path),
                     store_path=target,
+                    views_path=Path(views_path(str(target))),
                     django_db=django_database(),
                     force=force,
                     progress=lambda done, total: bar.update(task, completed=done, total=total),

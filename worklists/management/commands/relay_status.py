@@ -1,4 +1,5 @@
-"""Relay lag per feed range (events, seconds), lease owners, and dead letters."""
+"""Relay lag per feed range (events, seconds), the views' end-to-end lag (ms) against its
+bound, the commands admission control held, lease owners, and dead letters."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from rich.console import Console
 from rich.table import Table
 
+from hisadmin.core import views_lag
 from hisadmin.core.store import get_lease_store, get_store
 from worklists.persistence import generations
 from worklists.persistence.deadletters import all_letters
@@ -24,10 +26,13 @@ class Command(BaseCommand):
     def handle(self, *args: Any, json: bool, **options: Any) -> None:
         store = get_store()
         lag = measure(store, get_lease_store())
+        end_to_end = {"ms": views_lag.lag_ms(), "boundMs": views_lag.bound_ms(),
+                      "projected": views_lag.projected_positions(),
+                      "admission": views_lag.admission_counts()}
         letters = all_letters(store)
         pointer = generations.pointer(store)
         if json:
-            self.stdout.write(_dumps({**lag, "generation": pointer,
+            self.stdout.write(_dumps({**lag, "endToEnd": end_to_end, "generation": pointer,
                                       "deadLetters": [letter.as_dict() for letter in letters]}))
             return
         table = Table(title="Change-feed relay")
@@ -39,6 +44,15 @@ class Command(BaseCommand):
                           str(r["checkpointAgo"]))
         console = Console(file=self.stdout, force_terminal=False, width=120)
         console.print(table)
+        ms = end_to_end["ms"]
+        admission = end_to_end["admission"]
+        console.print("views behind the record, end to end: "
+                      + ("unknown (no relay published it lately)" if ms is None else f"{ms:g} ms")
+                      + f" (bound {end_to_end['boundMs']:g} ms)")
+        if admission:
+            console.print(f"commands held for the views: {admission['waits']} "
+                          f"({admission['waited_ms']:g} ms in all, {admission['capped']} "
+                          "reached the cap)")
         console.print(f"views: generation {pointer['active']}"
                       + (f" (building {pointer['building']})" if pointer.get("building") else ""))
         console.print(f"dead letters: {len(letters)}")

@@ -1,0 +1,194 @@
+"""How far the views are behind the record, end to end, and the commands' admission control.
+
+**The lag.** The relay notes, per feed range, each change-feed page it hands to the
+projections (its last change-feed position and when the relay read it); the projection
+worker, once a page's views are committed, raises the range's *projected* position
+(:func:`mark_projected`). The relay then publishes the end-to-end lag, in milliseconds: how
+long the oldest page it read has been waiting for its views (0 when every page it handed
+over is projected). Both sides meet in Redis (the broker every process already has), so a
+command learns the lag with one ``HGETALL``, never a store round trip. Each relay publishes
+under its own name; a reader takes the largest of the figures published in the last
+:data:`FRESH_SECONDS` (a stopped relay's figure lapses; ``/healthz`` reports the relay).
+
+**Admission control** (:func:`admit`): while the lag is above ``VIEWS_LAG_BOUND_MS``
+(default 250 ms) a command waits before it commits, checking again every
+:data:`POLL_SECONDS`, until the lag is back under the bound or ``VIEWS_ADMISSION_CAP_MS``
+(default 2 s) has passed; then it commits anyway — a wait, never an error. A command may
+wait a little; a view may not fall behind. Reads never wait (they commit nothing). The wait
+is noted for the response's ``Server-Timing`` (``admission;dur=…``) and counted in Redis
+(:func:`admission_counts`: shown by ``/healthz`` and ``relay_status``). When the lag cannot be
+read (no broker configured, Redis down), nothing waits.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from contextvars import ContextVar
+from typing import Any
+
+import redis
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+LAG_KEY = "his:views:lag"  # hash: relay owner → "<ms>,<epoch seconds published>"
+PROJECTED_KEY = "his:views:projected"  # hash: feed range → highest position projected
+ADMISSION_KEY = "his:views:admission"  # hash: waits, waited_ms, capped
+FRESH_SECONDS = 3.0  # a relay publishes every poll (≤ 1 s); older figures are a stopped relay
+POLL_SECONDS = 0.025
+_READ_EVERY = 0.02  # a process reads the published lag at most this often outside a wait
+
+# Raise a range's projected position, never lower it (two pages may finish out of order).
+_RAISE = """
+local now = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if tonumber(ARGV[2]) > now then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1
+"""
+
+_local = threading.local()
+_waited: ContextVar[float] = ContextVar("his_admission_waited", default=0.0)
+_last: dict[str, Any] = {"at": 0.0, "ms": None}
+
+
+def _client() -> redis.Redis | None:
+    url = getattr(settings, "CELERY_BROKER_URL", "") or ""
+    if not url.startswith(("redis://", "rediss://", "redis+socket://", "unix://")):
+        return None  # no broker configured (or not Redis): no lag to read, nothing waits
+    cached = getattr(_local, "client", None)
+    if cached is None or _local.url != url:
+        cached = redis.Redis.from_url(url.replace("redis+socket://", "unix://"),
+                                      socket_timeout=0.5, socket_connect_timeout=0.5)
+        _local.client, _local.url = cached, url
+    return cached
+
+
+def bound_ms() -> float:
+    return float(getattr(settings, "VIEWS_LAG_BOUND_MS", 250))
+
+
+def cap_ms() -> float:
+    return float(getattr(settings, "VIEWS_ADMISSION_CAP_MS", 2000))
+
+
+# ------------------------------------------------------------------ the projections' side
+def mark_projected(feed_range: str, position: int) -> None:
+    """The views of ``feed_range`` up to ``position`` are committed (advisory: a broker
+    error is logged, never raised — the views are written either way)."""
+    try:
+        client = _client()
+        if client is not None:
+            client.eval(_RAISE, 1, PROJECTED_KEY, feed_range, int(position))
+    except redis.RedisError as exc:
+        log.warning("projected position not published: %s", type(exc).__name__)
+
+
+def projected_positions() -> dict[str, int]:
+    client = _client()
+    if client is None:
+        return {}
+    return {k.decode(): int(v) for k, v in client.hgetall(PROJECTED_KEY).items()}
+
+
+# ------------------------------------------------------------------ the relay's side
+def publish_lag(owner: str, ms: float) -> None:
+    client = _client()
+    if client is not None:
+        client.hset(LAG_KEY, owner, f"{ms:.1f},{time.time():.3f}")
+
+
+def withdraw(owner: str) -> None:
+    """A stopping relay takes its figure back."""
+    try:
+        client = _client()
+        if client is not None:
+            client.hdel(LAG_KEY, owner)
+    except redis.RedisError:
+        pass  # it lapses by itself
+
+
+def lag_ms(now: float | None = None) -> float | None:
+    """The views' end-to-end lag in ms (the largest fresh figure of any relay), or None when
+    no relay published one lately or Redis cannot be read."""
+    try:
+        client = _client()
+        if client is None:
+            return None
+        published = client.hgetall(LAG_KEY)
+    except redis.RedisError:
+        return None
+    now = time.time() if now is None else now
+    fresh = []
+    for value in published.values():
+        ms, _, at = value.decode().partition(",")
+        try:
+            if now - float(at) <= FRESH_SECONDS:
+                fresh.append(float(ms))
+        except ValueError:
+            continue
+    return round(max(fresh), 1) if fresh else None
+
+
+def _lag_now(fresh: bool) -> float | None:
+    now = time.monotonic()
+    if fresh or now - _last["at"] > _READ_EVERY:
+        _last["ms"], _last["at"] = lag_ms(), now
+    return _last["ms"]
+
+
+# ------------------------------------------------------------------ the commands' side
+def admit() -> float:
+    """Before a command commits: wait while the views are behind the bound, at most the cap.
+    Returns the seconds waited (0.0 mostly)."""
+    bound = bound_ms()
+    if bound <= 0:
+        return 0.0
+    lag = _lag_now(fresh=False)
+    if lag is None or lag <= bound:
+        return 0.0
+    started = time.monotonic()
+    deadline = started + cap_ms() / 1000
+    capped = True
+    while time.monotonic() < deadline:
+        time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+        lag = _lag_now(fresh=True)
+        if lag is None or lag <= bound:
+            capped = False
+            break
+    waited = time.monotonic() - started
+    _waited.set(_waited.get() + waited)
+    try:
+        client = _client()
+        if client is not None:
+            pipe = client.pipeline(transaction=False)
+            pipe.hincrby(ADMISSION_KEY, "waits", 1)
+            pipe.hincrbyfloat(ADMISSION_KEY, "waited_ms", round(waited * 1000, 1))
+            if capped:
+                pipe.hincrby(ADMISSION_KEY, "capped", 1)
+            pipe.execute()
+    except redis.RedisError:
+        pass  # the count is informative; the command goes on
+    return waited
+
+
+def admission_counts() -> dict[str, float]:
+    """Commands that waited, their total wait (ms) and how many reached the cap, since the
+    broker started (every process together)."""
+    try:
+        client = _client()
+        raw = client.hgetall(ADMISSION_KEY) if client is not None else {}
+    except redis.RedisError:
+        return {}
+    counts = {k.decode(): float(v) for k, v in raw.items()}
+    return {"waits": int(counts.get("waits", 0)), "waited_ms": round(counts.get("waited_ms", 0), 1),
+            "capped": int(counts.get("capped", 0))}
+
+
+def begin_request() -> None:
+    _waited.set(0.0)
+
+
+def waited_in_request() -> float:
+    """Seconds this request's commands waited for the views (for ``Server-Timing``)."""
+    return _waited.get()

@@ -1,0 +1,129 @@
+"""The views' end-to-end lag, as the relay publishes it, and the admission control it drives:
+a command waits while the views are behind their bound, never past the cap, never with an
+error; reads never wait. Against a real Redis (the broker every process shares)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from hisadmin.core import views_lag
+from hisadmin.core.store import get_lease_store
+from hisadmin.embedded_redis import EmbeddedRedis
+from tests import worklist_data as data
+from worklists.delivery import tasks
+from worklists.delivery.relay import Relay, consumer_publisher
+
+pytestmark = [pytest.mark.service, pytest.mark.django_db(transaction=True)]
+JSON = "application/json"
+
+
+@pytest.fixture
+def broker(tmp_path: Path, settings) -> Iterator[EmbeddedRedis]:
+    redis = EmbeddedRedis(tmp_path / "redis")
+    settings.CELERY_BROKER_URL = redis.celery_url
+    settings.VIEWS_LAG_BOUND_MS = 250
+    settings.VIEWS_ADMISSION_CAP_MS = 600
+    yield redis
+    redis.shutdown()
+
+
+def _relay(store, sent: list) -> Relay:
+    return Relay(store, get_lease_store(), consumer_publisher(
+        lambda task, args, **_: sent.append((task, args))), owner="relay-test")
+
+
+def test_the_relay_publishes_how_long_its_pages_wait_for_their_views(
+        broker, his_store, his_reference_data) -> None:
+    sent: list = []
+    relay = _relay(his_store, sent)
+    while relay.step():  # the reference data's events, projected at once
+        pass
+    for _, args in sent:
+        if len(args) == 2:
+            tasks.apply_page(his_store, args[0])
+            views_lag.mark_projected(args[1]["range"], args[1]["position"])
+    sent.clear()
+    relay.step()
+    assert views_lag.lag_ms() == 0.0
+
+    pid = data.register(his_store, "Weiß-Ångström", "Chloé")
+    relay.step()  # handed over, not projected yet
+    [(task, [streams, mark])] = sent
+    assert task == tasks.PAGE_TASK and streams == [[f"P_{pid}", [1]]]
+    time.sleep(0.3)
+    relay.step()
+    behind = views_lag.lag_ms()
+    assert behind is not None and behind >= 300
+
+    tasks.apply_page(his_store, streams)
+    views_lag.mark_projected(mark["range"], mark["position"])
+    relay.step()
+    assert views_lag.lag_ms() == 0.0
+    relay.release_all()
+    views_lag.withdraw(relay.owner)
+    assert views_lag.lag_ms() is None  # no relay: unknown, and nothing waits on it
+
+
+def test_a_command_waits_while_the_views_are_behind_but_never_past_the_cap(
+        broker, his_patient, his_api_client) -> None:
+    seeded = his_patient("Nguyễn", given="Thị", orders=("medication",))
+    nurse = seeded.clients["nurse"]
+    views_lag.publish_lag("relay-a", 900.0)  # far behind, and it stays so
+    started = time.monotonic()
+    answer = nurse.post(f"/api/v1/patients/{seeded.id}/orders/{seeded.orders['medication']}"
+                        "/ready", content_type=JSON)
+    took = time.monotonic() - started
+    assert answer.status_code == 200, answer.content  # waited, then committed: no 5xx
+    timing = answer["Server-Timing"]
+    assert timing.startswith("admission;dur=") and 'desc="waited for the views"' in timing
+    waited = float(timing.split("dur=")[1].split(";")[0])
+    assert 600 <= waited < 900 and took >= 0.6
+    counts = views_lag.admission_counts()
+    assert counts["waits"] == 1 and counts["capped"] == 1 and counts["waited_ms"] >= 600
+
+    # Reads never wait, however far behind the views are.
+    started = time.monotonic()
+    read = nurse.get(f"/api/v1/patients/{seeded.id}")
+    assert read.status_code == 200 and "Server-Timing" not in read
+    assert time.monotonic() - started < 0.5
+
+    # The views catch up while a command waits: it goes on then, not at the cap.
+    threading.Timer(0.15, views_lag.publish_lag, ("relay-a", 40.0)).start()
+    answer = seeded.clients["clinician"].post(
+        f"/api/v1/patients/{seeded.id}/allergies", {"substance": "Erdnüsse", "reaction": "rash",
+                                                     "severity": "mild"}, content_type=JSON)
+    assert answer.status_code == 200, answer.content
+    waited = float(answer["Server-Timing"].split("dur=")[1].split(";")[0])
+    assert 100 <= waited < 500
+    assert views_lag.admission_counts()["waits"] == 2
+
+    # Within the bound: no wait, no Server-Timing entry.
+    answer = seeded.clients["clinician"].post(
+        f"/api/v1/patients/{seeded.id}/allergies", {"substance": "Latex", "reaction": "itch",
+                                                     "severity": "mild"}, content_type=JSON)
+    assert answer.status_code == 200 and "Server-Timing" not in answer
+
+
+def test_healthz_relay_status_and_the_lists_show_the_lag(
+        broker, his_store, his_reference_data, client, his_user) -> None:
+    views_lag.publish_lag("relay-b", 420.0)
+    body = client.get("/healthz").json()
+    assert body["relay"]["lag"]["ms"] == 420.0 and body["relay"]["lag"]["boundMs"] == 250
+    assert body["relay"]["admission"] == {"waits": 0, "waited_ms": 0.0, "capped": 0}
+    out = StringIO()
+    call_command("relay_status", stdout=out)
+    assert "views behind the record, end to end: 420 ms (bound 250 ms)" in out.getvalue()
+    out = StringIO()
+    call_command("relay_status", "--json", stdout=out)
+    assert json.loads(out.getvalue())["endToEnd"]["ms"] == 420.0
+    client.force_login(his_user("lag-nurse", "nurse"))
+    html = client.get("/admin/worklists/admitted/?department=MED").content.decode()
+    assert "views 420 ms behind" in html

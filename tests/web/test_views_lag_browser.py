@@ -1,0 +1,45 @@
+"""The lists' freshness notice says how far the views are behind, end to end, in words a
+ward's staff read at a glance; in a real browser at 1024 and 1440 px, as a clerk and a
+nurse. Screenshots go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hisadmin.core import views_lag
+from hisadmin.embedded_redis import EmbeddedRedis
+from tests import worklist_data as data
+from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LIST = "/admin/worklists/admitted/?department=CARD"
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+@pytest.mark.parametrize("role", ["clerk", "nurse"])
+def test_the_list_says_how_far_behind_the_views_are(
+        live_server, browser, his_store, reference_data, make_user, drain_worklists,  # noqa: F811
+        settings, tmp_path: Path, shots: Path, width: int, role: str) -> None:
+    redis = EmbeddedRedis(tmp_path / "redis")
+    settings.CELERY_BROKER_URL = redis.celery_url
+    try:
+        make_user(f"lag-{role}", role)
+        pid = data.register(his_store, "Łapińska", "Zoë")
+        data.admit(his_store, pid, "CARD", "CARD-A")
+        drain_worklists()
+        views_lag.publish_lag("relay-shot", 420.0)
+        ctx = browser.new_context(viewport={"width": width, "height": 700})
+        page = ctx.new_page()
+        login(page, live_server.url, f"lag-{role}")
+        page.goto(live_server.url + LIST)
+        page.wait_for_selector("#result_list tbody tr")
+        notice = page.inner_text("#worklist .freshness .lag")
+        # No relay runs here, so every event after no checkpoint counts as not yet sent too.
+        assert notice.startswith("views 420 ms behind (") and "not yet sent)" in notice
+        page.screenshot(path=str(shots / f"views-lag-{role}-{width}.png"))
+        ctx.close()
+    finally:
+        redis.shutdown()
