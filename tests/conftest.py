@@ -3,10 +3,14 @@ data come from the test kit (``testkit.fixtures``, the plugin downstream suites 
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +45,73 @@ def wire_endpoint() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# ------------------------------------------------------------------ one browser per worker
+# Launching chromium costs about a second; a worker launches it once, on its first browser
+# test, and each test gets it through ``browser`` (tests/web/test_browser_flow.py), which
+# closes every context the test opened: cookies, storage and pages never outlive a test.
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]
+
+
+class WorkerBrowser:
+    """This worker's headless chromium, started on first use and kept until the session ends.
+
+    Playwright's sync API marks its event loop as running in the calling thread while it is
+    in use. Between browser tests the loop is marked idle again, so that the worker's other
+    tests run as in a process without a browser (Django's async-safety check included)."""
+
+    def __init__(self) -> None:
+        self._manager: Any = None
+        self._browser: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @contextmanager
+    def in_use(self) -> Iterator[Any]:
+        if self._browser is None or not self._browser.is_connected():
+            self._start()
+        else:
+            asyncio._set_running_loop(self._loop)  # where playwright's sync calls left it
+        try:
+            yield self._browser
+        finally:
+            for context in list(self._browser.contexts) if self._browser.is_connected() else ():
+                context.close()
+            asyncio._set_running_loop(None)
+
+    def _start(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self.stop()
+        self._manager = sync_playwright()
+        playwright = self._manager.start()
+        self._browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        self._loop = asyncio.get_running_loop()
+
+    def stop(self) -> None:
+        if self._manager is None:
+            return
+        asyncio._set_running_loop(self._loop)
+        try:
+            if self._browser is not None and self._browser.is_connected():
+                self._browser.close()
+        finally:
+            self._manager.__exit__(None, None, None)
+            asyncio._set_running_loop(None)
+            self._manager = self._browser = self._loop = None
+
+
+@pytest.fixture(scope="session")
+def worker_browser() -> Iterator[WorkerBrowser]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("chromium is not installed (make test installs it)")
+    chromium = WorkerBrowser()
+    yield chromium
+    chromium.stop()
 
 
 # ------------------------------------------------------------------ events against their schemas
