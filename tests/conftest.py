@@ -47,6 +47,30 @@ def wire_endpoint() -> Iterator[str]:
         proc.wait(10)
 
 
+# ------------------------------------------------------------------ areas as markers
+# Every test carries its area's marker, taken from its folder, and a test that drives the
+# browser or a stack is marked so by the fixtures it uses: `-m` selects an area (make
+# test-quick: unit and service) without a module having to remember to say what it is.
+
+AREAS = {"unit": "unit", "service": "service", "web": "web", "a11y": "browser",
+         "contract": "contract", "integration": "integration", "bench": "bench"}
+BROWSER_FIXTURES = {"browser", "worker_browser"}
+STACK_FIXTURES = {"stack", "running_stack", "worklist_stack"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        parts = item.path.relative_to(here).parts if item.path.is_relative_to(here) else ()
+        if len(parts) > 1 and parts[0] in AREAS:
+            item.add_marker(AREAS[parts[0]])
+        used = set(getattr(item, "fixturenames", ()))
+        if used & BROWSER_FIXTURES:
+            item.add_marker("browser")
+        if used & STACK_FIXTURES:
+            item.add_marker("integration")
+
+
 # ------------------------------------------------------------------ one browser per worker
 # Launching chromium costs about a second; a worker launches it once, on its first browser
 # test, and each test gets it through ``browser`` (tests/web/test_browser_flow.py), which
