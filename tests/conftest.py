@@ -7,6 +7,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,6 +59,11 @@ BROWSER_FIXTURES = {"browser", "worker_browser"}
 STACK_FIXTURES = {"stack", "running_stack", "worklist_stack"}
 
 
+# Modules whose tests take longest start first: make test hands whole modules to the workers
+# (--dist loadscope), so that a long module begun last does not leave the others idle.
+FIRST = ("bench", "integration", "browser", "contract")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
@@ -69,6 +75,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker("browser")
         if used & STACK_FIXTURES:
             item.add_marker("integration")
+    rank: dict[str, tuple[int, int]] = {}
+    for n, item in enumerate(items):
+        mine = min((r for r, m in enumerate(FIRST) if item.get_closest_marker(m)),
+                   default=len(FIRST))
+        module = item.nodeid.split("::")[0]
+        rank[module] = (min(rank.get(module, (mine, n))[0], mine), rank.get(module, (0, n))[1])
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable within a module
 
 
 # ------------------------------------------------------------------ one browser per worker
@@ -147,6 +160,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "synthetic_events(why): the test writes made-up events "
                             "to exercise the outbox's mechanics; they are not checked")
     events_check.install()
+    own_var_dir(config)
+
+
+def own_var_dir(config: pytest.Config) -> None:
+    """This process's own data directory in place of the checkout's ``var/``: a test that
+    reaches the product's default store (rather than ``his_store``'s fresh one) writes into a
+    file no other worker shares, and a run leaves nothing in the checkout."""
+    from django.conf import settings
+
+    var = Path(tempfile.mkdtemp(prefix="his-var-"))
+    config.add_cleanup(lambda: shutil.rmtree(var, ignore_errors=True))
+    settings.VAR_DIR = var
+    if "EMBEDDED_STORE_PATH" not in os.environ:
+        settings.DOCUMENT_STORE = {**settings.DOCUMENT_STORE, "path": str(var / "store.sqlite3")}
+    handles.reset_handles()
 
 
 _reported = [0]  # how many offenders the reports so far have named
