@@ -122,7 +122,10 @@ class AccessLog:
         return written
 
     def pending(self) -> int:
-        return len(self._queue)
+        """Records not yet written, a batch the writer is writing included (it leaves the queue
+        under the lock, and goes back to it if the write fails)."""
+        with self._lock:
+            return len(self._queue)
 
     # ------------------------------------------------------------------ mechanics
     def _sink(self) -> Sink:
