@@ -7,7 +7,7 @@ PYTEST_ARGS ?=
 # The suite runs in worker processes (pytest-xdist); docs/testing.md has the measurements
 # behind these two and what keeps the workers' tests independent. TEST_WORKERS=0: in-process.
 TEST_WORKERS ?= 3
-TEST_DIST    ?= loadscope
+TEST_DIST    ?= worksteal
 XDIST        := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist $(TEST_DIST))
 
 .PHONY: run test test-quick bench bench-deps lint install test-deps clean-var

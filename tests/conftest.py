@@ -59,9 +59,8 @@ BROWSER_FIXTURES = {"browser", "worker_browser"}
 STACK_FIXTURES = {"stack", "running_stack", "worklist_stack"}
 
 
-# Modules whose tests take longest start first: make test hands whole modules to the workers
-# (--dist loadscope), so that a long module begun last does not leave the others idle.
-FIRST = ("bench", "integration", "browser", "contract")
+# The modules that take longest, and about how many seconds a test of each kind takes.
+LONG = {"bench": 20, "integration": 8, "browser": 5}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -75,13 +74,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker("browser")
         if used & STACK_FIXTURES:
             item.add_marker("integration")
-    rank: dict[str, tuple[int, int]] = {}
-    for n, item in enumerate(items):
-        mine = min((r for r, m in enumerate(FIRST) if item.get_closest_marker(m)),
-                   default=len(FIRST))
-        module = item.nodeid.split("::")[0]
-        rank[module] = (min(rank.get(module, (mine, n))[0], mine), rank.get(module, (0, n))[1])
-    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable within a module
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:
+        items[:] = long_modules_first_on_every_worker(items, workers)
+
+
+def long_modules_first_on_every_worker(items: list[pytest.Item], workers: int
+                                       ) -> list[pytest.Item]:
+    """The order for ``--dist worksteal``: it gives each worker a contiguous share of the
+    collection, and a worker that runs out takes half of what another has left, from the end.
+    The long modules are dealt, whole, to the heads of the shares, so they start at once on
+    every worker and what is left to take at the end is quick. A module keeps its order."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    long_ = [m for m in modules.values()
+             if any(item.get_closest_marker(mark) for item in m for mark in LONG)]
+    quick = iter([item for m in modules.values() if m not in long_ for item in m])
+    def seconds(group: list[pytest.Item]) -> int:
+        return sum(max((s for mark, s in LONG.items() if item.get_closest_marker(mark)),
+                       default=1) for item in group)
+
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for module in sorted(long_, key=seconds, reverse=True):
+        min(heads, key=seconds).extend(module)
+    order: list[pytest.Item] = []
+    left = len(items)
+    for n, head in enumerate(heads):  # the shares' sizes as worksteal cuts them
+        share = left // (workers - n)
+        left -= share
+        order.extend(head)
+        order.extend(item for _, item in zip(range(share - len(head)), quick, strict=False))
+    order.extend(quick)
+    return order
 
 
 # ------------------------------------------------------------------ one browser per worker
