@@ -57,8 +57,6 @@ AREAS = {"unit": "unit", "service": "service", "web": "web", "a11y": "browser",
          "contract": "contract", "integration": "integration", "bench": "bench"}
 BROWSER_FIXTURES = {"browser", "worker_browser"}
 STACK_FIXTURES = {"stack", "running_stack", "worklist_stack"}
-
-
 # The modules that take longest, and about how many seconds a test of each kind takes.
 LONG = {"bench": 20, "integration": 8, "browser": 5}
 
@@ -91,6 +89,7 @@ def long_modules_first_on_every_worker(items: list[pytest.Item], workers: int
     long_ = [m for m in modules.values()
              if any(item.get_closest_marker(mark) for item in m for mark in LONG)]
     quick = iter([item for m in modules.values() if m not in long_ for item in m])
+
     def seconds(group: list[pytest.Item]) -> int:
         return sum(max((s for mark, s in LONG.items() if item.get_closest_marker(mark)),
                        default=1) for item in group)
