@@ -4,8 +4,13 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?=
+# The suite runs in worker processes (pytest-xdist); docs/testing.md has the measurements
+# behind these two and what keeps the workers' tests independent. TEST_WORKERS=0: in-process.
+TEST_WORKERS ?= 3
+TEST_DIST    ?= worksteal
+XDIST        := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist $(TEST_DIST))
 
-.PHONY: run test bench bench-deps lint install test-deps clean-var
+.PHONY: run test test-quick bench bench-deps lint install test-deps clean-var
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null 2>&1 || { echo "python3.11 is required"; exit 1; }
@@ -33,9 +38,16 @@ test-deps: install
 	  (cd tests/a11y && npm ci --silent --no-audit --no-fund); fi
 
 # The architecture contracts first: a broken one fails the run before any test starts.
+# The 25 slowest tests are listed at the end, so that they stay in view.
 test: test-deps
 	$(BIN)/lint-imports --no-cache --no-logo
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" $(XDIST) --durations=25 $(PYTEST_ARGS)
+
+# The inner loop: unit and service tests (domain rules, use cases, the embedded store), no
+# browser, no stack, no other process to wait for. `make test` stays the whole suite.
+test-quick: install
+	$(BIN)/python -m pytest -m "(unit or service) and not browser and not integration and not slow" \
+	  $(XDIST) --durations=10 $(PYTEST_ARGS)
 
 BENCH_STAMP := $(VENV)/.bench-installed
 

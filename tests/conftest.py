@@ -3,10 +3,15 @@ data come from the test kit (``testkit.fixtures``, the plugin downstream suites 
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,6 +48,133 @@ def wire_endpoint() -> Iterator[str]:
         proc.wait(10)
 
 
+# ------------------------------------------------------------------ areas as markers
+# Every test carries its area's marker, taken from its folder, and a test that drives the
+# browser or a stack is marked so by the fixtures it uses: `-m` selects an area (make
+# test-quick: unit and service) without a module having to remember to say what it is.
+
+AREAS = {"unit": "unit", "service": "service", "web": "web", "a11y": "browser",
+         "contract": "contract", "integration": "integration", "bench": "bench"}
+BROWSER_FIXTURES = {"browser", "worker_browser"}
+STACK_FIXTURES = {"stack", "running_stack", "worklist_stack"}
+# The modules that take longest, and about how many seconds a test of each kind takes.
+LONG = {"bench": 20, "integration": 8, "browser": 5}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        parts = item.path.relative_to(here).parts if item.path.is_relative_to(here) else ()
+        if len(parts) > 1 and parts[0] in AREAS:
+            item.add_marker(AREAS[parts[0]])
+        used = set(getattr(item, "fixturenames", ()))
+        if used & BROWSER_FIXTURES:
+            item.add_marker("browser")
+        if used & STACK_FIXTURES:
+            item.add_marker("integration")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:
+        items[:] = long_modules_first_on_every_worker(items, workers)
+
+
+def long_modules_first_on_every_worker(items: list[pytest.Item], workers: int
+                                       ) -> list[pytest.Item]:
+    """The order for ``--dist worksteal``: it gives each worker a contiguous share of the
+    collection, and a worker that runs out takes half of what another has left, from the end.
+    The long modules are dealt, whole, to the heads of the shares, so they start at once on
+    every worker and what is left to take at the end is quick. A module keeps its order."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    long_ = [m for m in modules.values()
+             if any(item.get_closest_marker(mark) for item in m for mark in LONG)]
+    quick = iter([item for m in modules.values() if m not in long_ for item in m])
+
+    def seconds(group: list[pytest.Item]) -> int:
+        return sum(max((s for mark, s in LONG.items() if item.get_closest_marker(mark)),
+                       default=1) for item in group)
+
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for module in sorted(long_, key=seconds, reverse=True):
+        min(heads, key=seconds).extend(module)
+    order: list[pytest.Item] = []
+    left = len(items)
+    for n, head in enumerate(heads):  # the shares' sizes as worksteal cuts them
+        share = left // (workers - n)
+        left -= share
+        order.extend(head)
+        order.extend(item for _, item in zip(range(share - len(head)), quick, strict=False))
+    order.extend(quick)
+    return order
+
+
+# ------------------------------------------------------------------ one browser per worker
+# Launching chromium costs about a second; a worker launches it once, on its first browser
+# test, and each test gets it through ``browser`` (tests/web/test_browser_flow.py), which
+# closes every context the test opened: cookies, storage and pages never outlive a test.
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]
+
+
+class WorkerBrowser:
+    """This worker's headless chromium, started on first use and kept until the session ends.
+
+    Playwright's sync API marks its event loop as running in the calling thread while it is
+    in use. Between browser tests the loop is marked idle again, so that the worker's other
+    tests run as in a process without a browser (Django's async-safety check included)."""
+
+    def __init__(self) -> None:
+        self._manager: Any = None
+        self._browser: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @contextmanager
+    def in_use(self) -> Iterator[Any]:
+        if self._browser is None or not self._browser.is_connected():
+            self._start()
+        else:
+            asyncio._set_running_loop(self._loop)  # where playwright's sync calls left it
+        try:
+            yield self._browser
+        finally:
+            for context in list(self._browser.contexts) if self._browser.is_connected() else ():
+                context.close()
+            asyncio._set_running_loop(None)
+
+    def _start(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self.stop()
+        self._manager = sync_playwright()
+        playwright = self._manager.start()
+        self._browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        self._loop = asyncio.get_running_loop()
+
+    def stop(self) -> None:
+        if self._manager is None:
+            return
+        asyncio._set_running_loop(self._loop)
+        try:
+            if self._browser is not None and self._browser.is_connected():
+                self._browser.close()
+        finally:
+            self._manager.__exit__(None, None, None)
+            asyncio._set_running_loop(None)
+            self._manager = self._browser = self._loop = None
+
+
+@pytest.fixture(scope="session")
+def worker_browser() -> Iterator[WorkerBrowser]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("chromium is not installed (make test installs it)")
+    chromium = WorkerBrowser()
+    yield chromium
+    chromium.stop()
+
+
 # ------------------------------------------------------------------ events against their schemas
 # Every event the suite makes is checked against its published schema as it is made
 # (patients.events_check); a test that made an event off its schema fails with the reasons.
@@ -52,6 +184,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "synthetic_events(why): the test writes made-up events "
                             "to exercise the outbox's mechanics; they are not checked")
     events_check.install()
+    own_var_dir(config)
+
+
+def own_var_dir(config: pytest.Config) -> None:
+    """This process's own data directory in place of the checkout's ``var/``: a test that
+    reaches the product's default store (rather than ``his_store``'s fresh one) writes into a
+    file no other worker shares, and a run leaves nothing in the checkout."""
+    from django.conf import settings
+
+    var = Path(tempfile.mkdtemp(prefix="his-var-"))
+    config.add_cleanup(lambda: shutil.rmtree(var, ignore_errors=True))
+    settings.VAR_DIR = var
+    if "EMBEDDED_STORE_PATH" not in os.environ:
+        settings.DOCUMENT_STORE = {**settings.DOCUMENT_STORE, "path": str(var / "store.sqlite3")}
+    handles.reset_handles()
 
 
 _reported = [0]  # how many offenders the reports so far have named

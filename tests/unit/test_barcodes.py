@@ -90,7 +90,9 @@ def test_it_draws_the_mrn_so_that_it_decodes_to_the_mrn(mrn: str) -> None:
     assert decode(code128_svg(mrn)) == mrn
 
 
-@pytest.mark.parametrize("order_id", [str(uuid.uuid4()) for _ in range(20)] + [
+# Random ids get stable test ids: parallel workers must collect the same tests.
+@pytest.mark.parametrize("order_id", [
+    pytest.param(str(uuid.uuid4()), id=f"random-{n}") for n in range(20)] + [
     "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
     "9999a999-9999-4999-9999-999999999999"])
 def test_an_order_barcode_decodes_to_its_order_id(order_id: str) -> None:

@@ -3,10 +3,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
+from django.core.handlers.wsgi import WSGIHandler
+from django.db import transaction
 from django.test import Client
+
+from hisadmin.core.roles import ensure_groups
+from hisadmin.models import ApiToken
 
 
 # The test kit's fixtures (testkit.fixtures) under the names these tests use.
@@ -64,3 +70,22 @@ def shots(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+@pytest.fixture(scope="session")
+def openapi_schema(django_db_setup: None, django_db_blocker: Any) -> Any:
+    """The API's OpenAPI document as schemathesis loads it from the WSGI application, once
+    per worker (it takes a second or two; each role's test generates its own cases from it and
+    sends its own token). The clerk who reads it exists inside a transaction that is rolled
+    back: no test sees that user or its token."""
+    import schemathesis
+
+    with django_db_blocker.unblock(), transaction.atomic():
+        ensure_groups()
+        reader = User.objects.create_user("openapi-reader")
+        reader.groups.add(Group.objects.get(name="clerk"))
+        _, raw = ApiToken.issue(reader, "openapi")
+        schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", WSGIHandler(),
+                                                headers={"Authorization": f"Bearer {raw}"})
+        transaction.set_rollback(True)
+    return schema

@@ -16,7 +16,6 @@ from collections.abc import Callable
 
 import pytest
 import schemathesis
-from django.core.handlers.wsgi import WSGIHandler
 from django.test import Client
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -87,12 +86,12 @@ def _with_real_ids(case: schemathesis.Case, ids: dict[str, str]) -> schemathesis
 
 @pytest.mark.parametrize("role", ["clerk", "clinician", "nurse", "admin"])
 def test_it_answers_as_its_openapi_document_says(
-    role: str, make_user, seeded: dict[str, str]
+    role: str, make_user, seeded: dict[str, str], openapi_schema
 ) -> None:
     user = make_user(f"schema-{role}", role)
     _, raw = ApiToken.issue(user, "schemathesis")
     auth = {"Authorization": f"Bearer {raw}"}
-    schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", WSGIHandler(), headers=auth)
+    schema = openapi_schema  # loaded once per worker (tests/web/conftest.py)
     failures: list[str] = []
     answered: Counter[int] = Counter()
     operations = [result.ok() for result in schema.get_all_operations()]

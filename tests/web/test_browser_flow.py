@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -13,22 +12,14 @@ from tests.web.two_factor import give_code
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-
 
 @pytest.fixture
-def browser() -> Iterator[object]:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("chromium is not installed (make test installs it)")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # playwright's loop, our ORM
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+def browser(worker_browser: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The worker's chromium (``worker_browser``) for one test: every context the test opens
+    is closed after it, so the next test starts with no cookies, storage or pages."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # playwright's loop, our ORM
+    with worker_browser.in_use() as chromium:
+        yield chromium
 
 
 def login(page, base: str, user: str, password: str = TEST_PASSWORD) -> None:
