@@ -152,6 +152,9 @@ def test_a_poison_event_holds_the_stream_until_repaired_and_replayed(
     assert re.search(rf"{stream}: released: events 3, 4, 5(, 6)? projected in order",
                      replayed.stdout.decode()), replayed.stdout.decode()
     assert held_streams.read(store, stream) is None
+    said = stack.manage("security_events", "--action", "dead letters replayed")
+    assert said.returncode == 0 and "operator" in said.stdout.decode() and \
+        stream in said.stdout.decode(), said.stdout.decode()  # attributed, naming the stream
     wait_for(lambda: settled(store, [pid]) and letters_of(store, stream) == {}, WAIT,
              interval=0.1, what="the repair's event projected")
     assert {poison, lab} <= set(rows(store, "Orders"))

@@ -110,6 +110,9 @@ def worklist_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worklis
     env = stack_env(base / "store.sqlite3", base / "var", redis.url,
                     PROJECTION_MAX_RETRIES="2", LOG_LEVEL="INFO")
     stack = WorklistStack(base, redis, base / "store.sqlite3", env)
+    # Django's database migrated, as a deployment's is: operators' commands record security
+    # events there (replay_dead_letters).
+    assert stack.manage("migrate", "--noinput").returncode == 0
     store = stack.store()
     list(use_cases.load_reference_data(UnitOfWork(store), actor=SYSTEM_ACTOR))
     yield stack

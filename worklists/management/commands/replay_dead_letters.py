@@ -3,17 +3,29 @@ consumer's (the projections' here, the others' through the release they register
 
 from __future__ import annotations
 
+import getpass
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from accounts.models import SecurityEvent
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import held_streams
+from hisadmin.core.actor import Actor
 from hisadmin.core.held_streams import HeldStream
 from hisadmin.core.store import get_store
 from worklists.delivery import deadletters
 from worklists.delivery.tasks import enqueue
 from worklists.persistence.deadletters import all_letters
+
+
+def operator() -> Actor:
+    """Who ran the command: the host account, as the security events name an operator."""
+    try:
+        who = getpass.getuser()
+    except (KeyError, OSError):
+        who = "unknown"
+    return Actor(id="system", username=f"operator {who}"[:150], display_name=f"Operator {who}")
 
 
 class Command(BaseCommand):
@@ -34,29 +46,36 @@ class Command(BaseCommand):
         letters = [letter for letter in all_letters(store) if not ids or letter.id in ids]
         every = held_streams.all_held(store)
         held = {h.stream: h for h in every if h.consumer == held_streams.PROJECTIONS}
-        released = 0
+        released, touched = 0, []  # touched: the held streams a release was tried on
         # Held streams first, whole and in order: a letter alone would be parked again.
         for stream in sorted({letter.stream for letter in letters} & set(held)):
             outcome = deadletters.release_stream(store, held[stream])
             released += outcome.startswith("released")
             self.stdout.write(f"{stream}: {outcome}")
+            touched.append(stream)
         if not ids:  # a held stream with no letter left: its record rebuilds it
             for stream in sorted(set(held) - {letter.stream for letter in letters}):
                 outcome = deadletters.release_stream(store, held[stream])
                 released += outcome.startswith("released")
                 self.stdout.write(f"{stream}: {outcome}")
+                touched.append(stream)
         others = [h for h in every if h.consumer != held_streams.PROJECTIONS and (
             not ids or h.stream in ids or held_streams.marker_id(h.consumer, h.stream) in ids)]
         for marker in others:
             outcome = self.release_other(store, marker)
             released += outcome.startswith("released")
             self.stdout.write(f"{marker.stream} ({marker.consumer}): {outcome}")
+            touched.append(f"{marker.stream} ({marker.consumer})")
         rest = [letter for letter in letters if letter.stream not in held]
         for letter in rest:
             outcome = deadletters.replay(store, letter, send=None if inline else enqueue)
             self.stdout.write(f"{letter.id}: {outcome}")
         self.stdout.write(f"{len(letters)} dead letter(s) replayed; {released} held "
                           f"stream(s) released; {len(every) - released} still held")
+        # Attributed like a replay from the admin pages: the operator's account on the host.
+        SecurityEvent.replay(operator(), "projection and held-stream",
+                             [letter.id for letter in letters] + touched,
+                             everything=not ids)
 
     @staticmethod
     def release_other(store: DocumentStore, marker: HeldStream) -> str:
