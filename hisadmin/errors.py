@@ -25,7 +25,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from hisadmin.core import policy
-from hisadmin.core.problems import problem
+from hisadmin.core.problems import problem, problem_type
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,8 @@ PAGES: dict[int, tuple[str, str]] = {
     ),
     403: ("Not allowed", "Your role does not allow this page or this action."),
     404: ("Page not found", "There is no such page, or the record it names does not exist."),
+    414: ("Address too long", "The address of this page is longer than the server reads "
+          "(4,096 characters). Open the page again from the menu, or narrow what you search."),
     500: (
         "Something went wrong",
         "The server could not finish this request. Try again in "
@@ -50,10 +52,16 @@ API_PREFIX = "/api/"
 FHIR_PREFIX = "/fhir/"
 FHIR_MEDIA_TYPE = "application/fhir+json"
 # FHIR's issue type for each status these handlers answer.
-FHIR_CODES = {400: "invalid", 403: "forbidden", 404: "not-found", 500: "exception"}
+FHIR_CODES = {400: "invalid", 403: "forbidden", 404: "not-found", 414: "too-long",
+              500: "exception"}
 # The API's own titles (hisadmin.api), not the pages' words.
 MACHINE_TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found", 500: "Server error"}
 BAD_HOST = "The Host header names no site served here."
+# The longest path and query string read, in bytes: far more than any page or filter of the
+# API needs. Gunicorn reads request lines up to 8,190 bytes (the launcher's
+# --limit-request-line) so that everything between is answered here, in the caller's
+# language, and only a line past gunicorn's own limit gets its plain 414.
+MAX_REQUEST_URI = 4096
 CSRF_EXPIRED = (
     "This form had expired, so nothing was saved. Go back, reload the page and submit it again."
 )
@@ -153,6 +161,24 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     return _page(request, 404, exception)
+
+
+def uri_too_long(request: HttpRequest, length: int) -> HttpResponse:
+    """The 414 for a path and query string of ``length`` bytes (over
+    :data:`MAX_REQUEST_URI`): a problem (type ``…/uri-too-long``, with ``max_length``) under
+    /api/, an OperationOutcome (``too-long``) under /fhir/, else the plain error page (the
+    request has been read no further: no session, no user)."""
+    path = request.path
+    detail = (f"The request's path and query string are {length:,} bytes long; at most "
+              f"{MAX_REQUEST_URI:,} are read. Send fewer or shorter query parameters.")
+    if path.startswith(API_PREFIX):
+        return problem(request, 414, "URI too long", detail, type=problem_type("uri-too-long"),
+                       max_length=MAX_REQUEST_URI)
+    if path.startswith(FHIR_PREFIX):
+        body = {"resourceType": "OperationOutcome", "issue": [
+            {"severity": "error", "code": FHIR_CODES[414], "diagnostics": detail}]}
+        return HttpResponse(orjson.dumps(body), status=414, content_type=FHIR_MEDIA_TYPE)
+    return _plain(414)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ("light", "separate")
 STOP_GRACE = 15.0  # seconds for the children's warm shutdown before SIGKILL
+GUNICORN_REQUEST_LINE = 8190  # gunicorn's most; Django's own limit is below it (see commands)
 
 
 class RedisServer:
@@ -119,12 +120,16 @@ def commands(mode: str, port: str, env: dict[str, str]) -> dict[str, list[str]]:
     record is in the access audit); writing it also cost ~3 % of the web process's time."""
     bin_dir = Path(sys.executable).parent
     gunicorn, celery = str(bin_dir / "gunicorn"), str(bin_dir / "celery")
+    # Request lines up to gunicorn's most (8,190 bytes, its default 4,094) reach Django, which
+    # answers one over errors.MAX_REQUEST_URI with a 414 the caller reads (problem JSON under
+    # /api/, an OperationOutcome under /fhir/) rather than gunicorn's HTML.
+    web = [gunicorn, "hisadmin.wsgi", "--bind", f"127.0.0.1:{port}",
+           "--limit-request-line", str(GUNICORN_REQUEST_LINE)]
     worker = [celery, "-A", "hisadmin", "worker", "--loglevel", "WARNING", "--without-gossip",
               "--without-mingle"]
     if mode == "light":
         return {
-            "web": [gunicorn, "hisadmin.wsgi", "--bind", f"127.0.0.1:{port}",
-                    "--workers", env.get("HIS_WEB_WORKERS", "1"),
+            "web": [*web, "--workers", env.get("HIS_WEB_WORKERS", "1"),
                     "--threads", env.get("HIS_WEB_THREADS", "8"),
                     "--graceful-timeout", "5"],
             "worker": [*worker, "--pool", "threads",
@@ -133,8 +138,7 @@ def commands(mode: str, port: str, env: dict[str, str]) -> dict[str, list[str]]:
                        "--webhooks-lane", env.get("HIS_WEBHOOK_THREADS", "2"), "--relay"],
         }
     return {
-        "web": [gunicorn, "hisadmin.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-                "--threads", "4", "--graceful-timeout", "5"],
+        "web": [*web, "--workers", "2", "--threads", "4", "--graceful-timeout", "5"],
         "worker": [*worker, "--concurrency", "2", "-Q", "projections,celery"],
         # Webhook deliveries on their own worker: a slow receiver never holds up the worklists.
         "webhooks": [*worker, "--concurrency", "2", "-Q", "webhooks", "-n", "webhooks@%h"],

@@ -7,6 +7,10 @@ id that names no document as ``NotFound``. Pages should catch these themselves (
 do, with a message on the field); this catches the rest. The API maps the same errors to
 problem documents in ``hisadmin/api.py`` and is left alone here.
 
+``RequestLineLimitMiddleware``, first in both chains, answers a path and query string over
+``errors.MAX_REQUEST_URI`` bytes with a 414 in the caller's language before anything reads
+it further.
+
 ``TwoChainHandler`` serves an API call that carries a bearer token and no session cookie
 through ``settings.API_TOKEN_MIDDLEWARE``, a shorter chain: such a call has no session, so
 sessions, CSRF, messages, idle sessions, htmx and the login lockout have nothing to do for
@@ -140,6 +144,23 @@ class TokenUserMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request.user = AnonymousUser()
+        return self.get_response(request)
+
+
+class RequestLineLimitMiddleware:
+    """A path and query string longer than :data:`hisadmin.errors.MAX_REQUEST_URI` bytes is
+    a 414: problem JSON under /api/, an OperationOutcome under /fhir/, the error page
+    elsewhere. Measured on the line as sent (gunicorn's ``RAW_URI``), else as Django
+    rebuilds it (percent-encoded)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        raw = request.META.get("RAW_URI") or request.get_full_path()
+        length = len(raw.encode("utf-8", "surrogateescape"))
+        if length > errors.MAX_REQUEST_URI:
+            return errors.uri_too_long(request, length)
         return self.get_response(request)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from hisadmin.core import consistency, idempotency
 from hisadmin.core.problems import PROBLEM_TYPE
+from hisadmin.errors import MAX_REQUEST_URI
 from patients.api.schemas import Problem
 
 PROBLEM_REF = "#/components/schemas/Problem"
@@ -35,6 +36,8 @@ TITLES = {
     "current_etag, ETag: the new one)",
     422: "Invalid input: errors lists each field and what is wrong; an Idempotency-Key used "
     "before for another request: type …/idempotency-key-reused",
+    414: f"The path and query string are longer than {MAX_REQUEST_URI:,} bytes (type "
+    "…/uri-too-long; max_length)",
     428: "If-Match is required on an edit (type …/precondition-required)",
     503: "The store is busy, or a consistency token not yet applied: retry after Retry-After",
 }
@@ -92,7 +95,7 @@ def _conflict_schema() -> dict[str, Any]:
 
 def _statuses(path: str, method: str, operation: dict[str, Any]) -> set[int]:
     """The error statuses this operation can answer with."""
-    statuses = {400, 401, 403, 422, 503}
+    statuses = {400, 401, 403, 414, 422, 503}
     if "{" in path:
         statuses.add(404)
     if method in COMMANDS:

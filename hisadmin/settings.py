@@ -51,6 +51,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "hisadmin.middleware.RequestLineLimitMiddleware",  # an over-long URL: 414, read no further
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "hisadmin.no_store.NoStoreMiddleware",  # answers with patient data are not kept
@@ -75,6 +76,7 @@ MIDDLEWARE = [
 # for CSRF, messages, idle sessions, htmx or the login lockout to do. /api/ serves no static
 # files and maps its own errors (no whitenoise, no page errors).
 API_TOKEN_MIDDLEWARE = [
+    "hisadmin.middleware.RequestLineLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "hisadmin.no_store.NoStoreMiddleware",
     "hisadmin.time_zone.HospitalTimeZoneMiddleware",

@@ -38,3 +38,14 @@ def test_every_thread_of_a_child_started_nicer_inherits_it(tmp_path: Path) -> No
     assert children.procs["probe"].wait(30) == 0
     start = os.nice(0)
     assert out.read_text().split() == [str(start + 3), str(start + 3)]
+
+
+@pytest.mark.parametrize("mode", ["light", "separate"])
+def test_gunicorn_reads_request_lines_past_djangos_own_limit(mode: str) -> None:
+    """Gunicorn's default (4,094 bytes) would answer its own HTML 414 before Django could
+    answer in the caller's language; it reads up to its most, 8,190, above Django's 4,096."""
+    from hisadmin.errors import MAX_REQUEST_URI  # noqa: PLC0415 - Django settings needed
+
+    web = launcher.commands(mode, "8123", {})["web"]
+    limit = int(web[web.index("--limit-request-line") + 1])
+    assert limit == 8190 and limit > MAX_REQUEST_URI + len("GET  HTTP/1.1")
