@@ -77,6 +77,10 @@ def test_a_command_waits_while_the_views_are_behind_but_never_past_the_cap(
     seeded = his_patient("Nguyễn", given="Thị", orders=("medication",))
     nurse = seeded.clients["nurse"]
     views_lag.publish_lag("relay-a", 900.0)  # far behind, and it stays so
+    # A process reads the published lag at most every _READ_EVERY outside a wait: the
+    # seeding's last command read "no lag" a moment ago, and a command within that moment
+    # may still go on that reading (on a quiet machine it came within it).
+    time.sleep(views_lag._READ_EVERY * 2)
     started = time.monotonic()
     answer = nurse.post(f"/api/v1/patients/{seeded.id}/orders/{seeded.orders['medication']}"
                         "/ready", content_type=JSON)
