@@ -62,6 +62,8 @@ def test_a_nurse_records_a_set_by_keyboard_and_a_clinician_sees_the_patient_at_r
     page.keyboard.press("Enter")
     page.wait_for_selector(".messagelist")
     assert "NEWS2 9, high risk" in page.inner_text(".messagelist")
+    [saved] = team["nurse"].get(f"/api/v1/patients/{pid}/observations").json()["items"][:1]
+    assert float(saved["temperature"]) == 38.3  # the decimal comma typed, never 383
     assert "Not escalated" in page.inner_text("#observations")
     _shots(page, "chart-nurse")
     drain_worklists()
