@@ -71,6 +71,10 @@ BED_ACTIONS: dict[str, tuple[Role, ...]] = {
 STAFF_ACTIONS: dict[str, tuple[Role, ...]] = {
     "attend": (C,),  # may be named an admission's attending clinician
 }
+RECORDS_ACTIONS: dict[str, tuple[Role, ...]] = {  # records staff: one patient, one record
+    "find_duplicates": (K,),  # list likely duplicate registrations; mark "not the same person"
+    "merge_records": (K,),  # merge a duplicate into the surviving record, or undo it the same day
+}
 PRINT_ACTIONS: dict[str, tuple[Role, ...]] = {  # what identifies a patient on paper
     "print_wristband": (K, N),  # clerks band at registration and admission, nurses replace
     "print_specimen_label": (C, N),  # whoever collects the sample labels the tube
@@ -79,7 +83,7 @@ DISPLAY_ACTIONS: dict[str, tuple[Role, ...]] = {  # what a page shows, not what 
     "read_server_timings": (A,),  # how long a list's reads took, beside "updated …"
 }
 ACTION_ROLES = {**RECORD_ACTIONS, **WORKLIST_ACTIONS, **REFERENCE_ACTIONS, **ADMIN_ACTIONS,
-                **BED_ACTIONS, **STAFF_ACTIONS, **PRINT_ACTIONS, **DISPLAY_ACTIONS}
+                **BED_ACTIONS, **STAFF_ACTIONS, **RECORDS_ACTIONS, **PRINT_ACTIONS, **DISPLAY_ACTIONS}
 
 
 def roles_for(action: str) -> tuple[Role, ...]:
