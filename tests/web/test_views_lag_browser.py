@@ -1,6 +1,7 @@
 """The lists' freshness notice says how far the views are behind, end to end, in words a
 ward's staff read at a glance; in a real browser at 1024 and 1440 px, as a clerk and a
-nurse. Screenshots go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
+nurse (the count of events not yet sent is an admin's detail: test_views_lag_notice.py).
+Screenshots go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
 
 from __future__ import annotations
 
@@ -37,8 +38,9 @@ def test_the_list_says_how_far_behind_the_views_are(
         page.goto(live_server.url + LIST)
         page.wait_for_selector("#result_list tbody tr")
         notice = page.inner_text("#worklist .freshness .lag")
-        # No relay runs here, so every event after no checkpoint counts as not yet sent too.
-        assert notice.startswith("views 420 ms behind (") and "not yet sent)" in notice
+        # Staff read how far behind in time; the count of events not yet sent (no relay runs
+        # here, so every event counts) is an operator's detail, shown to admins only.
+        assert notice == "420 ms behind"
         page.screenshot(path=str(shots / f"views-lag-{role}-{width}.png"))
         ctx.close()
     finally:

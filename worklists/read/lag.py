@@ -96,7 +96,7 @@ def stopped_since(lag: dict[str, Any], held: list[held_streams.HeldStream],
 
 def updates_stopped() -> float | None:
     """:func:`stopped_since` for the pages (the lag and the projections' held streams as
-    read at most a second ago); None when it cannot be told: "view lag unknown" says so."""
+    read at most a second ago); None when it cannot be told: "freshness unknown" says so."""
     store = get_store()
     try:
         held = list(held_streams.held_now(store).values())
