@@ -13,6 +13,7 @@ the 429 page, even to the right one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,7 @@ from accounts.models import SecurityEvent
 from accounts.two_factor import locked_out
 from hisadmin.core.local_time import human_time
 from hisadmin.core.policy import actor_for
+from hisadmin.core.problems import problem, problem_type
 
 SESSION_KEY = "his_password_reset_by"
 # What a user whose password was reset may still open: the form itself and the way out.
@@ -64,18 +66,39 @@ def _notice_at_login(sender: Any, request: HttpRequest | None, user: Any, **kwar
 
 class MustChangePassword:
     """Pages of a session whose password was reset by someone else lead to "Change
-    password" until the user has chosen a new one."""
+    password" until the user has chosen a new one; the API and FHIR, called with that
+    session, answer 403 ``password-change-required`` (a bearer token is not the session:
+    its own owner's)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         session = getattr(request, "session", None)
-        if session is not None and session.get(SESSION_KEY) \
-                and request.path.startswith("/admin/") \
+        reset = session.get(SESSION_KEY) if session is not None else None
+        if not reset:
+            return self.get_response(request)
+        if request.path.startswith("/admin/") \
                 and request.path not in {reverse(n) for n in OPEN_WHILE_RESET}:
             return HttpResponseRedirect(reverse("admin:password_change"))
+        if request.path.startswith(("/api/", "/fhir/")) \
+                and not request.headers.get("Authorization"):
+            return _change_first(request, reset["by"])
         return self.get_response(request)
+
+
+def _change_first(request: HttpRequest, by: str) -> HttpResponse:
+    """The 403 for an API or FHIR call made with the session of a user whose password was
+    reset: a problem of type ``…/password-change-required`` under /api/, an OperationOutcome
+    (``forbidden``) under /fhir/."""
+    detail = (f"Your password was reset by {by}: choose a new one at "
+              f"{reverse('admin:password_change')} before using this session here.")
+    if request.path.startswith("/fhir/"):
+        body = {"resourceType": "OperationOutcome",
+                "issue": [{"severity": "error", "code": "forbidden", "diagnostics": detail}]}
+        return HttpResponse(json.dumps(body), status=403, content_type="application/fhir+json")
+    return problem(request, 403, "Password change required", detail,
+                   type=problem_type("password-change-required"))
 
 
 def reset_by_other(request: HttpRequest, user: Any) -> None:

@@ -28,7 +28,8 @@ NEVER_ON_READS = frozenset({409, 412, 428})
 TITLES = {
     400: "Bad request: a malformed paging token, filter or header",
     401: "No valid bearer token or session (WWW-Authenticate: Bearer)",
-    403: "The caller's role may not do this",
+    403: "The caller's role may not do this; a session whose password was reset by someone "
+    "else and not yet changed (type …/password-change-required)",
     404: "No such record",
     409: "Conflicts with the record's current state, or a request with this Idempotency-Key "
     "still running (type …/request-in-progress): conflicts lists what failed (maybe none)",

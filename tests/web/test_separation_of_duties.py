@@ -140,11 +140,18 @@ def test_a_password_reset_is_recorded_told_at_the_next_login_and_replaced(office
     assert home.redirect_chain[-1][0] == "/admin/password_change/"
     assert "Your password was reset by office-admin" in home.content.decode()
     assert them.get("/admin/worklists/").status_code == 302  # nothing else until changed
+    api = them.get("/api/v1/patients?mrn=MRN-NONE")  # nor the API or FHIR with this session
+    assert api.status_code == 403 and api["Content-Type"] == "application/problem+json"
+    assert api.json()["type"] == "/api/v1/problems/password-change-required"
+    assert "reset by office-admin" in api.json()["detail"]
+    fhir = them.get("/fhir/R4/Patient?family=Test")
+    assert fhir.status_code == 403 and fhir.json()["resourceType"] == "OperationOutcome"
     done = them.post("/admin/password_change/", {
         "old_password": NEW_PASSWORD, "new_password1": "Quiet-meadow-2031-ochre",
         "new_password2": "Quiet-meadow-2031-ochre"})
     assert done.status_code == 302
     assert them.get("/admin/").status_code == 200
+    assert them.get("/api/v1/patients?mrn=MRN-NONE").status_code == 200
     changed = SecurityEvent.objects.get(action=SecurityEvent.PASSWORD_CHANGED)
     assert (changed.actor, changed.target) == ("rn-reset", "user rn-reset")
     again = Client()  # the next login is a normal one
