@@ -12,7 +12,7 @@ import time_machine
 from django.core.management import call_command
 
 from cosmos_backend.outbox import stream_head
-from cosmos_backend.store import Query, iter_feed
+from cosmos_backend.store import Query
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
@@ -35,12 +35,11 @@ from patients.use_cases.handovers import (
     write_handover,
 )
 from tests import worklist_data as data
+from tests.worklist_data import relay_page
 from worklists.delivery import tasks
 from worklists.delivery.projector import project_events
-from worklists.delivery.relay import consumer_publisher
 from worklists.ops import maintenance
 from worklists.persistence import generations
-from worklists.persistence.feed import events_in
 from worklists.persistence.view_rows import view_pk
 from worklists.projection.rows import MY_PATIENTS, SHIFT_BEDS
 from worklists.read.my_patients import my_patients
@@ -125,18 +124,6 @@ def test_a_rebuild_writes_the_same_rows_and_the_check_agrees(ward, his_store) ->
 # ------------------------------------------------------------------ the relay's path
 
 
-def _page(store, after: dict) -> list[list]:
-    """The projections' page message for everything written since ``after``."""
-    found = []
-    for rng in store.feed_ranges():
-        for page in iter_feed(store, rng, after.get(rng)):
-            found += events_in(page.items)
-            after[rng] = page.continuation
-    sent: list[tuple[str, list]] = []
-    consumer_publisher(lambda task, args, **_: sent.append((task, args)))(found)
-    return [stream for task, args in sent if task == tasks.PAGE_TASK for stream in args[0]]
-
-
 def _no_record_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the page read per row before the views held it: now a failure."""
     def refuse(*_: object, **__: object) -> None:
@@ -158,7 +145,7 @@ def test_the_relays_pages_project_names_takeovers_and_assignments(
         his_store, monkeypatch: pytest.MonkeyPatch) -> None:
     list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
     after: dict = {}
-    _page(his_store, after)  # the reference data's events: not this test's
+    relay_page(his_store, after)  # the reference data's events: not this test's
     ward_stream = ward_pk("CARD-A")
     a01, a02 = data.register(his_store, "Ñúñez"), data.register(his_store, "Öberg")
     with time_machine.travel(datetime.now(UTC) - timedelta(days=1)):
@@ -174,7 +161,7 @@ def test_the_relays_pages_project_names_takeovers_and_assignments(
     n1, n2 = Nurse("n1", "Nina Ó Briain"), Nurse("n2", "Ned Two")
     assign_nurses(AssignNurses("CARD-A", _shift(), {"A01": n1, "A02": n1}),
                   UnitOfWork(his_store), actor=SYSTEM_ACTOR)
-    first = _page(his_store, after)
+    first = relay_page(his_store, after)
     # the ward's stream goes in the same message, its nurses' event alone
     assert dict(first)[ward_stream] == [stream_head(his_store, ward_stream)]
     assert tasks.apply_page(his_store, first).endswith("0 sent on alone")
@@ -188,7 +175,7 @@ def test_the_relays_pages_project_names_takeovers_and_assignments(
     monkeypatch.undo()
     assign_nurses(AssignNurses("CARD-A", _shift(), {"A01": n1, "A02": n2}),
                   UnitOfWork(his_store), actor=SYSTEM_ACTOR)
-    second = _page(his_store, after)
+    second = relay_page(his_store, after)
     tasks.apply_page(his_store, second)
     _no_record_reads(monkeypatch)
     assert [r["bed"] for r in _read(his_store, "n1")] == ["A01"]

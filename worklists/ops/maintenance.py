@@ -180,13 +180,7 @@ def check(store: DocumentStore, ids: list[str], *, repair: bool = False,
 def check_patient(store: DocumentStore, gen: int, patient_id: str) -> list[str]:
     """What is wrong with the patient's rows in ``gen``: missing, stale and extra rows."""
     expected = rows_for(read_source(store, patient_id))
-    problems = []
-    for key, row in expected.items():
-        got = view_rows.read_row(store, gen, key)
-        if got is None:
-            problems.append(f"missing {key[0]} row")
-        elif not got.shows(row):
-            problems.append(f"stale {key[0]} row")
+    problems = [f"{how} {key[0]} row" for how, key in view_rows.unlike(store, gen, expected)]
     for key in read_tracker(store, patient_id, gen).rows:
         if key not in expected and view_rows.read_row(store, gen, key) is not None:
             problems.append(f"extra {key[0]} row")

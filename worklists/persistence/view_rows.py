@@ -139,6 +139,17 @@ def delete_rows(store: DocumentStore, gen: int, keys_: Sequence[RowKey]) -> None
                         store.delete(pk, row_id)
 
 
+def unlike(store: DocumentStore, gen: int, expected: dict[RowKey, Row]
+           ) -> list[tuple[str, RowKey]]:
+    """The expected rows the store does not show as expected: ("missing" | "stale", key)."""
+    found = []
+    for key, row in expected.items():
+        got = read_row(store, gen, key)
+        if got is None or not got.shows(row):
+            found.append(("missing" if got is None else "stale", key))
+    return found
+
+
 def page_rows(store: DocumentStore, gen: int, view: str, bucket: str, query: Query, *,
               page_size: int, continuation: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """One page of a view bucket's rows (their stored contents) and the next page's token."""

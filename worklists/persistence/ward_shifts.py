@@ -110,13 +110,8 @@ def rebuild_ward(store: DocumentStore, gen: int, ward_id: str, *, repair: bool =
 def check_ward(store: DocumentStore, gen: int, ward_id: str) -> list[str]:
     """What is wrong with the ward's shift rows in ``gen``: missing, stale and extra rows."""
     _, rows = source_rows(store, ward_id)
-    problems = []
-    for key, row in rows.items():
-        got = view_rows.read_row(store, gen, key)
-        if got is None:
-            problems.append(f"missing {SHIFT_BEDS} row {key[2]}")
-        elif not got.shows(row):
-            problems.append(f"stale {SHIFT_BEDS} row {key[2]}")
+    problems = [f"{how} {SHIFT_BEDS} row {key[2]}"
+                for how, key in view_rows.unlike(store, gen, rows)]
     problems += [f"extra {SHIFT_BEDS} row {key[2]}" for key in stored_keys(store, gen, ward_id)
                  if key not in rows]
     return problems
