@@ -21,7 +21,7 @@ import dataclasses
 import functools
 import re
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -101,7 +101,8 @@ def public_event(stored: Mapping[str, Any], *, patient_id: str | None) -> dict[s
 
 
 class _Data(BaseModel):
-    """An event's data: every field it has is declared (a new one is added here first)."""
+    """An event's data: every field it has is declared (a field the domain gains is
+    decided in :data:`PUBLIC` first)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -144,15 +145,12 @@ class TypeOnly:
 
 
 KEEP, TYPE_ONLY = Keep(), TypeOnly()
+ALWAYS = Keep(default=REQUIRED)  # as it is, and required whatever the domain's default
 Decision = Keep | Spread | TypeOnly
 
 
-def _required() -> Any:
-    return Keep(default=REQUIRED)
-
-
 def derive_fields(cls: type, decisions: Mapping[str, Decision], *,
-                  order: Iterable[str] = ()) -> tuple[dict[str, Any], type[BaseModel] | None]:
+                  order: Sequence[str] = ()) -> tuple[dict[str, Any], type[BaseModel] | None]:
     """The pydantic fields of a dataclass ``cls`` under ``decisions`` (fields without one
     are left out: :func:`undecided` names them; those named in ``order`` first, in that
     order), and the record model a :class:`Spread` of a whole record names (None: none)."""
@@ -181,7 +179,7 @@ def derive_fields(cls: type, decisions: Mapping[str, Decision], *,
 
 
 def _model(name: str, cls: type, decisions: Mapping[str, Decision], *, doc: str | None = None,
-           base: type[BaseModel] = _Data, order: Iterable[str] = (),
+           base: type[BaseModel] = _Data, order: Sequence[str] = (),
            **added: Any) -> type[BaseModel]:
     fields, record = derive_fields(cls, decisions, order=order)
     if record is not None and not fields.keys() - record.model_fields.keys() and not added:
@@ -241,8 +239,8 @@ ORDER_PUBLIC: dict[str, Decision] = {
     "kind": Keep(type=Literal[tuple(KINDS)]), "urgency": KEEP, "description": KEEP,
     "department_id": KEEP, "ward_id": Keep(type=str | None, default=None),
     "placed_at": KEEP, "placed_by": KEEP, "details": TYPE_ONLY,
-    "status": _required(), "assignee_id": KEEP, "assignee_name": KEEP, "cancel_reason": KEEP,
-    "administrations": Keep(default=[]), "version": _required()}
+    "status": ALWAYS, "assignee_id": KEEP, "assignee_name": KEEP, "cancel_reason": KEEP,
+    "administrations": Keep(default=[]), "version": ALWAYS}
 
 # The order's fields in the order the record keeps them (``CORE_FIELDS``).
 ORDER_FIELD_ORDER = tuple(snake_key(n) for n in CORE_FIELDS)
@@ -351,7 +349,7 @@ PUBLIC: dict[type[ev.Event], dict[str, Decision]] = {
     ev.AllergyRemoved: {"allergy_id": KEEP, "substance": KEEP,
                         "reason": Keep("entered-in-error | resolved | other",
                                        default=REQUIRED),
-                        "detail": _required()},
+                        "detail": ALWAYS},
     ev.NoKnownAllergiesRecorded: {"recorded_at": KEEP, "recorded_by": KEEP},
     ev.AdmissionStarted: {"admission_id": KEEP, "department_id": KEEP, "ward_id": KEEP,
                           "bed": KEEP, "attending_id": KEEP, "attending_name": KEEP,
@@ -382,7 +380,7 @@ PUBLIC: dict[type[ev.Event], dict[str, Decision]] = {
     ev.ResultAcknowledged: {"order_id": KEEP, "placed_by": KEEP, "acknowledged_at": KEEP,
                             "acknowledged_by": KEEP},
     ev.ReferenceEntrySaved: {"type_name": Keep(name="reference_type"), "code": KEEP,
-                             "entry": KEEP, "previous": _required()},
+                             "entry": KEEP, "previous": ALWAYS},
     ev.BedCleaned: {"ward_id": KEEP, "bed": KEEP, "admission_id": KEEP,
                     "cleaning_since": KEEP},
     ev.NursesAssigned: {"ward_id": KEEP, "shift": Keep("e.g. 2026-11-25-day"),
