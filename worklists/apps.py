@@ -3,9 +3,10 @@ from __future__ import annotations
 from django.apps import AppConfig
 
 from hisadmin.core import keys, updates
-from hisadmin.core.consumers import register_consumer
+from hisadmin.core.consumers import register_consumer, register_sweeper
 from hisadmin.core.store import register_indexes, register_view_partitions
 from patients.domain.events import EventType
+from worklists.delivery import catch_up
 from worklists.delivery.tasks import PAGE_TASK, QUEUE
 from worklists.persistence import VIEW_PARTITIONS
 from worklists.persistence.ward_shifts import WARD_STREAM
@@ -26,4 +27,5 @@ class WorklistsConfig(AppConfig):
         # A ward's nurses by bed per shift ("My patients"), in the same page messages.
         register_consumer(PAGE_TASK, queue=QUEUE, stream_prefix=WARD_STREAM,
                           event_types=[EventType.NURSES_ASSIGNED], per_page=True)
+        register_sweeper("shift-rows", catch_up.start_thread)  # once per relay start
         updates.register(updates_stopped)  # the "updates stopped" notice of every live page

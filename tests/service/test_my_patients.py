@@ -14,7 +14,7 @@ from django.core.management import call_command
 from cosmos_backend.outbox import stream_head
 from cosmos_backend.store import Query
 from cosmos_backend.uow import UnitOfWork
-from hisadmin.core import keys
+from hisadmin.core import consumers, keys
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from hisadmin.core.inputs import hospital_time_zone
 from patients import use_cases
@@ -36,10 +36,10 @@ from patients.use_cases.handovers import (
 )
 from tests import worklist_data as data
 from tests.worklist_data import relay_page
-from worklists.delivery import tasks
+from worklists.delivery import catch_up, tasks
 from worklists.delivery.projector import project_events
 from worklists.ops import maintenance
-from worklists.persistence import generations
+from worklists.persistence import generations, ward_shifts
 from worklists.persistence.view_rows import view_pk
 from worklists.projection.rows import MY_PATIENTS, SHIFT_BEDS
 from worklists.read.my_patients import my_patients
@@ -208,3 +208,14 @@ def test_the_check_names_a_drifted_shift_row_and_repairs_it(ward, his_store) -> 
     assert report.drifted == {"ward CARD-A": [f"missing ShiftBeds row {_shift().name}"]}
     assert [r["bed"] for r in _read(his_store, "n1")] == ["A01", "A02"]
     assert maintenance.check(his_store, ids).drifted == {}
+
+
+def test_a_starting_relay_fills_the_shift_rows_an_upgraded_store_lacks(ward, his_store) -> None:
+    rows = _shift_rows(his_store, 1)
+    his_store.delete(view_pk(SHIFT_BEDS, 1, "CARD-A"), _shift().name)  # as before this release
+    assert _read(his_store, "n1") == []
+    assert "shift-rows" in consumers._sweepers  # started beside every relay
+    catch_up.start_thread().stop()
+    assert _shift_rows(his_store, 1) == rows
+    assert [r["bed"] for r in _read(his_store, "n1")] == ["A01", "A02"]
+    assert ward_shifts.catch_up(his_store) == 0  # then nothing changes

@@ -65,6 +65,13 @@ def read_row(store: DocumentStore, gen: int, key: RowKey) -> StoredRow | None:
     return None if doc is None else _stored(doc)
 
 
+def bucket_rows(store: DocumentStore, gen: int, view: str, bucket: str
+                ) -> dict[RowKey, StoredRow]:
+    """Every row of one view bucket, by key (one query; for small buckets)."""
+    docs = store.query_all(view_pk(view, gen, bucket), Query(), page_size=1000)
+    return {(view, bucket, str(doc["id"])): _stored(doc) for doc in docs}
+
+
 def write_row(store: DocumentStore, row: Row, gen: int, seq: int,
               previous: StoredRow | None) -> str:
     """Create the row (``previous`` None) or replace ``previous`` under its etag; returns

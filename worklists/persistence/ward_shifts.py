@@ -15,13 +15,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from cosmos_backend import errors
-from cosmos_backend.store import DocumentStore, Query
+from cosmos_backend.store import DocumentStore
 from patients.domain.events import EventType
 from patients.domain.shifts import assignments_to_json
 from patients.persistence import assignments, reference
 from patients.persistence.beds import ward_pk
 from worklists.persistence import view_rows
-from worklists.persistence.view_rows import view_pk
+from worklists.persistence.generations import live_generations
 from worklists.projection.rows import SHIFT_BEDS, shift_row
 from worklists.projection.state import Row, RowKey
 
@@ -43,14 +43,16 @@ def wards(store: DocumentStore) -> list[str]:
     return sorted(reference.all_of(store, "Ward"))
 
 
-def _write(store: DocumentStore, gen: int, row: Row, seq: int, *, repair: bool = False
-           ) -> bool:
-    """Write ``row`` at ``seq`` unless the stored one is of a later sequence (or of the same
-    and shows the same); True when written."""
-    for _ in range(MAX_ATTEMPTS):
-        existing = view_rows.read_row(store, gen, row.key)
+def _write(store: DocumentStore, gen: int, row: Row, seq: int, *, repair: bool = False,
+           known: view_rows.StoredRow | None | bool = False) -> bool:
+    """Write ``row`` at ``seq`` unless the stored one is of a later sequence or already
+    shows it (``repair``: rewrite it then too); True when written. ``known``: the stored
+    row as just read (None: none), else it is read here."""
+    for attempt in range(MAX_ATTEMPTS):
+        existing = (view_rows.read_row(store, gen, row.key) if known is False or attempt
+                    else known)
         if existing is not None and (existing.seq > seq or (
-                existing.seq == seq and existing.shows(row) and not repair)):
+                existing.shows(row) and not repair)):
             return False
         try:
             view_rows.write_row(store, row, gen, seq, existing)
@@ -85,20 +87,18 @@ def source_rows(store: DocumentStore, ward_id: str) -> tuple[int, dict[RowKey, R
     return seq, {row.key: row for row in rows}
 
 
-def stored_keys(store: DocumentStore, gen: int, ward_id: str) -> list[RowKey]:
-    docs = store.query_all(view_pk(SHIFT_BEDS, gen, ward_id), Query(), page_size=1000)
-    return [(SHIFT_BEDS, ward_id, str(d["id"])) for d in docs]
-
-
 def rebuild_ward(store: DocumentStore, gen: int, ward_id: str, *, repair: bool = False
                  ) -> int:
-    """Bring the ward's shift rows in ``gen`` up to its record (a rebuild, a repair);
-    returns how many rows were written or deleted."""
+    """Bring the ward's shift rows in ``gen`` up to its record (a rebuild, a repair, the
+    catch-up beside a starting relay): rows missing or showing something else are written
+    at the stream's head, rows of no shift deleted; returns how many rows changed. Two
+    queries when nothing has to change."""
     seq, rows = source_rows(store, ward_id)
-    changed = sum(_write(store, gen, row, seq, repair=repair) for row in rows.values())
-    for key in stored_keys(store, gen, ward_id):
-        existing = None if key in rows else view_rows.read_row(store, gen, key)
-        if existing is not None and existing.seq <= seq:
+    stored = view_rows.bucket_rows(store, gen, SHIFT_BEDS, ward_id)
+    changed = sum(_write(store, gen, row, seq, repair=repair, known=stored.get(key))
+                  for key, row in rows.items())
+    for key, existing in stored.items():
+        if key not in rows and existing.seq <= seq:
             try:
                 view_rows.delete_row(store, gen, key, etag=existing.etag)
                 changed += 1
@@ -107,19 +107,28 @@ def rebuild_ward(store: DocumentStore, gen: int, ward_id: str, *, repair: bool =
     return changed
 
 
+def catch_up(store: DocumentStore) -> int:
+    """Every ward's shift rows in every live generation brought up to its record: what a
+    store upgraded from a release without them needs (then nothing changes)."""
+    return sum(rebuild_ward(store, gen, ward) for gen in live_generations(store)
+               for ward in wards(store))
+
+
 def check_ward(store: DocumentStore, gen: int, ward_id: str) -> list[str]:
     """What is wrong with the ward's shift rows in ``gen``: missing, stale and extra rows."""
     _, rows = source_rows(store, ward_id)
     problems = [f"{how} {SHIFT_BEDS} row {key[2]}"
                 for how, key in view_rows.unlike(store, gen, rows)]
-    problems += [f"extra {SHIFT_BEDS} row {key[2]}" for key in stored_keys(store, gen, ward_id)
+    problems += [f"extra {SHIFT_BEDS} row {key[2]}"
+                 for key in view_rows.bucket_rows(store, gen, SHIFT_BEDS, ward_id)
                  if key not in rows]
     return problems
 
 
 def drop_ward(store: DocumentStore, gen: int, ward_id: str) -> None:
     """Delete the ward's shift rows in ``gen`` (a retired generation)."""
-    view_rows.delete_rows(store, gen, stored_keys(store, gen, ward_id))
+    view_rows.delete_rows(store, gen, list(view_rows.bucket_rows(store, gen, SHIFT_BEDS,
+                                                                 ward_id)))
 
 
 def shift_beds(store: DocumentStore, gen: int, ward_id: str, shift: str
