@@ -182,6 +182,6 @@ def test_a_wards_shift_row_is_the_whole_shift_its_event_names() -> None:
         "B3": {"nurseId": "12", "nurseName": "Zoë Ní Bhriain"}, "B1": {"nurseId": "7"},
         "B2": None})
     assert (row.view, row.bucket, row.row_id, row.query) == (
-        SHIFT_BEDS, "CARD-1", "2026-01-05-day", {"QueryShift": "2026-01-05-day"})
+        SHIFT_BEDS, "CARD-1", "2026-01-05-day", {})
     assert row.contents["beds"] == {"B1": {"nurseId": "7", "nurseName": "7"},
                                     "B3": {"nurseId": "12", "nurseName": "Zoë Ní Bhriain"}}

@@ -287,8 +287,9 @@ def shift_row(ward_id: str, shift: str, assignments: Mapping[str, Any]) -> Row:
     or the shift's assignments as the ward keeps them; ``beds``: bed → {nurseId,
     nurseName}."""
     beds = assignments_to_json(assignments_from_json(assignments))
+    # read by its key alone (the shift on now): no indexed field, none to keep up
     return Row(SHIFT_BEDS, ward_id, shift, {"wardId": ward_id, "shift": shift, "beds": beds},
-               {"QueryShift": shift})
+               {})
 
 
 def rows_for(state: PatientState) -> dict[RowKey, Row]:
