@@ -94,18 +94,16 @@ EXAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
         "Ward", "MED-3", {"code": "MED-3", "name": "Medicine 3", "active": False},
         {"code": "MED-3", "name": "Medicine 3", "active": True}).payload(),
     EventType.BED_CLEANED: lambda: ev.BedCleaned("MED-1", "M104", "adm-9", AT).payload(),
-    "NursesAssigned": lambda: {
-        "wardId": "MED-1", "shift": "2026-11-25-day",
-        "assignments": {"M104": {"nurseId": "12", "nurseName": "Nurse Jones"}},
-        "previous": {}},
-    "HandoverWritten": lambda: {
+    EventType.NURSES_ASSIGNED: lambda: ev.NursesAssigned(
+        "MED-1", "2026-11-25-day", {"M104": {"nurseId": "12", "nurseName": "Nurse Jones"}},
+        {}).payload(),
+    EventType.HANDOVER_WRITTEN: lambda: ev.HandoverWritten({
         "handoverId": "hov-1", "shift": "2026-11-25-day", "wardId": "MED-1", "bed": "M104",
         "situation": "Stable.", "background": "Pneumonia, day 3.", "assessment": "Improving.",
         "recommendation": "Oral antibiotics tomorrow.", "writtenAt": AT, "writtenBy": NURSE,
-        "writtenByName": "Nurse Jones"},
-    "HandoverAcknowledged": lambda: {
-        "handoverId": "hov-1", "shift": "2026-11-25-day", "acknowledgedAt": AT,
-        "acknowledgedBy": "nurse.lee", "acknowledgedByName": "Nurse Lee"},
+        "writtenByName": "Nurse Jones"}).payload(),
+    EventType.HANDOVER_ACKNOWLEDGED: lambda: ev.HandoverAcknowledged(
+        "hov-1", "2026-11-25-day", AT, "nurse.lee", "Nurse Lee").payload(),
     EventType.OBSERVATIONS_RECORDED: lambda: ev.ObservationsRecorded({
         "observationId": "20261125T140000000000-1a2b3c4d", "takenAt": AT,
         "respirationRate": 22, "spo2": 94, "onOxygen": False, "oxygenDevice": None,
@@ -127,7 +125,7 @@ EXAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
 }
 
 _NOT_PATIENT = {EventType.REFERENCE_ENTRY_ADDED, EventType.REFERENCE_ENTRY_CHANGED,
-                EventType.BED_CLEANED, "NursesAssigned"}
+                EventType.BED_CLEANED, EventType.NURSES_ASSIGNED}
 
 
 def example(event_type: str) -> dict[str, Any]:
@@ -161,7 +159,10 @@ the FHIR audit trail (`AuditEvent`, [fhir.md](fhir.md)) and the patient export a
 | `actor` | who did it, as recorded then: `{id, username, display_name}` |
 | `data` | what happened, snake_case at every depth (below, per type) |
 
-A receiver ignores fields it does not know: types may gain optional fields within a version.
+Each type's `data` is what its domain event (`patients/domain/events.py`) stores, and its
+schema is derived from that event's class: a field the domain gains is published only once
+its public form is decided (`patients.events_public.PUBLIC`), and the test suite fails until
+it is. A receiver ignores fields it does not know: types may gain optional fields within a version.
 Values that name stored fields (`changed` of a reference change, `field` of an order repair)
 are the stored names.
 """

@@ -8,21 +8,32 @@ The stored event (the outbox's document contents, camelCase as stored) becomes, 
      "actor": {"id", "username", "display_name"}, "data": {…snake_case…}}
 
 ``data`` is the stored event's data with every key snake_case, at any depth; its shape per
-event type is the pydantic model in :data:`DATA_MODELS`, whose JSON Schema is published in
-docs/events.md (``python -m patients.events_doc``). A change to a type's ``data`` that is
-not only an added optional field raises its :data:`SCHEMA_VERSIONS` entry.
+event type is the pydantic model in :data:`DATA_MODELS`, derived from the type's domain event
+class (:mod:`patients.domain.events`) through the decisions in :data:`PUBLIC`, and its JSON
+Schema is published in docs/events.md (``python -m patients.events_doc``). A change to a
+type's ``data`` that is not only an added optional field raises its :data:`SCHEMA_VERSIONS`
+entry.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
-from collections.abc import Mapping
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from patients.domain import events as ev
 from patients.domain.events import EventType
+from patients.domain.orders import CORE_FIELDS, KINDS
+from patients.domain.orders import Order as DomainOrder
+
+_NO_DEFAULT = object()  # a decision that keeps the domain's default
+REQUIRED = object()  # a field the public form always has, whatever the domain's default
 
 # ------------------------------------------------------------------ the public form
 
@@ -82,10 +93,16 @@ def public_event(stored: Mapping[str, Any], *, patient_id: str | None) -> dict[s
 
 
 # ------------------------------------------------------------------ the schemas
+# An event's ``data`` is its domain event's ``payload()``: the public model of each type is
+# derived from the domain class (:mod:`patients.domain.events`), field by field, through the
+# decisions in :data:`PUBLIC` (published as it is, under another name, spread into a record's
+# shape, or not published because it names the type). A field the domain gains without a
+# decision is not published, and the test suite fails until it gets one (:func:`undecided`).
 
 
 class _Data(BaseModel):
-    """An event's data: every field it has is declared (a new one is added here first)."""
+    """An event's data: every field it has is declared (a field the domain gains is
+    decided in :data:`PUBLIC` first)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -103,31 +120,84 @@ class ActorOut(_Data):
     display_name: str = Field(description="the full name as recorded then; may be empty")
 
 
+@dataclass(frozen=True)
+class Keep:
+    """Published as it is (snake_case of its name), its type and default the domain's
+    unless given here; ``name``: published under another name."""
+
+    description: str | None = None
+    type: Any = None
+    default: Any = _NO_DEFAULT
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A mapping whose keys are the data's own (a part of the record carried whole, or the
+    changed fields): published in ``model``'s shape."""
+
+    model: type[BaseModel]
+
+
+@dataclass(frozen=True)
+class TypeOnly:
+    """Not in the data: it chooses which of the class's types the event is stored as."""
+
+
+KEEP, TYPE_ONLY = Keep(), TypeOnly()
+ALWAYS = Keep(default=REQUIRED)  # as it is, and required whatever the domain's default
+Decision = Keep | Spread | TypeOnly
+
+
+def derive_fields(cls: type, decisions: Mapping[str, Decision], *,
+                  order: Sequence[str] = ()) -> tuple[dict[str, Any], type[BaseModel] | None]:
+    """The pydantic fields of a dataclass ``cls`` under ``decisions`` (fields without one
+    are left out: :func:`undecided` names them; those named in ``order`` first, in that
+    order), and the record model a :class:`Spread` of a whole record names (None: none)."""
+    hints = typing.get_type_hints(cls)
+    out: dict[str, Any] = {}
+    record: type[BaseModel] | None = None
+    for f in dataclasses.fields(cls):
+        decision = decisions.get(f.name)
+        if decision is None or isinstance(decision, TypeOnly):
+            continue
+        if isinstance(decision, Spread):
+            if issubclass(decision.model, _Record):
+                record = decision.model
+            for name, info in decision.model.model_fields.items():
+                out[name] = (info.annotation, info)
+            continue
+        default: Any = decision.default
+        if default is _NO_DEFAULT:
+            default = (f.default if f.default is not dataclasses.MISSING
+                       else f.default_factory() if f.default_factory is not dataclasses.MISSING
+                       else REQUIRED)
+        info = Field(... if default is REQUIRED else default, description=decision.description)
+        out[decision.name or f.name] = (decision.type or hints[f.name], info)
+    first = [n for n in order if n in out]
+    return {n: out[n] for n in [*first, *(n for n in out if n not in first)]}, record
+
+
+def _model(name: str, cls: type, decisions: Mapping[str, Decision], *, doc: str | None = None,
+           base: type[BaseModel] = _Data, order: Sequence[str] = (),
+           **added: Any) -> type[BaseModel]:
+    fields, record = derive_fields(cls, decisions, order=order)
+    if record is not None and not fields.keys() - record.model_fields.keys() and not added:
+        return record  # the data is that record, whole
+    return create_model(name, __base__=base, __doc__=doc, **fields, **added)
+
+
+# ------------------------------------------------------------------ parts of the record
+# What an event carries whole (an order, an allergy, a handover…): the shape kept on the
+# record, the kind-specific fields beside these.
+
+
 class Override(_Record):
     check: str = Field(description="the check overridden, e.g. dose-interval, allergy-conflict")
     detail: str
     reason: str
     by: str
     at: str
-
-
-class PatientRegisteredData(_Data):
-    patient_id: str
-    mrn: str
-    given_name: str
-    family_name: str
-    birth_date: str = Field(description="YYYY-MM-DD")
-    sex: str
-
-
-class DemographicsUpdatedData(_Data):
-    """The corrected fields' new values, and ``previous``: their old ones."""
-
-    given_name: str | None = None
-    family_name: str | None = None
-    birth_date: str | None = None
-    sex: str | None = None
-    previous: dict[str, Any]
 
 
 class Allergy(_Record):
@@ -143,31 +213,16 @@ class Allergy(_Record):
     recorded_by: str
 
 
-class AllergyRemovedData(_Data):
-    allergy_id: str
-    substance: str
-    reason: str = Field(description="entered-in-error | resolved | other")
-    detail: str
+class DemographicsChanges(_Data):
+    given_name: str | None = None
+    family_name: str | None = None
+    birth_date: str | None = None
+    sex: str | None = None
 
 
-class NoKnownAllergiesRecordedData(_Data):
-    recorded_at: str
-    recorded_by: str
+class Move(_Data):
+    """A transfer as kept on the admission."""
 
-
-class AdmissionStartedData(_Data):
-    admission_id: str
-    department_id: str
-    ward_id: str
-    bed: str | None
-    attending_id: str
-    attending_name: str
-    reason: str
-    started_at: str
-
-
-class PatientTransferredData(_Data):
-    admission_id: str
     at: str
     from_ward: str
     from_bed: str | None
@@ -177,56 +232,31 @@ class PatientTransferredData(_Data):
     by: str
 
 
-class AdmissionEndedData(_Data):
-    admission_id: str
-    disposition: str | None
-    ended_at: str | None
-    ward_id: str
-    bed: str | None
-    note: str = ""
+# The order as kept (``patients.domain.orders.Order.as_record``): its fields, and its
+# kind's ``details`` beside them.
+ORDER_PUBLIC: dict[str, Decision] = {
+    "order_id": KEEP, "patient_id": KEEP, "admission_id": KEEP,
+    "kind": Keep(type=Literal[tuple(KINDS)]), "urgency": KEEP, "description": KEEP,
+    "department_id": KEEP, "ward_id": Keep(type=str | None, default=None),
+    "placed_at": KEEP, "placed_by": KEEP, "details": TYPE_ONLY,
+    "status": ALWAYS, "assignee_id": KEEP, "assignee_name": KEEP, "cancel_reason": KEEP,
+    "administrations": Keep(default=[]), "version": ALWAYS}
+
+# The order's fields in the order the record keeps them (``CORE_FIELDS``).
+ORDER_FIELD_ORDER = tuple(snake_key(n) for n in CORE_FIELDS)
 
 
-class Order(_Record):
-    """The whole order as placed; a medication's, an imaging exam's or a lab test's own
-    fields beside these (``medication_code``, ``dose``, ``schedule``…, ``modality``…,
-    ``test_code``…)."""
-
-    order_id: str
-    patient_id: str
-    admission_id: str
-    kind: Literal["medication", "imaging", "lab"]
-    status: str
-    urgency: str
-    description: str
-    department_id: str
-    ward_id: str | None = None
-    assignee_id: str | None = None
-    assignee_name: str | None = None
-    placed_at: str
-    placed_by: str
-    cancel_reason: str | None = None
-    administrations: list[dict[str, Any]] = []
-    version: int
+def order_fields(overrides: Mapping[str, Decision] | None = None) -> dict[str, Any]:
+    """The public order's fields (pydantic field definitions), with ``overrides`` of their
+    decisions: what an adapter's model of an order (the API's ``OrderOut``) is built from."""
+    return derive_fields(DomainOrder, {**ORDER_PUBLIC, **(overrides or {})},
+                         order=ORDER_FIELD_ORDER)[0]
 
 
-class OrderProgressedData(_Data):
-    order_id: str
-    status: str = Field(description="the order's new status")
-    cancel_reason: str | None = Field(None, description="cancelled: why")
-    ended_at: str | None = Field(None, description="completed or cancelled: when it ended")
-
-
-class OrderAssignedData(_Data):
-    order_id: str
-    assignee_id: str | None
-    assignee_name: str | None
-
-
-class OrderRepairedData(_Data):
-    order_id: str
-    field: str = Field(description="the stored field repaired, as stored (e.g. startAt)")
-    previous: Any
-    value: Any
+Order = _model("Order", DomainOrder, ORDER_PUBLIC, base=_Record, order=ORDER_FIELD_ORDER, doc=(
+    "The whole order as placed; a medication's, an imaging exam's or a lab test's own\n"
+    "fields beside these (``medication_code``, ``dose``, ``schedule``…, ``modality``…,\n"
+    "``test_code``…)."))
 
 
 class AdministrationData(_Record):
@@ -249,48 +279,6 @@ class AdministrationData(_Record):
     note: str = ""
 
 
-class ResultsRecordedData(_Data):
-    order_id: str
-    placed_by: str = Field(description="the ordering clinician's user id")
-    kind: Literal["lab", "imaging"]
-    description: str
-    flags: dict[str, Any] = Field(description="{abnormal, high: [analytes], low: [analytes]}")
-    results: dict[str, Any] = Field(description=(
-        "{values, report, resulted_at, resulted_by, status (preliminary, final or corrected: "
-        "a laboratory's through HL7), observed_at, comments, history (the results it "
-        "replaced)}; a value may carry the laboratory's comparator, lab_range, lab_flags, "
-        "observed_at and comments"))
-
-
-class ResultAcknowledgedData(_Data):
-    order_id: str
-    placed_by: str
-    acknowledged_at: str
-    acknowledged_by: str
-
-
-class ReferenceEntrySavedData(_Data):
-    reference_type: str
-    code: str
-    entry: dict[str, Any]
-    previous: dict[str, Any] | None
-    changed: list[str] = Field(description="the entry's fields that changed (as stored)")
-
-
-class BedCleanedData(_Data):
-    ward_id: str
-    bed: str
-    admission_id: str | None
-    cleaning_since: str | None
-
-
-class NursesAssignedData(_Data):
-    ward_id: str
-    shift: str = Field(description="e.g. 2026-11-25-day")
-    assignments: dict[str, Any] = Field(description="bed → {nurse_id, nurse_name}")
-    previous: dict[str, Any]
-
-
 class Handover(_Record):
     handover_id: str
     shift: str
@@ -303,14 +291,6 @@ class Handover(_Record):
     written_at: str
     written_by: str
     written_by_name: str = ""
-
-
-class HandoverAcknowledgedData(_Data):
-    handover_id: str
-    shift: str
-    acknowledged_at: str
-    acknowledged_by: str
-    acknowledged_by_name: str
 
 
 class News2Data(_Data):
@@ -356,65 +336,112 @@ class ObservationData(_Record):
     recorded_by_name: str = ""
 
 
-class Spo2Scale2DecidedData(_Data):
-    decided_at: str
-    decided_by: str
-    decided_by_name: str
-    reason: str
-
-
-class Spo2Scale2EndedData(_Data):
-    ended_at: str
-    ended_by: str
-    ended_by_name: str
-    reason: str
-
-
-class ObservationsEscalatedData(_Data):
-    observation_id: str
-    told_whom: str
-    told_at: str
-    response: Literal["reviewed", "plan", "critical-care"]
-    detail: str
-    recorded_by: str
-    recorded_by_name: str
-
-
-# Every event type's data, by its name (a type another change adds names its model here).
-DATA_MODELS: dict[str, type[BaseModel]] = {
-    EventType.PATIENT_REGISTERED: PatientRegisteredData,
-    EventType.DEMOGRAPHICS_UPDATED: DemographicsUpdatedData,
-    EventType.ALLERGY_ADDED: Allergy,
-    EventType.ALLERGY_REMOVED: AllergyRemovedData,
-    EventType.NO_KNOWN_ALLERGIES_RECORDED: NoKnownAllergiesRecordedData,
-    EventType.ADMISSION_STARTED: AdmissionStartedData,
-    EventType.PATIENT_TRANSFERRED: PatientTransferredData,
-    EventType.ADMISSION_ENDED: AdmissionEndedData,
-    EventType.MEDICATION_PRESCRIBED: Order,
-    EventType.IMAGING_EXAM_REQUESTED: Order,
-    EventType.LAB_TEST_REQUESTED: Order,
-    EventType.ORDER_READY: OrderProgressedData,
-    EventType.ORDER_STARTED: OrderProgressedData,
-    EventType.ORDER_COMPLETED: OrderProgressedData,
-    EventType.ORDER_CANCELLED: OrderProgressedData,
-    EventType.ORDER_ASSIGNED: OrderAssignedData,
-    EventType.ORDER_UNASSIGNED: OrderAssignedData,
-    EventType.ORDER_REPAIRED: OrderRepairedData,
-    EventType.MEDICATION_ADMINISTERED: AdministrationData,
-    EventType.MEDICATION_NOT_GIVEN: AdministrationData,
-    EventType.RESULTS_RECORDED: ResultsRecordedData,
-    EventType.RESULT_ACKNOWLEDGED: ResultAcknowledgedData,
-    EventType.REFERENCE_ENTRY_ADDED: ReferenceEntrySavedData,
-    EventType.REFERENCE_ENTRY_CHANGED: ReferenceEntrySavedData,
-    EventType.BED_CLEANED: BedCleanedData,
-    "NursesAssigned": NursesAssignedData,
-    "HandoverWritten": Handover,
-    "HandoverAcknowledged": HandoverAcknowledgedData,
-    EventType.OBSERVATIONS_RECORDED: ObservationData,
-    EventType.SPO2_SCALE2_DECIDED: Spo2Scale2DecidedData,
-    EventType.SPO2_SCALE2_ENDED: Spo2Scale2EndedData,
-    EventType.OBSERVATIONS_ESCALATED: ObservationsEscalatedData,
+# ------------------------------------------------------------------ the events
+# Per domain event class, the public form of each of its fields. Every field of every class
+# has one (tests/unit/test_events_public.py); a field added to a domain event is published
+# only once it is decided here.
+PUBLIC: dict[type[ev.Event], dict[str, Decision]] = {
+    ev.PatientRegistered: {"patient_id": KEEP, "mrn": KEEP, "given_name": KEEP,
+                           "family_name": KEEP, "birth_date": Keep("YYYY-MM-DD"),
+                           "sex": KEEP},
+    ev.DemographicsUpdated: {"changes": Spread(DemographicsChanges), "previous": KEEP},
+    ev.AllergyAdded: {"allergy": Spread(Allergy)},
+    ev.AllergyRemoved: {"allergy_id": KEEP, "substance": KEEP,
+                        "reason": Keep("entered-in-error | resolved | other",
+                                       default=REQUIRED),
+                        "detail": ALWAYS},
+    ev.NoKnownAllergiesRecorded: {"recorded_at": KEEP, "recorded_by": KEEP},
+    ev.AdmissionStarted: {"admission_id": KEEP, "department_id": KEEP, "ward_id": KEEP,
+                          "bed": KEEP, "attending_id": KEEP, "attending_name": KEEP,
+                          "reason": KEEP, "started_at": KEEP},
+    ev.PatientTransferred: {"admission_id": KEEP, "move": Spread(Move)},
+    ev.AdmissionEnded: {"admission_id": KEEP, "disposition": KEEP, "ended_at": KEEP,
+                        "ward_id": KEEP, "bed": KEEP, "note": KEEP},
+    ev.OrderPlaced: {"kind": TYPE_ONLY, "order": Spread(Order)},
+    ev.OrderProgressed: {"progress": TYPE_ONLY, "order_id": KEEP,
+                         "status": Keep("the order's new status"),
+                         "cancel_reason": Keep("cancelled: why"),
+                         "ended_at": Keep("completed or cancelled: when it ended")},
+    ev.OrderAssigned: {"order_id": KEEP, "assignee_id": KEEP, "assignee_name": KEEP},
+    ev.OrderRepaired: {"order_id": KEEP,
+                       "field": Keep("the stored field repaired, as stored (e.g. startAt)"),
+                       "previous": KEEP, "value": KEEP},
+    ev.MedicationAdministered: {"order_id": KEEP, "record": Spread(AdministrationData)},
+    ev.MedicationNotGiven: {"order_id": KEEP, "record": Spread(AdministrationData)},
+    ev.ResultsRecorded: {
+        "order_id": KEEP, "placed_by": Keep("the ordering clinician's user id"),
+        "kind": Keep(type=Literal["lab", "imaging"]), "description": KEEP,
+        "flags": Keep("{abnormal, high: [analytes], low: [analytes]}"),
+        "results": Keep(
+            "{values, report, resulted_at, resulted_by, status (preliminary, final or "
+            "corrected: a laboratory's through HL7), observed_at, comments, history (the "
+            "results it replaced)}; a value may carry the laboratory's comparator, "
+            "lab_range, lab_flags, observed_at and comments")},
+    ev.ResultAcknowledged: {"order_id": KEEP, "placed_by": KEEP, "acknowledged_at": KEEP,
+                            "acknowledged_by": KEEP},
+    ev.ReferenceEntrySaved: {"type_name": Keep(name="reference_type"), "code": KEEP,
+                             "entry": KEEP, "previous": ALWAYS},
+    ev.BedCleaned: {"ward_id": KEEP, "bed": KEEP, "admission_id": KEEP,
+                    "cleaning_since": KEEP},
+    ev.NursesAssigned: {"ward_id": KEEP, "shift": Keep("e.g. 2026-11-25-day"),
+                        "assignments": Keep("bed → {nurse_id, nurse_name}"),
+                        "previous": KEEP},
+    ev.HandoverWritten: {"handover": Spread(Handover)},
+    ev.HandoverAcknowledged: {"handover_id": KEEP, "shift": KEEP, "acknowledged_at": KEEP,
+                              "acknowledged_by": KEEP, "acknowledged_by_name": KEEP},
+    ev.ObservationsRecorded: {"observation": Spread(ObservationData)},
+    ev.Spo2Scale2Decided: {"decided_at": KEEP, "decided_by": KEEP, "decided_by_name": KEEP,
+                           "reason": KEEP},
+    ev.Spo2Scale2Ended: {"ended_at": KEEP, "ended_by": KEEP, "ended_by_name": KEEP,
+                         "reason": KEEP},
+    ev.ObservationsEscalated: {
+        "observation_id": KEEP, "told_whom": KEEP, "told_at": KEEP,
+        "response": Keep(type=Literal["reviewed", "plan", "critical-care"]),
+        "detail": KEEP, "recorded_by": KEEP, "recorded_by_name": KEEP},
 }
+# What a payload adds that is no field of its class (worked out from the fields).
+ADDED: dict[type[ev.Event], dict[str, Any]] = {
+    ev.ReferenceEntrySaved: {"changed": (list[str], Field(
+        description="the entry's fields that changed (as stored)"))},
+}
+# A published model's description, where it needs one (a domain docstring speaks of the
+# stored, camelCase form); each is named for its class (``PatientRegisteredData``…).
+DOCS: dict[type[ev.Event], str] = {
+    ev.DemographicsUpdated: "The corrected fields' new values, and ``previous``: their old "
+                            "ones.",
+}
+
+
+def domain_events() -> list[type[ev.Event]]:
+    """Every concrete event class of the domain."""
+    return [c for c in vars(ev).values()
+            if isinstance(c, type) and issubclass(c, ev.Event) and c is not ev.Event]
+
+
+def undecided(classes: Iterable[type[ev.Event]] | None = None) -> list[str]:
+    """``Class.field`` of every domain event field with no public form decision (and of
+    every decision naming no field): empty when the public form is whole."""
+    out = []
+    for cls in domain_events() if classes is None else classes:
+        decided = PUBLIC.get(cls, {})
+        names = {f.name for f in dataclasses.fields(cls)}
+        out += [f"{cls.__name__}.{n}" for n in sorted(names - decided.keys())]
+        out += [f"{cls.__name__}.{n} (no such field)" for n in sorted(decided.keys() - names)]
+    return out
+
+
+def _data_models() -> dict[str, type[BaseModel]]:
+    models: dict[str, type[BaseModel]] = {}
+    for cls in domain_events():
+        model = _model(f"{cls.__name__}Data", cls, PUBLIC.get(cls, {}), doc=DOCS.get(cls),
+                       **ADDED.get(cls, {}))
+        for kind in cls.stored_as:
+            models[str(kind)] = model
+    return models
+
+
+# Every event type's data, by its name, derived from its domain class.
+DATA_MODELS: dict[str, type[BaseModel]] = _data_models()
 
 
 def event_types() -> list[str]:

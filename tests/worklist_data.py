@@ -10,7 +10,7 @@ import uuid
 from datetime import UTC, date, datetime
 
 from cosmos_backend.outbox import append_events
-from cosmos_backend.store import DocumentStore
+from cosmos_backend.store import DocumentStore, iter_feed
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
@@ -18,6 +18,9 @@ from patients import use_cases
 from patients.domain.events import ORDER_PLACED
 from patients.domain.orders import Order
 from patients.persistence.documents import order_from_doc, order_to_doc
+from worklists.delivery import tasks
+from worklists.delivery.relay import consumer_publisher
+from worklists.persistence.feed import events_in
 
 
 def register(store: DocumentStore, family: str, given: str = "Ann",
@@ -69,3 +72,17 @@ def update_order(store: DocumentStore, patient_id: str, order_id: str, event: st
     append_events(uow, keys.patient(patient_id), [(event, {"orderId": order_id, **changes})],
                   actor=SYSTEM_ACTOR.as_dict())
     uow.commit()
+
+
+def relay_page(store: DocumentStore, after: dict[str, str | None]) -> list[list]:
+    """The projections' page message (``[[stream, [seq, …]], …]``), as the relay's
+    publisher makes it, for everything written since ``after`` (feed range → continuation,
+    moved on)."""
+    found = []
+    for rng in store.feed_ranges():
+        for page in iter_feed(store, rng, after.get(rng)):
+            found += events_in(page.items)
+            after[rng] = page.continuation
+    sent: list[tuple[str, list]] = []
+    consumer_publisher(lambda task, args, **_: sent.append((task, args)))(found)
+    return [stream for task, args in sent if task == tasks.PAGE_TASK for stream in args[0]]

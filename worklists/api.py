@@ -255,9 +255,11 @@ def medications_due(request: HttpRequest, ward: Text(40)) -> Any:
 @worklist_read("read_my_patients")
 def my_patients_list(request: HttpRequest) -> Any:
     """One item per occupied bed assigned to the calling nurse in each ward's shift on now:
-    ``bed``, ``name``, ``allergy`` (has_allergies | no_known_allergies | unknown),
-    ``next_dose_at`` and ``late`` (doses late), ``unread_results``, ``handover`` (an open
-    handover to acknowledge, or null) and ``news2`` (the stay's latest score: ``score``,
+    ``bed``, ``name``, ``allergy`` (has_allergies | no_known_allergies | unknown) and
+    ``allergy_names`` (the active ones, severe first), ``next_dose_at`` and ``late`` (doses
+    late), ``unread_results``, ``handover`` (an open handover to acknowledge, or null),
+    ``handover_taken`` (with none open: who took over the last shift's or this shift's, ""
+    when not named, null when neither was) and ``news2`` (the stay's latest score: ``score``,
     ``risk``, ``next_due_at``, ``not_escalated``; null before one). The whole list, no
     paging."""
     result = read_my_patients(get_store(), str(request.user.pk),

@@ -14,7 +14,7 @@ from datetime import date
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, create_model
 
 from hisadmin.core.inputs import Amount, Instant, MultilineText, PastDate, Text
 from patients.domain.mar import data_errors
@@ -30,7 +30,7 @@ from patients.domain.records import (
     allergy_status,
     read_allergy,
 )
-from patients.events_public import public_event, snake_keys
+from patients.events_public import REQUIRED, Keep, order_fields, public_event, snake_keys
 
 # The vocabulary of the record, as the domain defines it (one place for every code).
 Sex = Literal[SEXES]  # type: ignore[valid-type]
@@ -320,62 +320,55 @@ class DataErrorOut(Schema):
                          "could not be read\"")
 
 
-class OrderOut(Schema):
-    """An order as stored (see docs/data-model.md); kind-specific fields are null otherwise."""
-
-    order_id: str
-    patient_id: str
-    admission_id: str
-    kind: Kind
-    status: Status
-    urgency: UrgencyCode
-    description: str
-    department_id: str
-    ward_id: str | None = None
-    assignee_id: str | None = None
-    assignee_name: str | None = None
-    placed_at: str
-    placed_by: str
-    cancel_reason: str | None = None
-    administrations: list[AdministrationOut] = []
-    version: int
-    etag: str
-    medication_code: str | None = None
-    medication_name: str | None = None
-    dose: str | None = None
-    unit: str | None = None
-    route: str | None = None
-    frequency: str | None = None
-    start_at: str | None = None
-    end_at: str | None = None
-    ended_at: str | None = Field(None, description="when a completed or cancelled order "
-                                 "ended: no dose time after it")
-    schedule: dict[str, Any] | None = Field(
-        None, description="a scheduled medication's dose times: {times: [HH:MM local], "
-        "time_zone, min_interval_hours, first_dose_at} or {once: true}; null: as needed, or "
-        "every frequency_hours from the start (orders placed before schedules)")
-    as_needed: bool | None = None
-    modality: str | None = None
-    body_part: str | None = None
-    data_errors: list[DataErrorOut] = Field(
-        [], description="stored fields that could not be read; empty when all could")
-    test_code: str | None = None
-    test_name: str | None = None
-    note: str | None = None
-    overrides: list[OverrideOut] = Field(
-        default_factory=list, description="order checks overridden when it was placed")
-    results: dict[str, Any] | None = Field(
-        None, description="a completed lab or imaging order's results: {values: [{analyte, "
-        "name, value, unit, low, high, flag}], report, resulted_at, resulted_by, "
-        "acknowledged_at, acknowledged_by}")
-
-
 class OverrideOut(Schema):
     check: str
     detail: str
     reason: str
     by: str
     at: str
+
+
+# An order as the API answers it: the domain order's fields as published
+# (patients.events_public.order_fields, so the two cannot drift), with the API's own types
+# for its codes and administrations, then what the API adds (its version's ETag, the kind's
+# own fields, what could not be read).
+OrderOut = create_model(
+    "OrderOut", __base__=Schema,
+    __doc__="An order as stored (see docs/data-model.md); kind-specific fields are null "
+            "otherwise.",
+    **order_fields({"kind": Keep(type=Kind), "status": Keep(type=Status, default=REQUIRED),
+                    "urgency": Keep(type=UrgencyCode),
+                    "administrations": Keep(type=list[AdministrationOut], default=[])}),
+    etag=(str, ...),
+    medication_code=(str | None, None),
+    medication_name=(str | None, None),
+    dose=(str | None, None),
+    unit=(str | None, None),
+    route=(str | None, None),
+    frequency=(str | None, None),
+    start_at=(str | None, None),
+    end_at=(str | None, None),
+    ended_at=(str | None, Field(None, description="when a completed or cancelled order "
+                                "ended: no dose time after it")),
+    schedule=(dict[str, Any] | None, Field(
+        None, description="a scheduled medication's dose times: {times: [HH:MM local], "
+        "time_zone, min_interval_hours, first_dose_at} or {once: true}; null: as needed, or "
+        "every frequency_hours from the start (orders placed before schedules)")),
+    as_needed=(bool | None, None),
+    modality=(str | None, None),
+    body_part=(str | None, None),
+    data_errors=(list[DataErrorOut], Field(
+        [], description="stored fields that could not be read; empty when all could")),
+    test_code=(str | None, None),
+    test_name=(str | None, None),
+    note=(str | None, None),
+    overrides=(list[OverrideOut], Field(
+        default_factory=list, description="order checks overridden when it was placed")),
+    results=(dict[str, Any] | None, Field(
+        None, description="a completed lab or imaging order's results: {values: [{analyte, "
+        "name, value, unit, low, high, flag}], report, resulted_at, resulted_by, "
+        "acknowledged_at, acknowledged_by}")),
+)
 
 
 class FieldError(Schema):

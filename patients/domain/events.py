@@ -101,6 +101,14 @@ class Event:
     """One thing that happened to a patient's record."""
 
     type: ClassVar[EventType]
+    # Every type an event of the class may be stored as (one, unless ``event_type`` says
+    # which of several: per order kind, per transition…).
+    stored_as: ClassVar[tuple[EventType, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "stored_as" not in cls.__dict__:
+            cls.stored_as = (cls.type,)
 
     @property
     def event_type(self) -> EventType:
@@ -232,6 +240,7 @@ class OrderPlaced(Event):
     """``order``: the whole order as placed (``Order.as_record()``); its type is per kind."""
 
     type = EventType.MEDICATION_PRESCRIBED  # see event_type: one per kind
+    stored_as = tuple(ORDER_PLACED.values())
     kind: str
     order: dict[str, Any]
 
@@ -249,6 +258,8 @@ class OrderProgressed(Event):
     ``endedAt`` when it completed or was cancelled."""
 
     type = EventType.ORDER_READY  # see event_type: one per transition
+    stored_as = (EventType.ORDER_READY, EventType.ORDER_STARTED, EventType.ORDER_COMPLETED,
+                 EventType.ORDER_CANCELLED)
     progress: EventType
     order_id: str
     status: str
@@ -273,6 +284,7 @@ class OrderAssigned(Event):
     """An assignment (``assignee_id`` set) or an unassignment (``None``)."""
 
     type = EventType.ORDER_ASSIGNED
+    stored_as = (EventType.ORDER_ASSIGNED, EventType.ORDER_UNASSIGNED)
     order_id: str
     assignee_id: str | None
     assignee_name: str | None
@@ -375,6 +387,7 @@ class ReferenceEntrySaved(Event):
     ``entry["active"]`` false). ``entry`` and ``previous`` are the whole entries."""
 
     type = EventType.REFERENCE_ENTRY_ADDED  # see event_type: added or changed
+    stored_as = (EventType.REFERENCE_ENTRY_ADDED, EventType.REFERENCE_ENTRY_CHANGED)
     type_name: str
     code: str
     entry: dict[str, Any]

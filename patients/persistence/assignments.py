@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cosmos_backend.envelope import wrap
-from cosmos_backend.outbox import append_events
-from cosmos_backend.store import Document, DocumentStore
+from cosmos_backend.outbox import STREAM_DOC_TYPE, append_events
+from cosmos_backend.store import Cond, Document, DocumentStore, Query
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
+from patients.domain.errors import DomainError
 from patients.domain.events import NursesAssigned
 from patients.domain.shifts import (
     Assignments,
@@ -57,6 +58,24 @@ def _sheet(ward_id: str, shift: Shift, doc: Document | None) -> ShiftSheet:
 def read_sheet(store: DocumentStore, ward_id: str, shift: Shift) -> ShiftSheet:
     """The shift's assignments (one point read)."""
     return _sheet(ward_id, shift, store.try_read(ward_pk(ward_id), doc_id(shift)))
+
+
+def ward_sheets(store: DocumentStore, ward_id: str) -> tuple[int, list[ShiftSheet]]:
+    """Every shift's assignments the ward keeps and its stream's last sequence number, as
+    of one consistent read (one query): what the views' shift rows are rebuilt from."""
+    docs = store.query_all(ward_pk(ward_id), Query(where=(
+        Cond("docType", "in", [SHIFT_ASSIGNMENTS, STREAM_DOC_TYPE]),)), page_size=1000)
+    seq, sheets = 0, []
+    for doc in docs:
+        if doc["docType"] == STREAM_DOC_TYPE:
+            seq = int(doc["docContents"]["seq"])
+            continue
+        try:
+            shift = Shift.parse(str(doc["docContents"].get("shift")))
+        except DomainError:
+            continue  # not a shift this release can name: nobody's assignment
+        sheets.append(_sheet(ward_id, shift, doc))
+    return seq, sheets
 
 
 def load(uow: UnitOfWork, ward_id: str, shift: Shift) -> ShiftSheet:

@@ -161,6 +161,40 @@ def test_it_keeps_patients_at_risk_through_the_relay(clerk_api: Client) -> None:
              what="the escalation on Patients at risk")
 
 
+def test_it_keeps_my_patients_from_the_ward_and_patient_streams_through_the_relay(
+        clerk_api: Client) -> None:
+    """A ward's nurses by bed (its own stream) and a patient's allergies travel relay →
+    Redis → Celery into My patients, which then reads nothing else."""
+    J = "application/json"
+    charge = _client("charge_nurse", "charge-it")
+    nurse = _client("nurse", "nurse-mine-it")
+    pid = clerk_api.post("/api/v1/patients", {"given_name": "Åsa", "family_name": "Bedfellow",
+                                              "birth_date": "1944-04-04"},
+                         content_type=J).json()["id"]
+    assert clerk_api.post(f"/api/v1/patients/{pid}/admissions", {
+        "department_id": "MED", "ward_id": "MED-2", "bed": "M201", "reason": "Fall"},
+        content_type=J).status_code == 201
+    assert nurse.post(f"/api/v1/patients/{pid}/allergies", {
+        "substance": "Plasters (zinc oxide)", "severity": "moderate"},
+        content_type=J).status_code == 200
+    sheet = charge.get("/api/v1/wards/MED-2/assignments")
+    assert charge.put("/api/v1/wards/MED-2/assignments", {"assignments": [
+        {"bed": "M201", "nurse": "nurse-mine-it"}]}, content_type=J,
+        headers={"If-Match": sheet["ETag"]}).status_code == 200
+
+    def mine() -> list:
+        return nurse.get("/api/v1/worklists/my-patients").json()["items"]
+
+    [row] = wait_for(lambda: [r for r in mine() if r["allergy_names"]], timeout=15,
+                     what="the nurse's bed with its allergy named in My patients")
+    assert (row["patient_id"], row["bed"], row["allergy_names"]) == (
+        pid, "M201", ["Plasters (zinc oxide)"])
+    sheet = charge.get("/api/v1/wards/MED-2/assignments")
+    assert charge.put("/api/v1/wards/MED-2/assignments", {"assignments": []}, content_type=J,
+                      headers={"If-Match": sheet["ETag"]}).status_code == 200
+    wait_for(lambda: not mine(), timeout=15, what="the bed to leave her list")
+
+
 def test_a_read_with_the_commands_consistency_token_always_sees_the_write(
         clerk_api: Client) -> None:
     """Through the real relay and worker: no waiting loop in the client, the token does it."""

@@ -5,26 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from cosmos_backend.store import DocumentStore, iter_feed
+from cosmos_backend.store import DocumentStore
 from tests import worklist_data as data
+from tests.worklist_data import relay_page
 from worklists.delivery import tasks
-from worklists.delivery.relay import consumer_publisher
-from worklists.persistence.feed import events_in
 from worklists.read import queries
 
 pytestmark = [pytest.mark.service]
-
-
-def _page(store: DocumentStore, after: dict[str, str | None]) -> list[list]:
-    """The projections' message for everything written since ``after`` (one page)."""
-    found = []
-    for rng in store.feed_ranges():
-        for page in iter_feed(store, rng, after.get(rng)):
-            found += events_in(page.items)
-            after[rng] = page.continuation
-    sent: list[tuple[str, list]] = []
-    consumer_publisher(lambda task, args, **_: sent.append((task, args)))(found)
-    return [stream for task, args in sent if task == tasks.PAGE_TASK for stream in args[0]]
 
 
 def _admitted(store: DocumentStore) -> set[str]:
@@ -34,11 +21,11 @@ def _admitted(store: DocumentStore) -> set[str]:
 def test_a_page_of_many_patients_is_one_write_of_the_views(his_store, his_reference_data
                                                            ) -> None:
     after: dict[str, str | None] = {}
-    _page(his_store, after)  # the reference data's events: not this test's
+    relay_page(his_store, after)  # the reference data's events: not this test's
     pids = [data.register(his_store, f"Ñúñez-{i}", "Zoë") for i in range(6)]
     for pid in pids:
         data.admit(his_store, pid, "CARD", "CARD-A")
-    streams = _page(his_store, after)
+    streams = relay_page(his_store, after)
     assert sorted(s for s, _ in streams) == sorted(f"P_{p}" for p in pids)
     assert all(seqs == [1, 2] for _, seqs in streams)  # each stream's events, in order
     views = his_store.views
@@ -55,11 +42,11 @@ def test_a_page_of_many_patients_is_one_write_of_the_views(his_store, his_refere
 def test_a_patient_failing_in_its_page_is_undone_alone_and_sent_on(
         his_store, his_reference_data, monkeypatch: pytest.MonkeyPatch) -> None:
     after: dict[str, str | None] = {}
-    _page(his_store, after)
+    relay_page(his_store, after)
     pids = [data.register(his_store, f"Øster-{i}") for i in range(3)]
     for pid in pids:
         data.admit(his_store, pid, "CARD", "CARD-A")
-    streams = _page(his_store, after)
+    streams = relay_page(his_store, after)
     real = tasks.project
 
     def flaky(store, stream_pk, seqs):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import jsonschema_rs
@@ -10,8 +11,20 @@ import pytest
 from cosmos_backend.envelope import wrap
 from cosmos_backend.uow import UnitOfWork
 from patients import events_check, events_doc
+from patients.domain import events as ev
 from patients.domain.events import EventType
-from patients.events_public import DATA_MODELS, json_schema, public_event
+from patients.domain.orders import CORE_FIELDS
+from patients.events_public import (
+    DATA_MODELS,
+    KEEP,
+    PUBLIC,
+    derive_fields,
+    domain_events,
+    json_schema,
+    public_event,
+    snake_key,
+    undecided,
+)
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "events.md"
 STORED = {"eventId": "e-1", "stream": "P_p1", "seq": 3, "type": "OrderCancelled",
@@ -59,3 +72,52 @@ def test_every_event_the_suite_makes_is_checked() -> None:
 def test_the_committed_doc_is_the_generated_one() -> None:
     assert DOC.read_text() == events_doc.render(), (
         "regenerate it: python -m patients.events_doc > docs/events.md")
+
+
+def test_every_domain_event_field_has_a_public_form_decision() -> None:
+    assert undecided() == [], (
+        "decide each field's public form in patients.events_public.PUBLIC")
+
+
+def test_a_field_the_domain_gains_without_a_decision_is_named_and_not_published(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    @dataclass(frozen=True)
+    class BedCleanedOnFloor(ev.BedCleaned):
+        floor: str = ""
+
+        def payload(self) -> dict:
+            return {**super().payload(), "floor": self.floor}
+
+    monkeypatch.setitem(PUBLIC, BedCleanedOnFloor, PUBLIC[ev.BedCleaned])
+    assert undecided([BedCleanedOnFloor]) == ["BedCleanedOnFloor.floor"]
+    fields, _ = derive_fields(BedCleanedOnFloor, PUBLIC[BedCleanedOnFloor])
+    assert "floor" not in fields and set(fields) == set(DATA_MODELS["BedCleaned"].model_fields)
+    monkeypatch.setitem(PUBLIC, BedCleanedOnFloor, {**PUBLIC[ev.BedCleaned], "colour": KEEP})
+    assert "BedCleanedOnFloor.colour (no such field)" in undecided([BedCleanedOnFloor])
+
+
+def test_every_event_type_is_stored_by_exactly_one_domain_class() -> None:
+    made = [str(t) for cls in domain_events() for t in cls.stored_as]
+    assert sorted(made) == sorted(str(t) for t in EventType)
+
+
+def test_the_public_data_is_the_domain_event_field_by_field() -> None:
+    registered = DATA_MODELS["PatientRegistered"].model_fields
+    assert list(registered) == [f.name for f in fields(ev.PatientRegistered)]
+    # a renamed field, and one the payload works out
+    assert list(DATA_MODELS["ReferenceEntryChanged"].model_fields) == [
+        "reference_type", "code", "entry", "previous", "changed"]
+    # the type-choosing field is not data; the record carried whole is
+    assert DATA_MODELS["OrderCancelled"].model_fields.keys() == {
+        "order_id", "status", "cancel_reason", "ended_at"}
+    assert DATA_MODELS["LabTestRequested"] is DATA_MODELS["MedicationPrescribed"]
+    assert {snake_key(n) for n in CORE_FIELDS} == set(
+        DATA_MODELS["MedicationPrescribed"].model_fields)
+
+
+def test_the_apis_order_is_the_public_order_and_what_the_api_adds() -> None:
+    from patients.api.schemas import OrderOut
+
+    public = list(DATA_MODELS["MedicationPrescribed"].model_fields)
+    assert list(OrderOut.model_fields)[:len(public)] == public
+    assert OrderOut.__name__ == "OrderOut"

@@ -1,5 +1,6 @@
-"""My patients' rows from a patient's events, pure: bed, name, allergy flag, medication
-courses, unread results, open handover notes; and their reading on the clock."""
+"""My patients' rows from a patient's events, pure: bed, name, allergy flag and names,
+medication courses, unread results, open handover notes and who took over the recent ones;
+a ward's shift rows from its events; and their reading on the clock."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from patients.domain.events import ORDER_PLACED, EventType
 from patients.domain.shifts import Shift, ShiftHours
 from tests.unit.worklist_events import T0, History, source_record
-from worklists.projection.rows import MY_PATIENTS, rows_for
+from worklists.projection.rows import MY_PATIENTS, SHIFT_BEDS, rows_for, shift_row
 from worklists.projection.rules import from_source, step
 from worklists.projection.state import SHAPE, PatientState, Row
 from worklists.read.my_patients import present
@@ -55,7 +56,8 @@ def test_it_puts_a_patient_in_a_bed_in_the_wards_bucket_indexed_by_bed() -> None
     assert (row.bucket, row.row_id, row.query["QueryBed"]) == ("CARD-1", "p1", "B3")
     assert row.contents | {"doses": None} == {
         "patientId": "p1", "wardId": "CARD-1", "bed": "B3", "name": "IBÁÑEZ, Inés",
-        "allergy": "unknown", "doses": None, "unreadResults": 0, "handovers": [], "news2": None}
+        "allergy": "unknown", "allergyNames": [], "taken": {}, "doses": None,
+        "unreadResults": 0, "handovers": [], "news2": None}
 
 
 def test_it_has_no_row_without_a_bed_or_after_discharge() -> None:
@@ -76,11 +78,17 @@ def test_it_follows_the_allergy_flag_through_its_events() -> None:
     h.add(EventType.NO_KNOWN_ALLERGIES_RECORDED, {"recordedAt": T0, "recordedBy": "7"})
     assert _row(h).contents["allergy"] == "no_known_allergies"
     h.add(EventType.ALLERGY_ADDED, {"allergyId": "al1", "substance": "Penicillin",
-                                    "status": "active"})
+                                    "severity": "mild", "status": "active"})
+    h.add(EventType.ALLERGY_ADDED, {"allergyId": "al2", "substance": "Łatex (natural rubber)",
+                                    "severity": "severe", "status": "active"})
     assert _row(h).contents["allergy"] == "has_allergies"
-    h.add(EventType.ALLERGY_REMOVED, {"allergyId": "al1", "substance": "Penicillin",
-                                      "reason": "entered-in-error"})
+    # named as the chart's banner lists them: severe first
+    assert _row(h).contents["allergyNames"] == ["Łatex (natural rubber)", "Penicillin"]
+    for allergy_id, substance in (("al1", "Penicillin"), ("al2", "Łatex (natural rubber)")):
+        h.add(EventType.ALLERGY_REMOVED, {"allergyId": allergy_id, "substance": substance,
+                                          "reason": "entered-in-error"})
     assert _row(h).contents["allergy"] == "unknown"  # adding one ended "no known allergies"
+    assert _row(h).contents["allergyNames"] == []
 
 
 def test_it_keeps_open_handover_notes_until_acknowledged() -> None:
@@ -95,6 +103,25 @@ def test_it_keeps_open_handover_notes_until_acknowledged() -> None:
     assert _row(h).contents["handovers"] == [
         {"handoverId": "2026-01-05-day", "shift": "2026-01-05-day",
          "writtenByName": "Day Nurse"}]
+    assert _row(h).contents["taken"] == {"2026-01-04-night": "Ned"}
+
+
+def test_it_names_who_took_over_the_newest_notes_and_the_reader_the_right_one() -> None:
+    h = _admitted()
+    for day in range(1, 7):
+        shift = f"2026-01-0{day}-night"
+        h.add(EventType.HANDOVER_WRITTEN, _note(shift))
+        h.add(EventType.HANDOVER_ACKNOWLEDGED, {
+            "handoverId": shift, "shift": shift, "acknowledgedAt": T0, "acknowledgedBy": "n2",
+            "acknowledgedByName": f"Ned {day}"})
+    row = _row(h).contents
+    assert row["taken"] == {f"2026-01-0{d}-night": f"Ned {d}" for d in (6, 5, 4, 3)}
+    day_shift = Shift.at(datetime(2026, 1, 7, 9, 0, tzinfo=UTC), ShiftHours(), UTC)
+    now = datetime(2026, 1, 7, 9, 0, tzinfo=UTC)
+    seen = present(row, WARD, day_shift, now, UTC)
+    assert (seen["handover"], seen["handoverTaken"]) == (None, "Ned 6")  # last night's
+    later = Shift.at(datetime(2026, 1, 8, 9, 0, tzinfo=UTC), ShiftHours(), UTC)
+    assert present(row, WARD, later, now, UTC)["handoverTaken"] is None  # none of late
 
 
 def test_it_counts_results_not_yet_acknowledged() -> None:
@@ -111,13 +138,19 @@ def test_it_counts_results_not_yet_acknowledged() -> None:
 
 def test_the_source_record_builds_the_same_row_as_the_events() -> None:
     h = _admitted()
-    h.add(EventType.ALLERGY_ADDED, {"allergyId": "al1", "substance": "x"})
+    h.add(EventType.ALLERGY_ADDED, {"allergyId": "al1", "substance": "x", "severity": "mild"})
+    h.add(EventType.HANDOVER_WRITTEN, _note("2026-01-04-day"))
+    h.add(EventType.HANDOVER_ACKNOWLEDGED, {
+        "handoverId": "2026-01-04-day", "shift": "2026-01-04-day", "acknowledgedAt": T0,
+        "acknowledgedBy": "n2", "acknowledgedByName": "Ned Ó Dúill"})
     h.add(EventType.HANDOVER_WRITTEN, _note("2026-01-05-day"))
     folded = _fold(h.events)
     patient, admissions, orders = source_record(folded)
     built = from_source("p1", folded.seq, patient, admissions, orders,
                         handovers=[_note("2026-01-05-day"),
-                                   {**_note("2026-01-04-day"), "acknowledgedAt": T0}])
+                                   {**_note("2026-01-04-day"), "acknowledgedAt": T0,
+                                    "acknowledgedBy": "n2",
+                                    "acknowledgedByName": "Ned Ó Dúill"}])
     assert built == folded and built.shape == SHAPE
     assert rows_for(built) == rows_for(folded)
 
@@ -142,3 +175,13 @@ def test_a_scheduled_dose_is_next_then_late_on_the_clock_and_the_note_to_take_ov
     assert later["late"] == 1 and later["nextDoseAt"] == "2026-01-05T12:00:00+00:00"
     assert (later["wardName"], later["bed"], later["hasAllergies"]) == ("Cardiology 1", "B3",
                                                                        False)
+
+
+def test_a_wards_shift_row_is_the_whole_shift_its_event_names() -> None:
+    row = shift_row("CARD-1", "2026-01-05-day", {
+        "B3": {"nurseId": "12", "nurseName": "Zoë Ní Bhriain"}, "B1": {"nurseId": "7"},
+        "B2": None})
+    assert (row.view, row.bucket, row.row_id, row.query) == (
+        SHIFT_BEDS, "CARD-1", "2026-01-05-day", {})
+    assert row.contents["beds"] == {"B1": {"nurseId": "7", "nurseName": "7"},
+                                    "B3": {"nurseId": "12", "nurseName": "Zoë Ní Bhriain"}}

@@ -207,8 +207,8 @@ def source_record(state: PatientState) -> Record:
         patient = Patient(patient_id=state.patient_id, mrn=p["mrn"], given_name=p["givenName"],
                           family_name=p["familyName"],
                           birth_date=date.fromisoformat(p["birthDate"]), sex=p["sex"],
-                          allergies=[{"allergyId": a, "substance": "x", "status": "active"}
-                                     for a in state.allergy_ids],
+                          allergies=[{"allergyId": a, **named, "status": "active"}
+                                     for a, named in state.allergies.items()],
                           no_known_allergies={"recordedAt": T0, "recordedBy": "7"}
                           if state.no_known_allergies else None)
     admissions = _admissions(state)

@@ -1,4 +1,5 @@
-"""Rebuild and check the views from the source records (the patients' partitions).
+"""Rebuild and check the views from the source records (the patients' partitions, and the
+wards' for their shift rows).
 
 Patients are enumerated by scanning the change feed from the beginning (the one way to list
 every partition on Cosmos without a cross-partition query); each patient is then rebuilt
@@ -16,7 +17,7 @@ from cosmos_backend import errors
 from cosmos_backend.outbox import stream_head
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import keys
-from worklists.persistence import generations, view_rows
+from worklists.persistence import generations, view_rows, ward_shifts
 from worklists.persistence.feed import patient_ids
 from worklists.persistence.source import read_source
 from worklists.persistence.trackers import (
@@ -78,6 +79,10 @@ def rebuild(store: DocumentStore, ids: list[str], progress: Progress = lambda n:
         for patient_id in saved_since(store, active, since):
             if patient_id not in listed:
                 rebuild_patient(store, gen, patient_id)
+        # The wards' shift rows: built once every writer projects into the new generation
+        # too (a later event reaches it by itself), a query and a few rows per ward.
+        for ward in ward_shifts.wards(store):
+            ward_shifts.rebuild_ward(store, gen, ward)
     except BaseException:
         generations.abandon(store, gen)
         raise
@@ -125,19 +130,23 @@ def drop_whole_generation(store: DocumentStore, gen: int, ids: list[str]) -> Non
     for patient_id in ids:
         if patient_id not in found and read_legacy_tracker(store, patient_id, gen):
             drop_generation(store, gen, patient_id)
+    for ward in ward_shifts.wards(store):
+        ward_shifts.drop_ward(store, gen, ward)
 
 
 @dataclass
 class Report:
     patients: int = 0
     behind: list[str] = field(default_factory=list)  # tracker older than the source
-    drifted: dict[str, list[str]] = field(default_factory=dict)  # patient → problems
+    # patient (or "ward <code>": its shift rows) → problems
+    drifted: dict[str, list[str]] = field(default_factory=dict)
     repaired: int = 0
 
 
 def check(store: DocumentStore, ids: list[str], *, repair: bool = False,
           progress: Progress = lambda n: None) -> Report:
-    """Compare each patient's rows in the active generation with its source record."""
+    """Compare each patient's rows in the active generation with its source record, and
+    each ward's shift rows with the shifts the ward keeps."""
     gen = generations.pointer(store)["active"]
     report = Report()
     for patient_id in ids:
@@ -158,19 +167,20 @@ def check(store: DocumentStore, ids: list[str], *, repair: bool = False,
             rebuild_patient(store, gen, patient_id, repair=True)
             report.repaired += 1
         progress(1)
+    for ward in ward_shifts.wards(store):
+        problems = ward_shifts.check_ward(store, gen, ward)
+        if problems:
+            report.drifted[f"ward {ward}"] = problems
+            if repair:
+                ward_shifts.rebuild_ward(store, gen, ward, repair=True)
+                report.repaired += 1
     return report
 
 
 def check_patient(store: DocumentStore, gen: int, patient_id: str) -> list[str]:
     """What is wrong with the patient's rows in ``gen``: missing, stale and extra rows."""
     expected = rows_for(read_source(store, patient_id))
-    problems = []
-    for key, row in expected.items():
-        got = view_rows.read_row(store, gen, key)
-        if got is None:
-            problems.append(f"missing {key[0]} row")
-        elif not got.shows(row):
-            problems.append(f"stale {key[0]} row")
+    problems = [f"{how} {key[0]} row" for how, key in view_rows.unlike(store, gen, expected)]
     for key in read_tracker(store, patient_id, gen).rows:
         if key not in expected and view_rows.read_row(store, gen, key) is not None:
             problems.append(f"extra {key[0]} row")

@@ -1,5 +1,6 @@
 """My patients: the signed-in nurse's patients this shift, on the worklists' page frame
-(refreshing itself every few seconds)."""
+(refreshing itself every few seconds, saying how fresh the views are). Every cell is of the
+projected rows (:mod:`worklists.read.my_patients`): no record is read per row."""
 
 from __future__ import annotations
 
@@ -12,17 +13,10 @@ from django.utils import timezone
 from hisadmin.core.local_time import human_time
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
-from patients.domain.errors import DomainError
 from patients.domain.observations import RISK_LABELS, Risk
-from patients.domain.records import (
-    allergies_in_words,
-    allergy_names,
-)
-from patients.domain.shifts import Shift
-from patients.persistence import handovers, queries
+from patients.domain.records import allergies_in_words
 from worklists.pages.worklists import Column, Page, RowAction, _render
 from worklists.read.my_patients import my_patients as read_my_patients
-from worklists.read.queries import Result
 
 
 def _next_dose(row: dict[str, Any]) -> str:
@@ -37,45 +31,17 @@ def _handover(row: dict[str, Any]) -> str:
     if h:
         return f"Open, from {h['by']}"
     taken = row.get("handoverTaken")
-    return f"Acknowledged by {taken}" if taken else "None"
+    if taken is None:
+        return "None"
+    return f"Acknowledged by {taken}" if taken else "Acknowledged"
 
 
 def _handover_href(row: dict[str, Any]) -> str:
     """The chart's handovers when one is open or taken over; no link to nothing ("" →
     plain text)."""
-    if not (row.get("handover") or row.get("handoverTaken")):
+    if not row.get("handover") and row.get("handoverTaken") is None:
         return ""
     return reverse("admin:patient_chart", args=[row["patientId"]]) + "#handovers"
-
-
-def _in_words(result: Result) -> Result:
-    """The rows with what the projected row does not name, read from the record: the
-    allergies of a patient who has some (one point read) and, with no note open, who took
-    over the last shift's or this shift's note (one query of the patient's latest two)."""
-    store = get_store()
-    for row in result.rows:
-        try:
-            if row.get("hasAllergies"):
-                patient = queries.patient(store, row["patientId"])
-                row["allergyNames"] = allergy_names(patient.get("allergies") or [])
-            if not row.get("handover"):
-                row["handoverTaken"] = _taken_by(store, row)
-        except DomainError:  # the patient's record is gone: the row says what it knows
-            continue
-    return result
-
-
-def _taken_by(store: Any, row: dict[str, Any]) -> str | None:
-    try:
-        shift = Shift.parse(row["shift"])
-    except DomainError:
-        return None
-    notes = {n.get("shift"): n for n in handovers.latest(store, row["patientId"], limit=2)}
-    for which in (shift.previous(), shift):
-        note = notes.get(which.name)
-        if note is not None and note.get("acknowledgedAt"):
-            return str(note.get("acknowledgedByName") or "the next nurse")
-    return None
 
 
 def _news2(row: dict[str, Any]) -> str:
@@ -109,5 +75,5 @@ def my_patients(request: HttpRequest) -> HttpResponse:
                 empty="No beds are assigned to you this shift; the nurse in charge assigns "
                       "them on the bed board.",
                 intro="The patients of the beds assigned to you this shift.")
-    return _render(request, page, lambda token: _in_words(read_my_patients(
-        get_store(), str(request.user.pk), tz=timezone.get_current_timezone())))
+    return _render(request, page, lambda token: read_my_patients(
+        get_store(), str(request.user.pk), tz=timezone.get_current_timezone()))

@@ -65,6 +65,13 @@ def read_row(store: DocumentStore, gen: int, key: RowKey) -> StoredRow | None:
     return None if doc is None else _stored(doc)
 
 
+def bucket_rows(store: DocumentStore, gen: int, view: str, bucket: str
+                ) -> dict[RowKey, StoredRow]:
+    """Every row of one view bucket, by key (one query; for small buckets)."""
+    docs = store.query_all(view_pk(view, gen, bucket), Query(), page_size=1000)
+    return {(view, bucket, str(doc["id"])): _stored(doc) for doc in docs}
+
+
 def write_row(store: DocumentStore, row: Row, gen: int, seq: int,
               previous: StoredRow | None) -> str:
     """Create the row (``previous`` None) or replace ``previous`` under its etag; returns
@@ -137,6 +144,17 @@ def delete_rows(store: DocumentStore, gen: int, keys_: Sequence[RowKey]) -> None
                 for row_id in chunk:
                     with suppress(errors.NotFound):
                         store.delete(pk, row_id)
+
+
+def unlike(store: DocumentStore, gen: int, expected: dict[RowKey, Row]
+           ) -> list[tuple[str, RowKey]]:
+    """The expected rows the store does not show as expected: ("missing" | "stale", key)."""
+    found = []
+    for key, row in expected.items():
+        got = read_row(store, gen, key)
+        if got is None or not got.shows(row):
+            found.append(("missing" if got is None else "stale", key))
+    return found
 
 
 def page_rows(store: DocumentStore, gen: int, view: str, bucket: str, query: Query, *,

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from typing import Any
 
 from patients.domain import mar
 from patients.domain import observation_summary as observed
-from patients.domain.records import allergy_status
+from patients.domain.records import allergy_names, allergy_status
+from patients.domain.shifts import assignments_from_json, assignments_to_json
 from worklists.projection.census import census_rows
 from worklists.projection.state import PatientState, Row, RowKey
 
@@ -29,6 +31,7 @@ BIRTHS = "Births"
 MY_PATIENTS = "MyPatients"
 OBS_DUE = "ObsDue"
 AT_RISK = "AtRisk"
+SHIFT_BEDS = "ShiftBeds"  # a ward's assignments per shift, from the ward's stream
 # What a "My patients" row keeps of each "Medications due" row of the patient: the course
 # and the dose times answered, so the reader works out the next dose and the late ones on
 # the clock (worklists.projection.due), as Medications due does.
@@ -164,17 +167,22 @@ def medication_rows(state: PatientState, person: dict, pq: dict) -> list[Row]:
 def my_patients_row(state: PatientState, person: dict, pq: dict, meds: list[Row]
                     ) -> Row | None:
     """The patient in their bed, for the nurse the bed is assigned to: in the ward's
-    bucket, keyed by patient and indexed by bed (``QueryBed``: the bed alone). The shift's
-    assignments are joined when read (:mod:`worklists.read.my_patients`)."""
+    bucket, keyed by patient and indexed by bed (``QueryBed``: the bed alone), with the
+    allergies' names and who took over the recent handover notes (shift → name). The
+    shift's assignments (:data:`SHIFT_BEDS`) are joined when read
+    (:mod:`worklists.read.my_patients`)."""
     adm = state.admission
     if adm is None or not adm.get("bed"):
         return None  # no bed, nobody's assignment
-    status = allergy_status([{"allergyId": a} for a in state.allergy_ids],
+    allergies = [{"allergyId": k, **v} for k, v in sorted(state.allergies.items())]
+    status = allergy_status(allergies,
                             {"recorded": True} if state.no_known_allergies else None)
     notes = sorted(state.handovers.values(), key=lambda h: str(h.get("shift")),
                    reverse=True)[:OPEN_HANDOVERS_SHOWN]
     contents = {"patientId": state.patient_id, "wardId": adm["wardId"], "bed": adm["bed"],
                 "name": person["name"], "allergy": str(status),
+                "allergyNames": list(allergy_names(allergies)),
+                "taken": {t["shift"]: t["by"] for t in state.taken.values()},
                 "doses": [{n: m.contents.get(n) for n in DOSE_FIELDS} for m in meds],
                 "unreadResults": len(state.reviews), "handovers": notes,
                 "news2": _news2_badge(state)}
@@ -271,6 +279,17 @@ def birth_row(state: PatientState, person: dict, pq: dict) -> Row | None:
     if not (len(year) == 4 and year.isdigit()):
         return None
     return Row(BIRTHS, year, state.patient_id, person, pq)
+
+
+def shift_row(ward_id: str, shift: str, assignments: Mapping[str, Any]) -> Row:
+    """A shift's nurses by bed in the ward's bucket, keyed by shift (``2026-11-25-day``):
+    what a ``NursesAssigned`` event of the ward's stream says (the whole shift after it),
+    or the shift's assignments as the ward keeps them; ``beds``: bed → {nurseId,
+    nurseName}."""
+    beds = assignments_to_json(assignments_from_json(assignments))
+    # read by its key alone (the shift on now): no indexed field, none to keep up
+    return Row(SHIFT_BEDS, ward_id, shift, {"wardId": ward_id, "shift": shift, "beds": beds},
+               {})
 
 
 def rows_for(state: PatientState) -> dict[RowKey, Row]:

@@ -38,6 +38,7 @@ REVIEW_FIELDS = ("orderId", "placedBy", "kind", "description", "resultedAt", "re
 PLACED_STATUS = OrderStatus.CREATED.value  # when the placing event does not say
 # What a handover note's row shows ("My patients": an open note and who wrote it).
 HANDOVER_FIELDS = ("handoverId", "shift", "writtenByName")
+TAKEN_KEPT = 4  # the notes taken over a state keeps, newest shifts first
 DOSE_RECORDED = frozenset({EventType.MEDICATION_ADMINISTERED, EventType.MEDICATION_NOT_GIVEN})
 
 
@@ -107,30 +108,52 @@ def _review(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _allergy(state: PatientState, etype: str, data: dict[str, Any]) -> PatientState:
-    """The allergy flag's inputs, as ``Patient.add_allergy`` / ``remove_allergy`` /
-    ``record_no_known_allergies`` change them."""
+    """The allergy flag's inputs and the names, as ``Patient.add_allergy`` /
+    ``remove_allergy`` / ``record_no_known_allergies`` change them."""
     allergy_id = data.get("allergyId")
     if etype == EventType.NO_KNOWN_ALLERGIES_RECORDED:
         return replace(state, no_known_allergies=True)
     if not allergy_id:
         raise NeedsSource("an allergy event without its allergy id")
-    ids = set(state.allergy_ids) - {allergy_id}
+    allergies = {k: v for k, v in state.allergies.items() if k != allergy_id}
     if etype == EventType.ALLERGY_ADDED:
         if (data.get("status") or "active") == "active":
-            ids.add(allergy_id)
-        return replace(state, allergy_ids=tuple(sorted(ids)), no_known_allergies=False)
-    return replace(state, allergy_ids=tuple(sorted(ids)))
+            allergies[allergy_id] = _named(data)
+        return replace(state, allergies=allergies, no_known_allergies=False)
+    return replace(state, allergies=allergies)
+
+
+def _named(allergy: Mapping[str, Any]) -> dict[str, Any]:
+    """What names an allergy in a list, and where it is listed (severe first)."""
+    return {"substance": str(allergy.get("substance") or ""),
+            "severity": allergy.get("severity") or ""}
 
 
 def _handover(state: PatientState, etype: str, data: dict[str, Any]) -> PatientState:
-    """Open handover notes: written (or rewritten) opens one, acknowledged closes it."""
+    """Open handover notes: written (or rewritten) opens one, acknowledged closes it and
+    names who took it over (the newest few kept)."""
     handover_id = data.get("handoverId")
     if not handover_id or not data.get("shift"):
         raise NeedsSource("a handover event without its id or shift")
     notes = {k: v for k, v in state.handovers.items() if k != handover_id}
+    taken = {k: v for k, v in state.taken.items() if k != handover_id}
     if etype == EventType.HANDOVER_WRITTEN and not data.get("acknowledgedAt"):
         notes[handover_id] = {n: data.get(n) for n in HANDOVER_FIELDS}
-    return replace(state, handovers=notes)
+    else:
+        taken[handover_id] = _taken_by(data)
+    return replace(state, handovers=notes, taken=_newest(taken))
+
+
+def _taken_by(note: Mapping[str, Any]) -> dict[str, Any]:
+    return {"shift": str(note.get("shift")),
+            "by": str(note.get("acknowledgedByName") or "")}
+
+
+def _newest(taken: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The notes taken over of the newest shifts (a reader asks for this shift's and the
+    last's; a few more keep the answer right when notes come out of shift order)."""
+    kept = sorted(taken.items(), key=lambda kv: str(kv[1]["shift"]), reverse=True)
+    return dict(kept[:TAKEN_KEPT])
 
 
 ALLERGY_EVENTS = frozenset({EventType.ALLERGY_ADDED, EventType.ALLERGY_REMOVED,
@@ -283,7 +306,8 @@ def from_source(patient_id: str, seq: int, patient: Patient | None,
                 observations: Mapping[str, Any] | None = None) -> PatientState:
     """The state as of ``seq`` from the record: the patient (and their allergy flag's
     inputs), the active admission, the active orders of that admission (or of none),
-    results not yet acknowledged, handover notes not yet acknowledged, and the
+    results not yet acknowledged, handover notes not yet acknowledged (and the newest
+    taken over, by whom), and the
     observations' summary as the record keeps it.
     ``frequency_hours``: hours per frequency code, for medication orders placed before
     orders carried their own."""
@@ -300,15 +324,18 @@ def from_source(patient_id: str, seq: int, patient: Patient | None,
     active = {o.order_id: _order(o, frequency_hours or {}) for o in orders
               if o.status in ACTIVE and o.admission_id in held}
     reviews = {o.order_id: review for o in orders if (review := _pending_review(o))}
+    handovers = [h for h in handovers if h.get("handoverId")]
     notes = {str(h["handoverId"]): {n: h.get(n) for n in HANDOVER_FIELDS} for h in handovers
-             if h.get("handoverId") and not h.get("acknowledgedAt")}
-    allergy_ids = () if patient is None else tuple(sorted(
-        str(a["allergyId"]) for a in active_allergies(patient.allergies)))
+             if not h.get("acknowledgedAt")}
+    taken = _newest({str(h["handoverId"]): _taken_by(h) for h in handovers
+                     if h.get("acknowledgedAt")})
+    allergies = {} if patient is None else {
+        str(a["allergyId"]): _named(a) for a in active_allergies(patient.allergies)}
     return PatientState(patient_id, seq=seq, patient=person, admission=admission,
                         orders=active, reviews=reviews, stays=census.stays_of(admissions),
-                        allergy_ids=allergy_ids,
+                        allergies=allergies,
                         no_known_allergies=bool(patient and patient.no_known_allergies),
-                        handovers=notes,
+                        handovers=notes, taken=taken,
                         observations=None if observations is None else dict(observations))
 
 

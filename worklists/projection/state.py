@@ -17,8 +17,9 @@ RowKey = tuple[str, str, str]  # (view, bucket, row id)
 # 4: patients by year of birth. 5: medication rows carry the order's schedule (standard
 # local dose times) and answer dose times by their minute. 6: ward stays (the census).
 # 7: the allergy flag and open handover notes ("My patients"). 8: the observations'
-# summary (observations due, patients at risk).
-SHAPE = 8
+# summary (observations due, patients at risk). 9: the allergies' names and who took over
+# the recent handover notes ("My patients" reads no record).
+SHAPE = 9
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,14 @@ class PatientState:
     reviews: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Every ward stay of every admission, oldest first (worklists.projection.census).
     stays: list[dict[str, Any]] = field(default_factory=list)
-    # The allergy flag's inputs: active allergies by id, and a recorded "no known allergies".
-    allergy_ids: tuple[str, ...] = ()
+    # The allergy flag's inputs: active allergies by id ({substance, severity}: what names
+    # them, in the order they are listed), and a recorded "no known allergies".
+    allergies: dict[str, dict[str, Any]] = field(default_factory=dict)
     no_known_allergies: bool = False
     # Handover notes not yet acknowledged, by handover id (the shift they hand over).
     handovers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The newest notes taken over (acknowledged), by handover id: {shift, by} (who).
+    taken: dict[str, dict[str, Any]] = field(default_factory=dict)
     # What the observations amount to (patients.domain.observation_summary); None: no set.
     observations: dict[str, Any] | None = None
     shape: int = SHAPE
@@ -50,8 +54,9 @@ class PatientState:
         return {"patientId": self.patient_id, "seq": self.seq, "shape": self.shape,
                 "patient": self.patient, "admission": self.admission, "orders": self.orders,
                 "reviews": self.reviews, "stays": self.stays,
-                "allergyIds": list(self.allergy_ids),
+                "allergies": self.allergies,
                 "noKnownAllergies": self.no_known_allergies, "handovers": self.handovers,
+                "taken": self.taken,
                 "observations": self.observations}
 
     @classmethod
@@ -60,9 +65,10 @@ class PatientState:
                    admission=data.get("admission"), orders=dict(data.get("orders") or {}),
                    reviews=dict(data.get("reviews") or {}),
                    stays=list(data.get("stays") or ()),
-                   allergy_ids=tuple(data.get("allergyIds") or ()),
+                   allergies=dict(data.get("allergies") or {}),
                    no_known_allergies=bool(data.get("noKnownAllergies")),
                    handovers=dict(data.get("handovers") or {}),
+                   taken=dict(data.get("taken") or {}),
                    observations=data.get("observations"),
                    shape=int(data.get("shape", 1)))
 

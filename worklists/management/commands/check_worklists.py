@@ -32,7 +32,7 @@ class Command(BaseCommand):
         for patient_id, problems in sorted(report.drifted.items())[:50]:
             self.stdout.write(f"  {patient_id}: {', '.join(problems)}")
         if repair:
-            self.stdout.write(f"repaired {report.repaired} patients")
+            self.stdout.write(f"repaired {report.repaired} patients or wards")
         # A held stream is not drift --repair can mend: its cause has to be mended first (the
         # record repaired, the store or broker back), then its dead letters replayed
         # (docs/operations.md). Every consumer's: the projections' and the webhooks' fan-out.
