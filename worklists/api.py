@@ -19,10 +19,12 @@ from pydantic import Field
 
 from hisadmin.core import access_log, consistency, policy
 from hisadmin.core.inputs import PageToken, Text
+from hisadmin.core.parameters import one_of
 from hisadmin.core.problems import problem
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.store import get_store
 from patients.api.schemas import Problem, snake_keys
+from patients.domain import orders as order_rules
 from patients.persistence import reference
 from worklists.projection.schema import (
     ADMITTED_SORTS,
@@ -45,6 +47,17 @@ SearchSort = Literal[tuple(SEARCH_SORTS)]  # type: ignore[valid-type]
 ReviewSort = Literal[tuple(REVIEW_SORTS)]  # type: ignore[valid-type]
 ResultKind = Literal["", "lab", "imaging"]
 AtRiskSort = Literal[tuple(AT_RISK_SORTS)]  # type: ignore[valid-type]
+# The order filters take the domain's codes ("" is no filter): another value is a 400
+# bad-parameter naming them, never an empty list (hisadmin.core.parameters).
+OrderKind = Literal[("", *order_rules.KINDS)]  # type: ignore[valid-type]
+ActiveStatus = Literal[("", *(str(s) for s in order_rules.ACTIVE))]  # type: ignore[valid-type]
+OrderUrgency = Literal[("", *(str(u) for u in order_rules.URGENCIES))]  # type: ignore[valid-type]
+
+
+def _known(parameter: str, value: str, kind: str) -> str:
+    """``value`` (a department or ward code) when it is empty or names one; else a 400
+    bad-parameter listing the codes."""
+    return one_of(parameter, value, sorted(reference.all_of(get_store(), kind)))
 
 
 class WorklistPage(Schema):
@@ -187,17 +200,21 @@ def admitted(request: HttpRequest, department: Text(40) = "", ward: Text(40) = "
              page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> Any:
     """``q``: name prefix (case- and accent-insensitive) or exact MRN. Without
     ``department``, every department's census merged in the same order."""
+    _known("department", department, "Department")
+    _known("ward", ward, "Ward")
     return _per_department(request, department, lambda d: queries.admitted(
         d, ward=ward, q=q, sort=sort, descending=dir == "desc"), page, page_size, total)
 
 
 @router.get("/orders", response=ANSWERS, summary="Active orders of a department")
 @worklist_read("read_order_worklists")
-def orders(request: HttpRequest, department: Text(40) = "", kind: Text(20) = "", status: Text(20) = "",
-           urgency: Text(20) = "", assignee: Text(150) = "", sort: OrderSort = "placed", dir: Dir = "asc",
+def orders(request: HttpRequest, department: Text(40) = "", kind: OrderKind = "",
+           status: ActiveStatus = "", urgency: OrderUrgency = "", assignee: Text(150) = "",
+           sort: OrderSort = "placed", dir: Dir = "asc",
            page: PageToken | None = PAGE, page_size: int = Query(50, ge=1, le=200),
            total: bool = TOTAL) -> Any:
     """Without ``department``, every department's active orders merged in the same order."""
+    _known("department", department, "Department")
     return _per_department(request, department, lambda d: queries.orders(
         d, kind=kind, status=status, urgency=urgency, assignee=assignee, sort=sort,
         descending=dir == "desc"), page, page_size, total)
@@ -205,10 +222,11 @@ def orders(request: HttpRequest, department: Text(40) = "", kind: Text(20) = "",
 
 @router.get("/my-orders", response=ANSWERS, summary="Active orders assigned to me")
 @worklist_read("read_order_worklists")
-def my_orders(request: HttpRequest, kind: Text(20) = "", status: Text(20) = "", urgency: Text(20) = "",
-              department: Text(40) = "", sort: OrderSort = "placed", dir: Dir = "asc",
-              page: PageToken | None = PAGE, page_size: int = Query(50, ge=1, le=200),
-              total: bool = TOTAL) -> Any:
+def my_orders(request: HttpRequest, kind: OrderKind = "", status: ActiveStatus = "",
+              urgency: OrderUrgency = "", department: Text(40) = "", sort: OrderSort = "placed",
+              dir: Dir = "asc", page: PageToken | None = PAGE,
+              page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> Any:
+    _known("department", department, "Department")
     return _page(request, queries.my_orders(str(request.user.pk), kind=kind, status=status,
                                    urgency=urgency, department=department, sort=sort,
                                    descending=dir == "desc"), page, page_size, total)

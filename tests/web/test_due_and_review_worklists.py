@@ -181,7 +181,7 @@ def test_the_pages_show_the_lists_with_their_one_click_actions(
     unknown = nurse.get("/admin/worklists/medications-due/", {"ward": "x'<"})
     assert unknown.status_code == 400  # an unknown filter value: the styled 400, not a 500
     refused = unknown.content.decode()
-    assert "Bad request" in refused and "not one of the choices of Ward" in refused
+    assert "Bad request" in refused and "is not a value of Ward (ward)" in refused
     assert "x'<" not in refused  # the value shown escaped
     assert nurse.get("/admin/worklists/results-to-review/").status_code == 403
     doc = Client()
