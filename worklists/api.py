@@ -19,7 +19,7 @@ from pydantic import Field
 
 from hisadmin.core import access_log, consistency, policy
 from hisadmin.core.inputs import PageToken, Text
-from hisadmin.core.parameters import one_of
+from hisadmin.core.parameters import BadParameter, one_of
 from hisadmin.core.problems import problem
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.store import get_store
@@ -54,10 +54,13 @@ ActiveStatus = Literal[("", *(str(s) for s in order_rules.ACTIVE))]  # type: ign
 OrderUrgency = Literal[("", *(str(u) for u in order_rules.URGENCIES))]  # type: ignore[valid-type]
 
 
-def _known(parameter: str, value: str, kind: str) -> str:
-    """``value`` (a department or ward code) when it is empty or names one; else a 400
-    bad-parameter listing the codes."""
-    return one_of(parameter, value, sorted(reference.all_of(get_store(), kind)))
+def _known(parameter: str, value: str, kind: str, *, required: bool = False) -> str:
+    """``value`` (a department or ward code) when it names one, or is empty and not
+    ``required``; else a 400 bad-parameter listing the codes."""
+    codes = sorted(reference.all_of(get_store(), kind))
+    if required and not value:
+        raise BadParameter(parameter, value, codes)
+    return one_of(parameter, value, codes)
 
 
 class WorklistPage(Schema):
@@ -252,7 +255,7 @@ def patients(request: HttpRequest, q: Text(100) = "", mrn: Text(40) = "", sort: 
                                               continuation=page))
 
 
-@router.get("/medications-due", response={**ANSWERS, 404: Problem},
+@router.get("/medications-due", response=ANSWERS,
             summary="Doses due, late or coming up within the hour on a ward")
 @worklist_read("read_medications_due")
 def medications_due(request: HttpRequest, ward: Text(40)) -> Any:
@@ -261,8 +264,7 @@ def medications_due(request: HttpRequest, ward: Text(40)) -> Any:
     ``slot_id`` (or ``scheduled_for``) names the dose time to answer with
     ``POST …/administrations``;
     ``dose_status`` is due | late | upcoming (the MAR's rules). The whole list, no paging."""
-    if ward not in reference.all_of(get_store(), "Ward"):
-        raise HttpError(404, f"No ward {ward!r}.")
+    _known("ward", ward, "Ward", required=True)
     result = queries.medications_due(get_store(), ward, tz=timezone.get_current_timezone())
     return _answer(request, [_snake(r) for r in result.rows], continuation=None,
                    generation=result.generation, lag=_lag())
@@ -298,7 +300,7 @@ def results_to_review(request: HttpRequest, kind: ResultKind = "", abnormal: boo
         descending=dir == "desc"), page, page_size)
 
 
-@router.get("/observations-due", response={**ANSWERS, 404: Problem},
+@router.get("/observations-due", response=ANSWERS,
             summary="Observation sets due on a ward, overdue first")
 @worklist_read("read_observation_worklists")
 def observations_due(request: HttpRequest, ward: Text(40)) -> Any:
@@ -306,8 +308,7 @@ def observations_due(request: HttpRequest, ward: Text(40)) -> Any:
     score: 12-hourly at 0, 4-hourly when low, hourly at low-medium or medium, every 30
     minutes when high; the admission's start before the first set), ``overdue`` and
     ``minutes_late``, the latest ``score`` and ``risk``. Soonest first; the whole list."""
-    if ward not in reference.all_of(get_store(), "Ward"):
-        raise HttpError(404, f"No ward {ward!r}.")
+    _known("ward", ward, "Ward", required=True)
     result = queries.observations_due(get_store(), ward)
     return _answer(request, [_snake(r) for r in result.rows], continuation=None,
                    generation=result.generation, lag=_lag())
@@ -323,5 +324,7 @@ def at_risk(request: HttpRequest, department: Text(40), ward: Text(40) = "",
     is low-medium, medium or high: ``score``, ``risk``, ``previous_score`` and ``trend``
     (the change since the set before), ``taken_at``, ``escalated`` (false until someone is
     told: ``POST /api/v1/patients/{id}/observations/{observation_id}/escalations``)."""
+    _known("department", department, "Department", required=True)
+    _known("ward", ward, "Ward")
     return _page(request, queries.at_risk(department, ward=ward, sort=sort,
                                           descending=dir == "desc"), page, page_size, total)

@@ -118,8 +118,9 @@ def test_who_may_read_medications_due(team, patient) -> None:
     assert team["clerk"].get(DUE, {"ward": "MED-1"}).status_code == 403
     assert team["doc"].get(DUE, {"ward": "MED-1"}).status_code == 200
     unknown = team["nurse"].get(DUE, {"ward": "NOPE"})
-    assert unknown.status_code == 404
+    assert unknown.status_code == 400  # the lists' one rule: a bad-parameter naming the wards
     assert unknown["Content-Type"].startswith("application/problem+json")
+    assert (unknown.json()["parameter"], "MED-1" in unknown.json()["allowed"]) == ("ward", True)
     assert team["nurse"].get(DUE).status_code in (400, 422)
 
 

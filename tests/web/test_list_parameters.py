@@ -60,6 +60,20 @@ def test_it_finds_the_lists_closed_parameters_in_the_openapi(
             ("/api/v1/hl7/messages", "status")} <= found
 
 
+def test_every_list_with_query_parameters_documents_its_400_problem(
+        api: tuple[Client, dict[str, str]]) -> None:
+    client, _ = api
+    schema = client.get("/api/v1/openapi.json").json()
+    lists = {path: item["get"] for path, item in schema["paths"].items()
+             if any(p["in"] == "query" for p in item.get("get", {}).get("parameters", []))}
+    assert {"/api/v1/worklists/medications-due", "/api/v1/worklists/observations-due",
+            "/api/v1/wards/census", "/api/v1/wards", "/api/v1/hl7/messages"} <= set(lists)
+    undocumented = [path for path, op in lists.items()
+                    if list(op["responses"].get("400", {}).get("content", {}))
+                    != ["application/problem+json"]]
+    assert not undocumented, undocumented
+
+
 def test_every_closed_list_parameter_refuses_a_bad_value_with_a_400_naming_it(
         api: tuple[Client, dict[str, str]]) -> None:
     client, ids = api
@@ -82,11 +96,18 @@ def test_every_closed_list_parameter_refuses_a_bad_value_with_a_400_naming_it(
     ("/api/v1/worklists/admitted?ward=MED-9", "ward"),
     ("/api/v1/worklists/orders?department=nope", "department"),
     ("/api/v1/worklists/my-orders?department=X", "department"),
+    ("/api/v1/worklists/medications-due?ward=MED-9", "ward"),
+    ("/api/v1/worklists/medications-due?ward=", "ward"),
+    ("/api/v1/worklists/observations-due?ward=MED-9", "ward"),
+    ("/api/v1/worklists/at-risk?department=NOPE", "department"),
+    ("/api/v1/worklists/at-risk?department=MED&ward=MED-9", "ward"),
+    ("/api/v1/wards/census?ward=MED-9", "ward"),
+    ("/api/v1/wards?department=NOPE", "department"),
 ])
 def test_an_unknown_department_or_ward_is_a_bad_parameter_listing_the_codes(
         api_client: Callable[..., Client], reference_data: None, url: str,
         parameter: str) -> None:
-    body = api_client("clinician").get(url).json()
+    body = api_client("nurse").get(url).json()
     assert (body["status"], body["type"], body.get("parameter")) == (
         400, "/api/v1/problems/bad-parameter", parameter)
     assert ("MED" if parameter == "department" else "MED-1") in body["allowed"]
@@ -124,6 +145,10 @@ PAGES = [
     ("/admin/worklists/results-to-review/?kind=medication", "kind", "lab"),
     ("/admin/worklists/results-to-review/?abnormal=2", "abnormal", "1"),
     ("/admin/worklists/medications-due/?ward=MED-9", "ward", "MED-1"),
+    ("/admin/worklists/observations-due/?ward=MED-9", "ward", "MED-1"),
+    ("/admin/worklists/at-risk/?department=NOPE", "department", "MED"),
+    ("/admin/worklists/at-risk/?sort=bogus", "sort", "score"),
+    ("/admin/worklists/census/?ward=MED-9", "ward", "MED-1"),
 ]
 
 

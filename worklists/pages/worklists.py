@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlencode
 
 import orjson
@@ -226,7 +226,7 @@ def _settle(request: HttpRequest) -> str:
 DIRECTIONS = ("", "asc", "desc")
 
 
-def _refuse(parameter: str, label: str, value: str, choices: list[tuple[str, str]]) -> None:
+def refuse(parameter: str, label: str, value: str, choices: list[tuple[str, str]]) -> NoReturn:
     """The 400 page naming the parameter and what it takes, in the API's words
     (hisadmin.core.parameters), each choice with its label."""
     allowed = [f"{name} ({code})" if name and name != code else code for code, name in choices]
@@ -242,15 +242,15 @@ def _check_params(request: HttpRequest, page: Page) -> None:
     if page.default_sort and page.default_sort not in {code for code, _ in sorts}:
         sorts.append((page.default_sort, ""))
     if g.get("sort") and g["sort"] not in {code for code, _ in sorts}:
-        _refuse("sort", "Sort", g["sort"], sorts)
+        refuse("sort", "Sort", g["sort"], sorts)
     if g.get("dir", "") not in DIRECTIONS:
-        _refuse("dir", "Sort direction", g["dir"], [("asc", "ascending"), ("desc", "descending")])
+        refuse("dir", "Sort direction", g["dir"], [("asc", "ascending"), ("desc", "descending")])
     for f in page.filters:
         value = g.get(f.name, "")
         accepted = f.accepts if f.accepts is not None else {code for code, _ in f.choices}
         if value and value not in accepted:
             labels = dict(f.choices)
-            _refuse(f.name, f.label, value, f.choices if f.accepts is None else
+            refuse(f.name, f.label, value, f.choices if f.accepts is None else
                     [(code, labels.get(code, "")) for code in sorted(f.accepts)])
 
 
@@ -321,7 +321,7 @@ def _departments(request: HttpRequest) -> tuple[list[tuple[str, str]], str]:
     codes = {code for code, _ in departments} | {ALL_DEPARTMENTS}
     chosen = request.GET.get("department", "")
     if chosen and chosen not in codes:
-        _refuse("department", "Department", chosen,
+        refuse("department", "Department", chosen,
                 [(ALL_DEPARTMENTS, "All departments"), *departments])
     if not chosen:
         chosen = departments[0][0] if departments else ALL_DEPARTMENTS
@@ -522,7 +522,7 @@ def _known_ward(request: HttpRequest, wards: list[tuple[str, str]]) -> None:
     silently another ward's list."""
     asked = request.GET.get("ward", "")
     if asked and asked not in {code for code, _ in wards}:
-        _refuse("ward", "Ward", asked, wards)
+        refuse("ward", "Ward", asked, wards)
 
 
 def ward_filter(request: HttpRequest) -> tuple[str, Filter]:
