@@ -57,6 +57,9 @@ class Column:
     sort: str | None = None
     link: bool = False  # the cell links to the patient's chart
     href: Callable[[dict[str, Any]], str] | None = None  # or somewhere else
+    # A name: may be 100 characters without a space, so it breaks anywhere rather than
+    # widen the table past the window (worklist.css, td.wrap-anywhere).
+    wrap: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,8 @@ def _order_page(r: dict[str, Any]) -> str:
     return reverse("admin:order_detail", args=[r["patientId"], r["orderId"]])
 
 
-PERSON = [Column("MRN", _get("mrn"), "mrn", link=True), Column("Name", _get("name"), "name")]
+PERSON = [Column("MRN", _get("mrn"), "mrn", link=True),
+          Column("Name", _get("name"), "name", wrap=True)]
 ADMITTED_COLUMNS = [
     *PERSON, Column("Age", _get("age"), "age"),
     Column("Sex", _label("sex", SEX_LABELS), "sex"), Column("Ward / bed", _place, "bed"),
@@ -156,7 +160,7 @@ def _rows(request: HttpRequest, page: Page, rows: list[dict[str, Any]]
         chart = reverse("admin:patient_chart", args=[row["patientId"]])
         marker = held.get(keys.patient(row["patientId"]))
         out.append({"cells": [(col.cell(row), chart if col.link else
-                               col.href(row) if col.href is not None else "")
+                               col.href(row) if col.href is not None else "", col.wrap)
                               for col in page.columns],
                     "actions": [{"label": a.label, "url": a.url(row), "method": a.method}
                                 for a in actions if a.when is None or a.when(row)],
