@@ -72,6 +72,9 @@ def test_every_list_with_query_parameters_documents_its_400_problem(
                     if list(op["responses"].get("400", {}).get("content", {}))
                     != ["application/problem+json"]]
     assert not undocumented, undocumented
+    problem = schema["components"]["schemas"]["Problem"]["properties"]
+    assert {"parameter", "allowed"} <= set(problem)
+    assert "bad-parameter" in lists["/api/v1/wards/census"]["responses"]["400"]["description"]
 
 
 def test_every_closed_list_parameter_refuses_a_bad_value_with_a_400_naming_it(
