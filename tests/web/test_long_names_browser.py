@@ -10,7 +10,6 @@ Screenshots go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -19,13 +18,12 @@ from django.utils import timezone
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
 from hl7v2.persistence import store as hl7_store
-from patients import use_cases
-from patients.domain.results import GivenValue
 from patients.domain.shifts import Nurse, Shift, ShiftHours
 from patients.use_cases.assignments import AssignNurses, assign_nurses
 from patients.use_cases.beds import ward_entry
 from tests.web.browser_shots import WIDTHS, named_user, signed_in
 from tests.web.test_browser_flow import browser  # noqa: F401  (the browser fixture)
+from tests.web.test_due_review_browser import resulted_cbc
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 J = "application/json"
@@ -102,14 +100,7 @@ def long_named(his_store, make_user, team, drain_worklists) -> dict[str, Any]:
                   UnitOfWork(his_store), actor=charge)
     by_doctor = Actor(id=str(doctor.pk), username="doctor", display_name="Dora Doctor",
                       roles=("clinician",))
-    cbc = use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="lab",
-                                                     test_code="CBC"),
-                                UnitOfWork(his_store), actor=by_doctor)
-    use_cases.progress_order(use_cases.ProgressOrder(pid, cbc.order_id, "start"),
-                             UnitOfWork(his_store), actor=charge)
-    use_cases.complete_order(use_cases.CompleteOrder(pid, cbc.order_id, results=(
-        GivenValue("HGB", Decimal("95")), GivenValue("WBC", Decimal("17.5")),
-        GivenValue("PLT", Decimal("250")))), UnitOfWork(his_store), actor=charge)
+    resulted_cbc(his_store, pid, by_doctor, charge, wbc="17.5")
     for cid, status, reason in [("7Q3KX2M5VJ4NB6ZC8DRT", "accepted", ""),
                                 ("K2M5VJ4NB6ZC8DRT7Q3X", "dead",
                                  "AE: PID-5 family name longer than the receiver's 48 "
