@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import wraps
@@ -34,9 +35,11 @@ from ninja.security import APIKeyCookie, HttpBearer
 from cosmos_backend import errors as store_errors
 from cosmos_backend.envelope import etag
 from cosmos_backend.uow import StaleWrite
+from hisadmin.core import parameters
 from hisadmin.core.cache import ExpiringCache
 from hisadmin.core.idempotency import HEADER as IDEMPOTENCY_KEY
 from hisadmin.core.idempotency import with_idempotency
+from hisadmin.core.parameters import BadParameter
 from hisadmin.core.problems import PreconditionRequired, problem, problem_type
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.roles import roles_of
@@ -238,8 +241,45 @@ api = HisApi(
 )
 
 
+# pydantic's error types of a query parameter taking a closed set or range of values (an
+# enumeration, a boolean, a number): a list's sort, direction, filter or page size.
+CLOSED = ("literal_error", "enum", "bool_", "int_", "float_", "greater_than", "less_than")
+
+
+def _bad_query_parameter(request: HttpRequest, exc: NinjaValidationError
+                         ) -> BadParameter | None:
+    """A query parameter the operation could not read, as :class:`BadParameter` (the
+    values an enumeration takes, from pydantic's error), or None when none is at fault."""
+    for err in exc.errors:
+        loc = [str(p) for p in err.get("loc", ())]
+        if not loc or loc[0] != "query" or not str(err.get("type", "")).startswith(CLOSED):
+            continue  # a body, or text a person typed (control characters…): 422
+        name = loc[-1] if len(loc) > 1 else "query"
+        value = request.GET.get(name, "")
+        expected = str((err.get("ctx") or {}).get("expected", ""))
+        allowed = re.findall(r"'([^']*)'", expected)
+        if err.get("type") == "bool_parsing":
+            allowed = ["true", "false"]
+        if allowed:
+            return BadParameter(name, value, allowed)
+        message = str(err.get("msg", "invalid value")).rstrip(".")
+        return BadParameter(name, value, detail=f"{name}: {message}.")
+    return None
+
+
+@api.exception_handler(BadParameter)
+def _bad_parameter(request: HttpRequest, exc: BadParameter) -> HttpResponse:
+    """A list's sort, direction or filter value it does not offer (hisadmin.core.parameters)."""
+    return problem(request, 400, parameters.TITLE, str(exc), type=parameters.PROBLEM_TYPE,
+                   parameter=exc.parameter, allowed=exc.allowed,
+                   errors=[{"field": exc.parameter, "message": str(exc)}])
+
+
 @api.exception_handler(NinjaValidationError)
 def _validation(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
+    """A body that does not validate: 422 with each field; a query parameter: 400."""
+    if (bad := _bad_query_parameter(request, exc)) is not None:
+        return _bad_parameter(request, bad)
     fields = []
     for err in exc.errors:
         loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "payload", "query", "path", "header")]

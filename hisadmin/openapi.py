@@ -26,7 +26,9 @@ COMMANDS = frozenset({"post", "put", "patch", "delete"})
 NEVER_ON_READS = frozenset({409, 412, 428})
 
 TITLES = {
-    400: "Bad request: a malformed paging token, filter or header",
+    400: "Bad request: a sort, direction, filter, flag, page size, department or ward a list "
+    "does not take (type …/bad-parameter; parameter, allowed), a malformed paging token "
+    "(type …/bad-page-token) or header",
     401: "No valid bearer token or session (WWW-Authenticate: Bearer)",
     403: "The caller's role may not do this; a session whose password was reset by someone "
     "else and not yet changed (type …/password-change-required)",

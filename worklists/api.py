@@ -19,10 +19,12 @@ from pydantic import Field
 
 from hisadmin.core import access_log, consistency, policy
 from hisadmin.core.inputs import PageToken, Text
+from hisadmin.core.parameters import BadParameter, one_of
 from hisadmin.core.problems import problem
 from hisadmin.core.renderers import ORJSONRenderer
 from hisadmin.core.store import get_store
 from patients.api.schemas import Problem, snake_keys
+from patients.domain import orders as order_rules
 from patients.persistence import reference
 from worklists.projection.schema import (
     ADMITTED_SORTS,
@@ -45,6 +47,20 @@ SearchSort = Literal[tuple(SEARCH_SORTS)]  # type: ignore[valid-type]
 ReviewSort = Literal[tuple(REVIEW_SORTS)]  # type: ignore[valid-type]
 ResultKind = Literal["", "lab", "imaging"]
 AtRiskSort = Literal[tuple(AT_RISK_SORTS)]  # type: ignore[valid-type]
+# The order filters take the domain's codes ("" is no filter): another value is a 400
+# bad-parameter naming them, never an empty list (hisadmin.core.parameters).
+OrderKind = Literal[("", *order_rules.KINDS)]  # type: ignore[valid-type]
+ActiveStatus = Literal[("", *(str(s) for s in order_rules.ACTIVE))]  # type: ignore[valid-type]
+OrderUrgency = Literal[("", *(str(u) for u in order_rules.URGENCIES))]  # type: ignore[valid-type]
+
+
+def _known(parameter: str, value: str, kind: str, *, required: bool = False) -> str:
+    """``value`` (a department or ward code) when it names one, or is empty and not
+    ``required``; else a 400 bad-parameter listing the codes."""
+    codes = sorted(reference.all_of(get_store(), kind))
+    if required and not value:
+        raise BadParameter(parameter, value, codes)
+    return one_of(parameter, value, codes)
 
 
 class WorklistPage(Schema):
@@ -187,17 +203,21 @@ def admitted(request: HttpRequest, department: Text(40) = "", ward: Text(40) = "
              page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> Any:
     """``q``: name prefix (case- and accent-insensitive) or exact MRN. Without
     ``department``, every department's census merged in the same order."""
+    _known("department", department, "Department")
+    _known("ward", ward, "Ward")
     return _per_department(request, department, lambda d: queries.admitted(
         d, ward=ward, q=q, sort=sort, descending=dir == "desc"), page, page_size, total)
 
 
 @router.get("/orders", response=ANSWERS, summary="Active orders of a department")
 @worklist_read("read_order_worklists")
-def orders(request: HttpRequest, department: Text(40) = "", kind: Text(20) = "", status: Text(20) = "",
-           urgency: Text(20) = "", assignee: Text(150) = "", sort: OrderSort = "placed", dir: Dir = "asc",
+def orders(request: HttpRequest, department: Text(40) = "", kind: OrderKind = "",
+           status: ActiveStatus = "", urgency: OrderUrgency = "", assignee: Text(150) = "",
+           sort: OrderSort = "placed", dir: Dir = "asc",
            page: PageToken | None = PAGE, page_size: int = Query(50, ge=1, le=200),
            total: bool = TOTAL) -> Any:
     """Without ``department``, every department's active orders merged in the same order."""
+    _known("department", department, "Department")
     return _per_department(request, department, lambda d: queries.orders(
         d, kind=kind, status=status, urgency=urgency, assignee=assignee, sort=sort,
         descending=dir == "desc"), page, page_size, total)
@@ -205,10 +225,11 @@ def orders(request: HttpRequest, department: Text(40) = "", kind: Text(20) = "",
 
 @router.get("/my-orders", response=ANSWERS, summary="Active orders assigned to me")
 @worklist_read("read_order_worklists")
-def my_orders(request: HttpRequest, kind: Text(20) = "", status: Text(20) = "", urgency: Text(20) = "",
-              department: Text(40) = "", sort: OrderSort = "placed", dir: Dir = "asc",
-              page: PageToken | None = PAGE, page_size: int = Query(50, ge=1, le=200),
-              total: bool = TOTAL) -> Any:
+def my_orders(request: HttpRequest, kind: OrderKind = "", status: ActiveStatus = "",
+              urgency: OrderUrgency = "", department: Text(40) = "", sort: OrderSort = "placed",
+              dir: Dir = "asc", page: PageToken | None = PAGE,
+              page_size: int = Query(50, ge=1, le=200), total: bool = TOTAL) -> Any:
+    _known("department", department, "Department")
     return _page(request, queries.my_orders(str(request.user.pk), kind=kind, status=status,
                                    urgency=urgency, department=department, sort=sort,
                                    descending=dir == "desc"), page, page_size, total)
@@ -234,7 +255,7 @@ def patients(request: HttpRequest, q: Text(100) = "", mrn: Text(40) = "", sort: 
                                               continuation=page))
 
 
-@router.get("/medications-due", response={**ANSWERS, 404: Problem},
+@router.get("/medications-due", response=ANSWERS,
             summary="Doses due, late or coming up within the hour on a ward")
 @worklist_read("read_medications_due")
 def medications_due(request: HttpRequest, ward: Text(40)) -> Any:
@@ -243,8 +264,7 @@ def medications_due(request: HttpRequest, ward: Text(40)) -> Any:
     ``slot_id`` (or ``scheduled_for``) names the dose time to answer with
     ``POST …/administrations``;
     ``dose_status`` is due | late | upcoming (the MAR's rules). The whole list, no paging."""
-    if ward not in reference.all_of(get_store(), "Ward"):
-        raise HttpError(404, f"No ward {ward!r}.")
+    _known("ward", ward, "Ward", required=True)
     result = queries.medications_due(get_store(), ward, tz=timezone.get_current_timezone())
     return _answer(request, [_snake(r) for r in result.rows], continuation=None,
                    generation=result.generation, lag=_lag())
@@ -282,7 +302,7 @@ def results_to_review(request: HttpRequest, kind: ResultKind = "", abnormal: boo
         descending=dir == "desc"), page, page_size)
 
 
-@router.get("/observations-due", response={**ANSWERS, 404: Problem},
+@router.get("/observations-due", response=ANSWERS,
             summary="Observation sets due on a ward, overdue first")
 @worklist_read("read_observation_worklists")
 def observations_due(request: HttpRequest, ward: Text(40)) -> Any:
@@ -290,8 +310,7 @@ def observations_due(request: HttpRequest, ward: Text(40)) -> Any:
     score: 12-hourly at 0, 4-hourly when low, hourly at low-medium or medium, every 30
     minutes when high; the admission's start before the first set), ``overdue`` and
     ``minutes_late``, the latest ``score`` and ``risk``. Soonest first; the whole list."""
-    if ward not in reference.all_of(get_store(), "Ward"):
-        raise HttpError(404, f"No ward {ward!r}.")
+    _known("ward", ward, "Ward", required=True)
     result = queries.observations_due(get_store(), ward)
     return _answer(request, [_snake(r) for r in result.rows], continuation=None,
                    generation=result.generation, lag=_lag())
@@ -307,5 +326,7 @@ def at_risk(request: HttpRequest, department: Text(40), ward: Text(40) = "",
     is low-medium, medium or high: ``score``, ``risk``, ``previous_score`` and ``trend``
     (the change since the set before), ``taken_at``, ``escalated`` (false until someone is
     told: ``POST /api/v1/patients/{id}/observations/{observation_id}/escalations``)."""
+    _known("department", department, "Department", required=True)
+    _known("ward", ward, "Ward")
     return _page(request, queries.at_risk(department, ward=ward, sort=sort,
                                           descending=dir == "desc"), page, page_size, total)

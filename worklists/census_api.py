@@ -13,10 +13,10 @@ from ninja import Field, Query, Router, Schema
 
 from hisadmin.core import policy
 from hisadmin.core.inputs import Text, hospital_time_zone, hospital_today
+from hisadmin.core.parameters import one_of
 from hisadmin.core.problems import json_response, problem, problem_type
 from hisadmin.core.store import get_store
 from patients.api.schemas import Problem
-from patients.domain.errors import UnknownWard
 from patients.persistence import reference
 from worklists.read.census import MAX_DAYS, BadSpan, read_span, ward_census
 
@@ -62,11 +62,10 @@ class WardsCensusOut(Schema):
 
 def census_body(ward_code: str, first: str, last: str) -> dict[str, Any]:
     """The census document (pages and API alike); every ward's when ``ward_code`` is "".
-    UnknownWard; BadSpan."""
+    BadParameter (an unknown ward); BadSpan."""
     store = get_store()
     wards = reference.all_of(store, "Ward")
-    if ward_code and ward_code not in wards:
-        raise UnknownWard(f"There is no ward {ward_code!r}.")
+    one_of("ward", ward_code, sorted(wards))
     start, end = read_span(first, last, hospital_today())
     zone = hospital_time_zone()
     versions = reference.saved_versions(store, "Ward")
@@ -97,8 +96,7 @@ TO = Query("", alias="to", description="the last day, YYYY-MM-DD; empty: today, 
 WARD = Query("", description="the ward's code; empty: every ward (`wards`)")
 
 
-@router.get("/census", response={200: CensusOut | WardsCensusOut, 400: Problem,
-                                 404: Problem},
+@router.get("/census", response={200: CensusOut | WardsCensusOut, 400: Problem},
             summary="A ward's (or every ward's) midnight census, day by day", by_alias=True)
 def census(request: HttpRequest, ward: Text(40) = WARD, first: Text(10) = FROM,
            last: Text(10) = TO) -> HttpResponse:
@@ -109,7 +107,8 @@ def census(request: HttpRequest, ward: Text(40) = WARD, first: Text(10) = FROM,
     that day. Without ``ward``, every ward's census in ``wards``.
     Projected from the admission events (``manage.py rebuild_worklists`` rebuilds it).
     At most 366 days: a longer span, one reversed, or a date not written YYYY-MM-DD is a
-    400 problem (type /api/v1/problems/bad-census-span); an unknown ward a 404."""
+    400 problem (type /api/v1/problems/bad-census-span); an unknown ward a 400 problem
+    (type /api/v1/problems/bad-parameter) listing the wards' codes."""
     policy.require(request.user, "read_census")
     try:
         body = census_body(ward, first, last)

@@ -162,10 +162,14 @@ def message_log(request: HttpRequest) -> HttpResponse:
         messages.success(request, f"{len(queued)} message(s) queued to be sent again.")
         return HttpResponseRedirect(request.get_full_path())
     form = SearchForm(request.GET or None)
-    query = form.cleaned_data if form.is_valid() else {}
+    # A search the form refuses (a status it does not offer…) is a 400 with the form's
+    # error and no rows, never every message as if it were the answer (the lists' one rule).
+    refused = form.is_bound and not form.is_valid()
+    query = {} if refused or not form.is_bound else form.cleaned_data
     names = {d.id: d.name for d in store.all_destinations(store_)}
-    found = store.entries(store_, mrn=query.get("mrn", ""),
-                          control_id=query.get("control_id", ""), status=query.get("status", ""))
+    found = [] if refused else store.entries(
+        store_, mrn=query.get("mrn", ""), control_id=query.get("control_id", ""),
+        status=query.get("status", ""))
     audit.note_read(request, found, searched_mrn=bool(query.get("mrn")))
     rows = [{**e.as_dict(), "status_label": STATUS_LABELS.get(e.status, e.status),
              "event_label": event_label(e.event_type),
@@ -180,7 +184,8 @@ def message_log(request: HttpRequest) -> HttpResponse:
                 "failed": datetime.fromisoformat(letter.failed_at)}
                for letter in tasks.fan_out_letters(store_)]
     return admin.site.render(request, "hl7v2/messages.html", {
-        "form": form, "rows": rows, "searched": bool(request.GET),
+        "form": form, "rows": rows, "searched": bool(request.GET), "refused": refused,
         "held": held, "fan_out_letters": letters,
         "dead": sum(1 for r in rows if r["status"] == "dead"),
-        "list_url": reverse("admin:hl7_destinations")}, title="HL7 message log")
+        "list_url": reverse("admin:hl7_destinations")}, title="HL7 message log",
+        status=400 if refused else 200)

@@ -386,6 +386,10 @@ class Problem(Schema):
     code: str | None = Field(None, description="the domain error, e.g. BedOccupied")
     errors: list[FieldError] | None = Field(None, description="the fields at fault")
     current_etag: str | None = Field(None, description="412 only: the version stored now")
+    parameter: str | None = Field(None, description="400 bad-parameter only: the query "
+                                  "parameter at fault")
+    allowed: list[str] | None = Field(None, description="400 bad-parameter only: the values "
+                                      "it takes (empty for a number range: detail says it)")
 
 
 class ConflictOut(Schema):

@@ -16,6 +16,7 @@ from ninja import Field, Header, Router, Schema
 from cosmos_backend.envelope import etag
 from hisadmin.core import access_log, policy
 from hisadmin.core.inputs import Text
+from hisadmin.core.parameters import one_of
 from hisadmin.core.policy import actor_for
 from hisadmin.core.problems import json_response
 from hisadmin.core.store import get_store, new_uow
@@ -104,14 +105,16 @@ def ward_out(code: str, ward: dict[str, Any], board: list[Bed]) -> dict[str, Any
 
 @router.get(
     "",
-    response={200: list[WardOut], 401: Problem, 403: Problem},
+    response={200: list[WardOut], 400: Problem, 401: Problem, 403: Problem},
     summary="Wards with their bed counts",
 )
 def wards(request: HttpRequest, department: Text(40) = "") -> list[dict[str, Any]]:
     """Active wards by code (``department``: only that department's), each with its beds
-    counted: occupied, free, being cleaned."""
+    counted: occupied, free, being cleaned. An unknown ``department`` is a 400
+    (type /api/v1/problems/bad-parameter) listing the codes."""
     policy.require(request.user, "read_beds")
     store = get_store()
+    one_of("department", department, sorted(reference.all_of(store, "Department")))
     return [
         ward_out(w["code"], w, beds.board(store, w["code"], w.get("beds", [])))
         for w in reference.active(store, "Ward")

@@ -25,12 +25,12 @@ from patients.domain.records import (
     SEX_LABELS,
     SEXES,
 )
-from patients.pages.forms import BIRTH_DATE_HELP, BIRTH_DATE_INVALID
+from patients.pages.forms import BIRTH_DATE_HELP, BIRTH_DATE_INVALID, NameField
 
 
 class DemographicsForm(CheckedForm):
-    given_name = forms.CharField(max_length=100)
-    family_name = forms.CharField(max_length=100)
+    given_name = NameField()
+    family_name = NameField()
     birth_date = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}),
                                  help_text=BIRTH_DATE_HELP, validators=[past_date_validator],
                                  error_messages={"invalid": BIRTH_DATE_INVALID})

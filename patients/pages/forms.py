@@ -5,19 +5,46 @@ text-direction characters, dates stay within 1900–2100, as in the API."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from hisadmin.core.inputs import CheckedForm, past_date_validator
-from patients.domain.records import DISCHARGE_NOTE_MAX, DISPOSITION_LABELS, SEX_LABELS, SEXES
+from patients.domain.records import (
+    DISCHARGE_NOTE_MAX,
+    DISPOSITION_LABELS,
+    NAME_MAX,
+    SEX_LABELS,
+    SEXES,
+)
 
 BIRTH_DATE_HELP = "Pick it from the calendar, or type it in the order the box shows."
 BIRTH_DATE_INVALID = "Enter a real date: pick it from the calendar, or type it in the order " \
                      "the box shows."
 
 
+NAME_TOO_LONG = ("At most %(limit_value)d characters: this one has %(show_value)d. "
+                 "Shorten it; nothing was saved.")
+
+
+class NameField(forms.CharField):
+    """A given or family name: at most NAME_MAX characters, said under the box and checked
+    here, never by the browser's ``maxlength`` (which cuts a pasted name without a word):
+    a longer name is refused with a form error that keeps what was typed."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=NAME_MAX, help_text=f"At most {NAME_MAX} characters.",
+                         error_messages={"max_length": NAME_TOO_LONG}, **kwargs)
+
+    def widget_attrs(self, widget: forms.Widget) -> dict[str, Any]:
+        attrs = super().widget_attrs(widget)
+        attrs.pop("maxlength", None)
+        return attrs
+
+
 class RegisterForm(CheckedForm):
-    given_name = forms.CharField(max_length=100)
-    family_name = forms.CharField(max_length=100)
+    given_name = NameField()
+    family_name = NameField()
     # The browser's date picker shows the date in the user's own format (02/03/1955 or
     # 03.02.1955) and sends it as YYYY-MM-DD, so the help speaks of the picker, not the wire.
     birth_date = forms.DateField(help_text=BIRTH_DATE_HELP,

@@ -115,9 +115,12 @@ def test_a_whole_leap_year_is_one_span(team, reference_data) -> None:
     assert r.status_code == 200 and len(r.json()["days"]) == 366
 
 
-def test_an_unknown_ward_is_a_404_problem(team, reference_data) -> None:
+def test_an_unknown_ward_is_a_bad_parameter_naming_the_wards(team, reference_data) -> None:
     r = team["clerk"].get(URL, {"ward": "NOPE"})
-    assert r.status_code == 404 and r["Content-Type"] == "application/problem+json"
+    assert r.status_code == 400 and r["Content-Type"] == "application/problem+json"
+    body = r.json()
+    assert (body["type"], body["parameter"]) == ("/api/v1/problems/bad-parameter", "ward")
+    assert "MED-1" in body["allowed"] and "NOPE" in body["detail"]
 
 
 def test_it_is_documented_and_needs_a_clinical_role(api_client, reference_data) -> None:
@@ -159,7 +162,9 @@ def test_the_page_answers_bad_input_without_a_5xx(make_user, reference_data) -> 
     client.force_login(make_user("census-nurse", "nurse"))
     bad = client.get(PAGE, {"ward": "MED-1", "from": "yesterday"})
     assert bad.status_code == 400 and b"YYYY-MM-DD" in bad.content
-    assert client.get(PAGE, {"ward": "NOPE"}).status_code == 404
+    unknown = client.get(PAGE, {"ward": "NOPE"})
+    assert unknown.status_code == 400 and "(ward)" in unknown.content.decode()
+    assert "MED-1" in unknown.content.decode()
     nobody = Client()
     nobody.force_login(make_user("census-nobody"))
     assert nobody.get(PAGE).status_code == 403

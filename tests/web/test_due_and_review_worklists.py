@@ -118,8 +118,9 @@ def test_who_may_read_medications_due(team, patient) -> None:
     assert team["clerk"].get(DUE, {"ward": "MED-1"}).status_code == 403
     assert team["doc"].get(DUE, {"ward": "MED-1"}).status_code == 200
     unknown = team["nurse"].get(DUE, {"ward": "NOPE"})
-    assert unknown.status_code == 404
+    assert unknown.status_code == 400  # the lists' one rule: a bad-parameter naming the wards
     assert unknown["Content-Type"].startswith("application/problem+json")
+    assert (unknown.json()["parameter"], "MED-1" in unknown.json()["allowed"]) == ("ward", True)
     assert team["nurse"].get(DUE).status_code in (400, 422)
 
 
@@ -181,7 +182,7 @@ def test_the_pages_show_the_lists_with_their_one_click_actions(
     unknown = nurse.get("/admin/worklists/medications-due/", {"ward": "x'<"})
     assert unknown.status_code == 400  # an unknown filter value: the styled 400, not a 500
     refused = unknown.content.decode()
-    assert "Bad request" in refused and "not one of the choices of Ward" in refused
+    assert "Bad request" in refused and "is not a value of Ward (ward)" in refused
     assert "x'<" not in refused  # the value shown escaped
     assert nurse.get("/admin/worklists/results-to-review/").status_code == 403
     doc = Client()

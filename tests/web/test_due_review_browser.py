@@ -44,16 +44,24 @@ def ward_day(his_store, reference_data, make_user, drain_worklists) -> dict[str,
         UnitOfWork(his_store), actor=by_doctor)
     use_cases.progress_order(use_cases.ProgressOrder(pid, amox.order_id, "ready"),
                              UnitOfWork(his_store), actor=by_nurse)
+    cbc = resulted_cbc(his_store, pid, by_doctor, by_nurse)
+    drain_worklists()
+    return {"pid": pid, "amox": amox.order_id, "cbc": cbc}
+
+
+def resulted_cbc(his_store, pid: str, ordered_by: Actor, resulted_by: Actor, *,
+                 wbc: str = "7") -> str:
+    """A full blood count ``ordered_by`` placed, started and resulted (haemoglobin low): a
+    row of their Results to review. Its order id."""
     cbc = use_cases.place_order(use_cases.PlaceOrder(patient_id=pid, kind="lab",
                                                      test_code="CBC"),
-                                UnitOfWork(his_store), actor=by_doctor)
+                                UnitOfWork(his_store), actor=ordered_by)
     use_cases.progress_order(use_cases.ProgressOrder(pid, cbc.order_id, "start"),
-                             UnitOfWork(his_store), actor=by_nurse)
+                             UnitOfWork(his_store), actor=resulted_by)
     use_cases.complete_order(use_cases.CompleteOrder(pid, cbc.order_id, results=(
-        GivenValue("HGB", Decimal("95")), GivenValue("WBC", Decimal("7")),
-        GivenValue("PLT", Decimal("250")))), UnitOfWork(his_store), actor=by_nurse)
-    drain_worklists()
-    return {"pid": pid, "amox": amox.order_id, "cbc": cbc.order_id}
+        GivenValue("HGB", Decimal("95")), GivenValue("WBC", Decimal(wbc)),
+        GivenValue("PLT", Decimal("250")))), UnitOfWork(his_store), actor=resulted_by)
+    return cbc.order_id
 
 
 @pytest.mark.parametrize("width", [1024, 1440])

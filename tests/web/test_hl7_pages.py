@@ -91,7 +91,11 @@ def test_the_message_log_is_searched_and_shows_words(admin_page, his_store,
     assert "BBBB2" in found and "AAAA1" not in found and "CCCC3" not in found
     by_id = admin_page.get("/admin/hl7-messages/?control_id=CCCC3").content.decode()
     assert "CCCC3" in by_id and "BBBB2" not in by_id
-    assert admin_page.get("/admin/hl7-messages/?status=lost").status_code == 200
+    lost = admin_page.get("/admin/hl7-messages/?status=lost")  # a status the log has not
+    assert lost.status_code == 400  # the lists' one rule: refused, not every message
+    refused = lost.content.decode()
+    assert "Select a valid choice" in refused and "lost" in refused  # kept in the form
+    assert "BBBB2" not in refused and "it was not run" in refused
     sent: list[str] = []
     monkeypatch.setattr("hl7v2.outbound.tasks.send_replay", sent.append)
     r = admin_page.post("/admin/hl7-messages/", {"message": ["BBBB2"]}, follow=True)

@@ -163,7 +163,7 @@ def test_a_token_command_gets_its_consistency_token(call: Callable[..., Answer],
 
 @pytest.mark.parametrize(("path", "status"), [("/api/v1/no-such-thing", 404),
                                               ("/api/v1/patients/nobody-here", 404),
-                                              ("/api/v1/worklists/admitted?page_size=0", 422)])
+                                              ("/api/v1/worklists/admitted?page_size=0", 400)])
 def test_token_chain_errors_are_problem_documents(call: Callable[..., Answer],
                                                   bearer: Callable[[str], str],
                                                   reference_data: None, path: str,

@@ -7,13 +7,14 @@ from io import StringIO
 from typing import Any
 
 from django.contrib import admin
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 
 from hisadmin.core.inputs import hospital_time_zone, hospital_today
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.persistence import reference
 from worklists.pages.census_chart import occupancy_svg, summary
+from worklists.pages.worklists import refuse
 from worklists.read.census import MAX_DAYS, BadSpan, Census, read_span, ward_census
 
 CSV_HEADER = ("date", "in_at_start_of_day", "admissions", "transfers_in", "transfers_out",
@@ -53,8 +54,8 @@ def _csv(census: Census) -> HttpResponse:
 @requires("read_census")
 def census_page(request: HttpRequest) -> HttpResponse:
     """``?ward=&from=&to=`` (``format=csv``: the same days as CSV). A ward that does not
-    exist is a 404; dates that are not dates, or a span the census refuses, a 400 page
-    that says why."""
+    exist is the 400 page naming the wards (the lists' one rule); dates that are not
+    dates, or a span the census refuses, a 400 page that says why."""
     g = request.GET
     wards = _wards()
     ward = g.get("ward") or (wards[0][0] if wards else "")
@@ -66,7 +67,7 @@ def census_page(request: HttpRequest) -> HttpResponse:
                                  title="Midnight census")
     entry = reference.all_of(get_store(), "Ward").get(ward)
     if entry is None:
-        raise Http404(f"There is no ward {ward!r}.")
+        refuse("ward", "Ward", ward, wards)
     try:
         first, last = read_span(g.get("from", ""), g.get("to", ""), hospital_today())
     except BadSpan as exc:

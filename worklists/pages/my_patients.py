@@ -55,7 +55,7 @@ def _news2(row: dict[str, Any]) -> str:
 
 COLUMNS = [
     Column("Bed", lambda r: f"{r['wardName']} · {r['bed']}"),
-    Column("Name", lambda r: r["name"], link=True),
+    Column("Name", lambda r: r["name"], link=True, wrap=True),
     Column("Allergies", lambda r: allergies_in_words(r["allergy"], r.get("allergyNames") or ())),
     Column("Next dose", _next_dose),
     Column("Late doses", lambda r: r["late"] or "None"),

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlencode
 
 import orjson
@@ -26,6 +26,7 @@ from django.utils.cache import patch_vary_headers
 
 from hisadmin.core import access_log, consistency, held_streams, keys, policy
 from hisadmin.core.local_time import clock_time, human_date, human_time
+from hisadmin.core.parameters import BadParameter
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain import mar, orders, results
@@ -56,6 +57,9 @@ class Column:
     sort: str | None = None
     link: bool = False  # the cell links to the patient's chart
     href: Callable[[dict[str, Any]], str] | None = None  # or somewhere else
+    # A name: may be 100 characters without a space, so it breaks anywhere rather than
+    # widen the table past the window (worklist.css, td.wrap-anywhere).
+    wrap: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,8 @@ def _order_page(r: dict[str, Any]) -> str:
     return reverse("admin:order_detail", args=[r["patientId"], r["orderId"]])
 
 
-PERSON = [Column("MRN", _get("mrn"), "mrn", link=True), Column("Name", _get("name"), "name")]
+PERSON = [Column("MRN", _get("mrn"), "mrn", link=True),
+          Column("Name", _get("name"), "name", wrap=True)]
 ADMITTED_COLUMNS = [
     *PERSON, Column("Age", _get("age"), "age"),
     Column("Sex", _label("sex", SEX_LABELS), "sex"), Column("Ward / bed", _place, "bed"),
@@ -155,7 +160,7 @@ def _rows(request: HttpRequest, page: Page, rows: list[dict[str, Any]]
         chart = reverse("admin:patient_chart", args=[row["patientId"]])
         marker = held.get(keys.patient(row["patientId"]))
         out.append({"cells": [(col.cell(row), chart if col.link else
-                               col.href(row) if col.href is not None else "")
+                               col.href(row) if col.href is not None else "", col.wrap)
                               for col in page.columns],
                     "actions": [{"label": a.label, "url": a.url(row), "method": a.method}
                                 for a in actions if a.when is None or a.when(row)],
@@ -225,20 +230,32 @@ def _settle(request: HttpRequest) -> str:
 DIRECTIONS = ("", "asc", "desc")
 
 
+def refuse(parameter: str, label: str, value: str, choices: list[tuple[str, str]]) -> NoReturn:
+    """The 400 page naming the parameter and what it takes, in the API's words
+    (hisadmin.core.parameters), each choice with its label."""
+    allowed = [f"{name} ({code})" if name and name != code else code for code, name in choices]
+    raise BadRequest(str(BadParameter(parameter, value, allowed, label=label)))
+
+
 def _check_params(request: HttpRequest, page: Page) -> None:
-    """A sort key, direction or filter value the page does not offer is a 400 (the README's
-    promise), never silently another list: a mistyped link must not look like an answer."""
+    """A sort key, direction or filter value the page does not offer is a 400 naming the
+    parameter and its values (the README's promise, the API's rule), never silently another
+    list: a mistyped link must not look like an answer."""
     g = request.GET
-    sorts = {col.sort for col in page.columns if col.sort} | {page.default_sort}
-    if g.get("sort") and g["sort"] not in sorts:
-        raise BadRequest(f"This list cannot be sorted by “{g['sort']}”.")
+    sorts = [(col.sort, col.label) for col in page.columns if col.sort]
+    if page.default_sort and page.default_sort not in {code for code, _ in sorts}:
+        sorts.append((page.default_sort, ""))
+    if g.get("sort") and g["sort"] not in {code for code, _ in sorts}:
+        refuse("sort", "Sort", g["sort"], sorts)
     if g.get("dir", "") not in DIRECTIONS:
-        raise BadRequest("The sort direction must be asc or desc.")
+        refuse("dir", "Sort direction", g["dir"], [("asc", "ascending"), ("desc", "descending")])
     for f in page.filters:
         value = g.get(f.name, "")
         accepted = f.accepts if f.accepts is not None else {code for code, _ in f.choices}
         if value and value not in accepted:
-            raise BadRequest(f"“{value}” is not one of the choices of {f.label}.")
+            labels = dict(f.choices)
+            refuse(f.name, f.label, value, f.choices if f.accepts is None else
+                    [(code, labels.get(code, "")) for code in sorted(f.accepts)])
 
 
 def _render(request: HttpRequest, page: Page, fetch: Fetch | None, *,
@@ -302,12 +319,15 @@ ALL_DEPARTMENTS = "all"
 
 
 def _departments(request: HttpRequest) -> tuple[list[tuple[str, str]], str]:
-    """The department choices (every department first) and the chosen one; an unknown
-    code falls back to the first department."""
+    """The department choices (every department first) and the chosen one (none: the first
+    department); an unknown code is the 400 page."""
     departments = reference.choices(get_store(), "Department")
     codes = {code for code, _ in departments} | {ALL_DEPARTMENTS}
     chosen = request.GET.get("department", "")
-    if chosen not in codes:
+    if chosen and chosen not in codes:
+        refuse("department", "Department", chosen,
+                [(ALL_DEPARTMENTS, "All departments"), *departments])
+    if not chosen:
         chosen = departments[0][0] if departments else ALL_DEPARTMENTS
     return [(ALL_DEPARTMENTS, "All departments"), *departments], chosen
 
@@ -501,12 +521,20 @@ def _nurse_ward(request: HttpRequest, known: set[str]) -> str:
             or assigned_ward(store, user, now, tz, known, last_shift=True) or "")
 
 
+def _known_ward(request: HttpRequest, wards: list[tuple[str, str]]) -> None:
+    """A ward asked for that is not one of ``wards`` is the 400 page naming them, never
+    silently another ward's list."""
+    asked = request.GET.get("ward", "")
+    if asked and asked not in {code for code, _ in wards}:
+        refuse("ward", "Ward", asked, wards)
+
+
 def ward_filter(request: HttpRequest) -> tuple[str, Filter]:
-    """The chosen ward (an unknown one: the first) and the filter that chooses it: a
-    ward's list always shows one ward."""
+    """The chosen ward (none asked for: the first; an unknown one: the 400 page) and the
+    filter that chooses it: a ward's list always shows one ward."""
     wards = _wards()
-    ward = request.GET.get("ward", "")
-    ward = ward if ward in {code for code, _ in wards} else (wards[0][0] if wards else "")
+    _known_ward(request, wards)
+    ward = request.GET.get("ward", "") or (wards[0][0] if wards else "")
     return ward, Filter("ward", "Ward", wards, ward, blank=None)
 
 
@@ -514,6 +542,7 @@ def ward_filter(request: HttpRequest) -> tuple[str, Filter]:
 def medications_due(request: HttpRequest) -> HttpResponse:
     wards = _wards()
     known = {code for code, _ in wards}
+    _known_ward(request, wards)
     ward = _nurse_ward(request, known) or (wards[0][0] if wards else "")
     here = request.path + "?" + urlencode({"ward": ward})
     page = Page("Medications due", "worklist_meds_due", MEDS_DUE_COLUMNS, [
