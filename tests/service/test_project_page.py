@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from cosmos_backend.store import DocumentStore, iter_feed
+from bench.counting import CountingStore, Meter
+from cosmos_backend.store import DocumentStore, Query, iter_feed
+from hisadmin.core import held_streams, recent_events
 from tests import worklist_data as data
 from worklists.delivery import tasks
 from worklists.delivery.relay import consumer_publisher
+from worklists.ops.maintenance import check_patient
 from worklists.persistence.feed import events_in
+from worklists.persistence.generations import live_generations
+from worklists.persistence.trackers import bucket_of
 from worklists.read import queries
 
 pytestmark = [pytest.mark.service]
@@ -77,3 +82,111 @@ def test_a_patient_failing_in_its_page_is_undone_alone_and_sent_on(
     monkeypatch.setattr(tasks, "project", real)
     tasks.project(his_store, *sent_on[0])  # as its own message does
     assert _admitted(his_store) == set(pids)
+
+
+class _Partitions(CountingStore):
+    """The metering store, also noting the partition of every call."""
+
+    def __init__(self, inner: DocumentStore) -> None:
+        super().__init__(inner, Meter())
+        self.calls: list[str] = []
+
+    def read(self, pk: str, doc_id: str):
+        self.calls.append(f"read {pk}")
+        return super().read(pk, doc_id)
+
+    def query(self, pk: str, query, **kwargs):
+        self.calls.append(f"query {pk}")
+        return super().query(pk, query, **kwargs)
+
+    def create(self, doc):
+        self.calls.append(doc["partitionKey"])
+        return super().create(doc)
+
+    def replace(self, doc, *, if_match=None):
+        self.calls.append(doc["partitionKey"])
+        return super().replace(doc, if_match=if_match)
+
+    def delete(self, pk: str, doc_id: str, *, if_match=None):
+        self.calls.append(pk)
+        return super().delete(pk, doc_id, if_match=if_match)
+
+    def execute_batch(self, pk: str, ops):
+        self.calls.append(pk)
+        return super().execute_batch(pk, ops)
+
+
+def _kept_page(store: DocumentStore, after: dict[str, str | None]) -> list[list]:
+    """As :func:`_page`, with the events kept as the relay inside the worker keeps them."""
+    for rng in store.feed_ranges():
+        for page in iter_feed(store, rng, after.get(rng)):
+            recent_events.keep(page.items)
+    return _page(store, after)
+
+
+def _warm(store: DocumentStore) -> None:
+    """The caches a running worker has warm: held streams (1 s), live generations."""
+    held_streams.held_now(store)
+    live_generations(store)
+
+
+def test_a_page_writes_each_view_partition_and_tracker_bucket_once(
+        his_store, his_reference_data) -> None:
+    """Round trips counted against the embedded store: the rows of every patient of the page
+    go a batch per view partition, the trackers a batch per bucket, and nothing is read."""
+    after: dict[str, str | None] = {}
+    _page(his_store, after)
+    counting = _Partitions(his_store)
+    first = [data.register(his_store, f"Ñúñez-{i}", "Zoë") for i in range(6)]
+    tasks.apply_page(counting, _kept_page(his_store, after))  # as a worker did
+    for pid in first:
+        data.admit(his_store, pid, "CARD", "CARD-A")
+    streams = _kept_page(his_store, after)
+    _warm(counting)
+    counting.calls.clear()
+    counting.meter.reset()
+    assert tasks.apply_page(counting, streams) == "6 streams, 6 events, 0 sent on alone"
+    assert not [c for c in counting.calls if c.startswith(("read", "query"))]
+    assert len(counting.calls) == len(set(counting.calls))  # each partition once
+    trackers = {f"V_Track_g1_{bucket_of(pid)}" for pid in first}
+    rows = {c for c in counting.calls if not c.startswith("V_Track")}
+    # names (one initial: a batch of six), admitted (the department's), the ward's rows
+    # (observations due, the open census …): one batch each, whatever the patients
+    assert {"V_Names_g1_NU", "V_Admitted_g1_CARD", "V_Census_g1_CARD-A_open"} <= rows
+    assert set(counting.calls) == rows | trackers
+    assert counting.meter.snapshot()["round_trips"] == len(counting.calls)
+    assert counting.meter.snapshot()["round_trips"] / 6 <= 2.5
+    assert _admitted(his_store) == set(first)
+    gen = live_generations(his_store)[0]
+    assert all(check_patient(his_store, gen, pid) == [] for pid in first)
+
+
+def test_a_patient_whose_row_changed_underneath_is_redone_and_the_rest_of_the_batch_kept(
+        his_store, his_reference_data) -> None:
+    after: dict[str, str | None] = {}
+    _page(his_store, after)
+    pids = [data.register(his_store, f"Åberg-{i}") for i in range(3)]
+    for pid in pids:
+        data.admit(his_store, pid, "CARD", "CARD-A")
+    counting = _Partitions(his_store)
+    tasks.apply_page(counting, _kept_page(his_store, after))
+    gen = live_generations(his_store)[0]
+    # Someone else rewrote the second patient's admitted row: the etag its tracker keeps is
+    # stale, so its delete fails the department's batch.
+    [row] = [r for r in his_store.query_all(f"V_Admitted_g{gen}_CARD", Query())
+             if r["docContents"]["patientId"] == pids[1]]
+    his_store.replace(row)
+    for pid in pids:
+        data.discharge(his_store, pid)
+    streams = _kept_page(his_store, after)
+    _warm(counting)
+    counting.calls.clear()
+    assert tasks.apply_page(counting, streams) == "3 streams, 3 events, 0 sent on alone"
+    admitted = f"V_Admitted_g{gen}_CARD"
+    assert counting.calls.count(admitted) == 3  # the batch, again without it, its redo
+    assert f"read {admitted}" in counting.calls  # the redo reads the row first
+    assert _admitted(his_store) == set()
+    assert all(check_patient(his_store, gen, pid) == [] for pid in pids)
+    # Applied again: nothing changes.
+    assert tasks.apply_page(his_store, streams) == "3 streams, 3 events, 0 sent on alone"
+    assert all(check_patient(his_store, gen, pid) == [] for pid in pids)
