@@ -12,6 +12,7 @@ from tests import worklist_data as data
 from worklists.delivery import tasks
 from worklists.delivery.relay import consumer_publisher
 from worklists.ops.maintenance import check_patient
+from worklists.persistence import view_rows
 from worklists.persistence.feed import events_in
 from worklists.persistence.generations import live_generations
 from worklists.persistence.trackers import bucket_of
@@ -189,4 +190,33 @@ def test_a_patient_whose_row_changed_underneath_is_redone_and_the_rest_of_the_ba
     assert all(check_patient(his_store, gen, pid) == [] for pid in pids)
     # Applied again: nothing changes.
     assert tasks.apply_page(his_store, streams) == "3 streams, 3 events, 0 sent on alone"
+    assert all(check_patient(his_store, gen, pid) == [] for pid in pids)
+
+
+def test_a_patient_whose_row_the_store_refuses_is_sent_on_alone_and_the_rest_written(
+        his_store, his_reference_data, monkeypatch: pytest.MonkeyPatch) -> None:
+    after: dict[str, str | None] = {}
+    _page(his_store, after)
+    pids = [data.register(his_store, f"Ødegård-{i}") for i in range(3)]
+    for pid in pids:
+        data.admit(his_store, pid, "CARD", "CARD-A")
+    streams = _kept_page(his_store, after)
+    real = view_rows._document
+
+    def refused(row, gen, seq):  # the store refuses this one row, every time
+        doc = real(row, gen, seq)
+        if row.view == "Admitted" and doc["docContents"].get("patientId") == pids[1]:
+            doc["id"] = "not/valid"
+        return doc
+
+    monkeypatch.setattr(view_rows, "_document", refused)
+    sent_on: list[tuple[str, list[int]]] = []
+    outcome = tasks.apply_page(his_store, streams, alone=lambda s, q: sent_on.append((s, q)))
+    assert outcome == "3 streams, 6 events, 1 sent on alone"
+    assert sent_on == [(f"P_{pids[1]}", [1, 2])]
+    assert _admitted(his_store) == {pids[0], pids[2]}
+    monkeypatch.setattr(view_rows, "_document", real)
+    tasks.project(his_store, *sent_on[0])  # as its own message does
+    assert _admitted(his_store) == set(pids)
+    gen = live_generations(his_store)[0]
     assert all(check_patient(his_store, gen, pid) == [] for pid in pids)

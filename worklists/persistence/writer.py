@@ -338,7 +338,8 @@ class PageWrites:
              staged: dict[tuple[int, int, str], _Staged]
              ) -> list[tuple[tuple[int, int, str], RowKey | None, str | None]]:
         """Run one partition's operations in batches; an operation that fails takes its
-        patient out (marked failed, its operations dropped) and the batch runs again."""
+        patient out (marked failed, its operations dropped: its redo says why) and the
+        batch runs again. The store failing (throttled, unavailable) fails the page."""
         done = []
         for start in range(0, len(items), MAX_BATCH_OPERATIONS):
             chunk = items[start:start + MAX_BATCH_OPERATIONS]
@@ -349,9 +350,13 @@ class PageWrites:
                 try:
                     etags = view_rows.execute(self.store, pk, [op for _, _, op in chunk])
                 except errors.BatchFailed as exc:
+                    if isinstance(exc.cause, (errors.Throttled, errors.Unavailable)):
+                        raise
                     self._fail(staged, chunk[exc.index][0])
                     continue
-                except (errors.Conflict, errors.PreconditionFailed, errors.NotFound):
+                except (errors.Throttled, errors.Unavailable):
+                    raise  # the store's, not a patient's: the page is retried whole
+                except errors.StoreError:
                     self._fail(staged, chunk[0][0])  # a batch of one: that one
                     continue
                 done += [(key, row, etag) for (key, row, _), etag in
