@@ -3,6 +3,8 @@ a failing patient undone alone and sent on, a page applied twice changing nothin
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from bench.counting import CountingStore, Meter
@@ -37,6 +39,30 @@ def _admitted(store: DocumentStore) -> set[str]:
     return {r["patientId"] for r in queries.run(store, queries.admitted("CARD")).rows}
 
 
+def _three_admitted(store: DocumentStore, family: str, after: dict[str, str | None]
+                    ) -> list[str]:
+    """Three patients registered and admitted to CARD-A (their page not read yet)."""
+    _page(store, after)  # what came before: not this test's
+    pids = [data.register(store, f"{family}-{i}") for i in range(3)]
+    for pid in pids:
+        data.admit(store, pid, "CARD", "CARD-A")
+    return pids
+
+
+def _second_sent_on_alone(store: DocumentStore, streams: list[list], pids: list[str],
+                          outcome: str, restore: Callable[[], None]) -> None:
+    """The page applied: only the second patient sent on alone, the others' rows written;
+    then (``restore`` undoing the fault) its own message projects it."""
+    sent_on: list[tuple[str, list[int]]] = []
+    assert tasks.apply_page(store, streams, alone=lambda s, q: sent_on.append((s, q))
+                            ) == outcome
+    assert sent_on == [(f"P_{pids[1]}", [1, 2])]
+    assert _admitted(store) == {pids[0], pids[2]}  # its rows undone with its tracker
+    restore()
+    tasks.project(store, *sent_on[0])  # as its own message does
+    assert _admitted(store) == set(pids)
+
+
 def test_a_page_of_many_patients_is_one_write_of_the_views(his_store, his_reference_data
                                                            ) -> None:
     after: dict[str, str | None] = {}
@@ -61,10 +87,7 @@ def test_a_page_of_many_patients_is_one_write_of_the_views(his_store, his_refere
 def test_a_patient_failing_in_its_page_is_undone_alone_and_sent_on(
         his_store, his_reference_data, monkeypatch: pytest.MonkeyPatch) -> None:
     after: dict[str, str | None] = {}
-    _page(his_store, after)
-    pids = [data.register(his_store, f"Øster-{i}") for i in range(3)]
-    for pid in pids:
-        data.admit(his_store, pid, "CARD", "CARD-A")
+    pids = _three_admitted(his_store, "Øster", after)
     streams = _page(his_store, after)
     real = tasks.project
 
@@ -75,14 +98,8 @@ def test_a_patient_failing_in_its_page_is_undone_alone_and_sent_on(
         return outcome
 
     monkeypatch.setattr(tasks, "project", flaky)
-    sent_on: list[tuple[str, list[int]]] = []
-    outcome = tasks.apply_page(his_store, streams, alone=lambda s, q: sent_on.append((s, q)))
-    assert outcome == "3 streams, 4 events, 1 sent on alone"
-    assert sent_on == [(f"P_{pids[1]}", [1, 2])]
-    assert _admitted(his_store) == {pids[0], pids[2]}  # its rows undone with its tracker
-    monkeypatch.setattr(tasks, "project", real)
-    tasks.project(his_store, *sent_on[0])  # as its own message does
-    assert _admitted(his_store) == set(pids)
+    _second_sent_on_alone(his_store, streams, pids, "3 streams, 4 events, 1 sent on alone",
+                          lambda: monkeypatch.setattr(tasks, "project", real))
 
 
 class _Partitions(CountingStore):
@@ -165,10 +182,7 @@ def test_a_page_writes_each_view_partition_and_tracker_bucket_once(
 def test_a_patient_whose_row_changed_underneath_is_redone_and_the_rest_of_the_batch_kept(
         his_store, his_reference_data) -> None:
     after: dict[str, str | None] = {}
-    _page(his_store, after)
-    pids = [data.register(his_store, f"Åberg-{i}") for i in range(3)]
-    for pid in pids:
-        data.admit(his_store, pid, "CARD", "CARD-A")
+    pids = _three_admitted(his_store, "Åberg", after)
     counting = _Partitions(his_store)
     tasks.apply_page(counting, _kept_page(his_store, after))
     gen = live_generations(his_store)[0]
@@ -196,10 +210,7 @@ def test_a_patient_whose_row_changed_underneath_is_redone_and_the_rest_of_the_ba
 def test_a_patient_whose_row_the_store_refuses_is_sent_on_alone_and_the_rest_written(
         his_store, his_reference_data, monkeypatch: pytest.MonkeyPatch) -> None:
     after: dict[str, str | None] = {}
-    _page(his_store, after)
-    pids = [data.register(his_store, f"Ødegård-{i}") for i in range(3)]
-    for pid in pids:
-        data.admit(his_store, pid, "CARD", "CARD-A")
+    pids = _three_admitted(his_store, "Ødegård", after)
     streams = _kept_page(his_store, after)
     real = view_rows._document
 
@@ -210,13 +221,7 @@ def test_a_patient_whose_row_the_store_refuses_is_sent_on_alone_and_the_rest_wri
         return doc
 
     monkeypatch.setattr(view_rows, "_document", refused)
-    sent_on: list[tuple[str, list[int]]] = []
-    outcome = tasks.apply_page(his_store, streams, alone=lambda s, q: sent_on.append((s, q)))
-    assert outcome == "3 streams, 6 events, 1 sent on alone"
-    assert sent_on == [(f"P_{pids[1]}", [1, 2])]
-    assert _admitted(his_store) == {pids[0], pids[2]}
-    monkeypatch.setattr(view_rows, "_document", real)
-    tasks.project(his_store, *sent_on[0])  # as its own message does
-    assert _admitted(his_store) == set(pids)
+    _second_sent_on_alone(his_store, streams, pids, "3 streams, 6 events, 1 sent on alone",
+                          lambda: monkeypatch.setattr(view_rows, "_document", real))
     gen = live_generations(his_store)[0]
     assert all(check_patient(his_store, gen, pid) == [] for pid in pids)
