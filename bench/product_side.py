@@ -226,14 +226,16 @@ def other_commands(client: Any, tokens: Any, i: int, bed: tuple[str, str, str],
 
 
 def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
-                  iterations: int) -> dict[str, Any]:
+                  iterations: int, paged_beds: list[tuple[str, str, str]] | None = None
+                  ) -> dict[str, Any]:
     """Per command type: synchronous store calls (the request) and asynchronous ones (the
     work the events it wrote cause, as the worker runs it: their projection, the beds a
     stay left set to cleaning, bed cards refreshed), averaged. After each command its events
     are delivered as the relay delivers a change-feed page: per consumer, one message per
     patient stream with its events (``consumer_publisher``), run in-process on the metered
     store. ``beds``: three free beds per iteration; the beds a stay left are cleaned after
-    it, uncounted."""
+    it, uncounted. ``paged_beds``: a free bed in each of several wards, for the paged
+    figure (:func:`_paged`)."""
     from bench.counting import CountingStore, Meter
     from bench.driver import iteration
     from cosmos_backend.uow import UnitOfWork
@@ -305,7 +307,7 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
     publish = consumer_publisher(lambda task, args, **_: sent.append((task, args)))
     events = {"n": 0, "round_trips": 0.0, "kept": 0, "view_write_txs": 0}
 
-    def deliver() -> dict[str, Any]:
+    def deliver(tally: dict[str, Any] = events) -> dict[str, Any]:
         """The worker's share of the events written since the last call."""
         found = new_events()
         if measured:
@@ -322,11 +324,11 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
         snap["view_write_txs"] = view_txs_since()
         if measured:
             snap["ru_measured"] = charges_since()
-        events["n"] += sum(len(seqs) for task, args in sent if task == PAGE_TASK
-                           for _, seqs in args[0])
-        events["round_trips"] += snap["round_trips"]
-        events["view_write_txs"] += snap["view_write_txs"]
-        events["kept"] += recent_events.reads_saved() - saved
+        tally["n"] += sum(len(seqs) for task, args in sent if task == PAGE_TASK
+                          for _, seqs in args[0])
+        tally["round_trips"] += snap["round_trips"]
+        tally["view_write_txs"] += snap["view_write_txs"]
+        tally["kept"] += recent_events.reads_saved() - saved
         # The ward's nurse cleans the beds the stay left (her command, not these commands'
         # cost), so a later stay may take them.
         for event in found:
@@ -368,6 +370,8 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
         if others:
             other_commands(client, tokens, i, beds[iterations + i], beds[2 * iterations + i],
                            hook)
+    paged = _paged(client_factory=_TestClient, tokens=tokens, beds=paged_beds or beds,
+                   deliver=deliver)
     out = {}
     for name, row in totals.items():
         n = row.pop("n")
@@ -379,8 +383,65 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
         "async_round_trips": round(events["round_trips"] / max(1, events["n"]), 2),
         "async_round_trips_relay_apart": round(
             (events["round_trips"] + events["kept"]) / max(1, events["n"]), 2),
-        "async_view_write_txs": round(events["view_write_txs"] / max(1, events["n"]), 2)}
+        "async_view_write_txs": round(events["view_write_txs"] / max(1, events["n"]), 2),
+        **paged}
     return out
+
+
+def spread_beds(beds: list[tuple[str, str, str]], n: int = 8) -> list[tuple[str, str, str]]:
+    """A free bed in each of ``n`` wards, the departments taken in turn (the ward mix's
+    clients admit all over the hospital): a page's patients do not share every partition."""
+    wards: dict[str, tuple[str, str, str]] = {}
+    for bed in beds:
+        wards.setdefault(bed[1], bed)
+    by_dept: dict[str, list[tuple[str, str, str]]] = {}
+    for bed in wards.values():
+        by_dept.setdefault(bed[0], []).append(bed)
+    turns = [d[i] for i in range(max(map(len, by_dept.values()), default=0))
+             for d in by_dept.values() if i < len(d)]
+    return turns[:n]
+
+
+PAGE_STAYS = 8  # clients whose commands one change-feed page carries, as under load
+
+
+def _paged(client_factory: Any, tokens: Any, beds: list[tuple[str, str, str]],
+           deliver: Any) -> dict[str, Any]:
+    """Round trips per projected event when a page carries several patients' commands, as
+    the relay in the worker reads it under load (the ward mix's eight clients): ``n`` stays
+    run side by side, each command of each in step, and the events of every step (one
+    command of each stay) are delivered as one page. The per-command figure above is the
+    other end: a quiet ward, where a page carries one command."""
+    import threading
+
+    from bench.driver import iteration
+
+    n = min(PAGE_STAYS, len(beds))
+    if n < 2:
+        return {}
+    tally = {"n": 0, "round_trips": 0.0, "kept": 0, "view_write_txs": 0}
+    step = threading.Barrier(n, action=lambda: deliver(tally), timeout=120)
+    failed: list[BaseException] = []
+
+    def stay(k: int) -> None:
+        try:
+            iteration(client_factory(), tokens, 950_000 + k, beds[k],
+                      hook=lambda name: step.wait())
+        except BaseException as exc:  # noqa: BLE001 - reported below, the others released
+            failed.append(exc)
+            step.abort()
+
+    threads = [threading.Thread(target=stay, args=(k,)) for k in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failed:
+        raise RuntimeError(f"a stay of the paged measurement failed: {failed[0]!r}")
+    per = max(1, tally["n"])
+    return {"async_round_trips_paged": round(tally["round_trips"] / per, 2),
+            "async_view_write_txs_paged": round(tally["view_write_txs"] / per, 2),
+            "paged_stays": n}
 
 
 def cosmos_costs(endpoint: str, key: str, verify: bool, tokens: Any,
@@ -464,7 +525,7 @@ def main() -> None:
                     nurse=ApiToken.issue(User.objects.get(username="nurse"), "bench")[1])
     beds = workload.free_beds(patients)
     costs = command_costs(store, tokens, beds[-3 * args.cost_iterations:],
-                          args.cost_iterations)
+                          args.cost_iterations, spread_beds(beds[:-3 * args.cost_iterations]))
     measured = None
     if cosmos_endpoint:
         measured = {"endpoint": cosmos_endpoint.split("//")[-1].split("/")[0],

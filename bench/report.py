@@ -523,15 +523,28 @@ def _round_trip_cell(entry: dict[str, Any], wide: bool) -> str:
     return f"max {worst:g} ({detail}) · {_status(not over)}"
 
 
+PER_EVENT_LIMIT = 2.5
+
+
 def _per_event_cell(entry: dict[str, Any]) -> str:
-    v = get(entry, "product", "prep", "costs", PER_EVENT, "async_round_trips")
-    apart = get(entry, "product", "prep", "costs", PER_EVENT, "async_round_trips_relay_apart")
+    costs = get(entry, "product", "prep", "costs", PER_EVENT) or {}
+    v = costs.get("async_round_trips")
+    apart = costs.get("async_round_trips_relay_apart")
+    paged = costs.get("async_round_trips_paged")
     if v is None:
         return "not measured"
+    limit = PER_EVENT_LIMIT
+    cells = []
+    if paged is not None:  # the relay in the worker under load: pages of several stays
+        cells.append(f"{paged:g} in pages of {costs.get('paged_stays', '?')} stays' commands "
+                     f"(the relay in the worker under load) · {_status(paged <= limit)}")
     if apart is None or apart == v:
-        return f"{v:g} · {_status(v <= 3)}"
-    return (f"{v:g} with the relay in the worker (make run) · {_status(v <= 3)}; "
-            f"{apart:g} with the relay in its own process · {_status(apart <= 3)}")
+        cells.append(f"{v:g} a command a page · {_status(v <= limit)}")
+    else:
+        cells.append(f"{v:g} a command a page, the relay in the worker (make run) · "
+                     f"{_status(v <= limit)}; {apart:g} with the relay in its own process · "
+                     f"{_status(apart <= limit)}")
+    return "; ".join(cells)
 
 
 def _rebuild_cell(entry: dict[str, Any]) -> str:
@@ -586,7 +599,8 @@ def targets(run: dict[str, Any]) -> tuple[list[str], list[str]]:
             lambda s, e: _round_trip_cell(e, wide=False)),
         row("store round trips, command with a bed or the MRN ≤ 3",
             lambda s, e: _round_trip_cell(e, wide=True)),
-        row("store round trips per projected event ≤ 3", lambda s, e: _per_event_cell(e)),
+        row(f"store round trips per projected event ≤ {PER_EVENT_LIMIT:g}",
+            lambda s, e: _per_event_cell(e)),
         row("rebuild ≥ 10,000 events/s", lambda s, e: _rebuild_cell(e)),
     ]
 

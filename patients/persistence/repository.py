@@ -48,11 +48,14 @@ _RECORD_TYPES = [PATIENT, ADMISSION, ORDER, STREAM_DOC_TYPE]
 
 @dataclass
 class PatientRecord:
-    """What a command works on: the patient, the active admission, the orders it loaded."""
+    """What a command works on: the patient, the active admission, the orders it loaded;
+    ``closed_orders``: the stored contents of the patient's other orders (completed,
+    cancelled), by order id, when the load asked for them (never saved)."""
 
     patient: Patient
     admission: Admission | None = None
     orders: dict[str, Order] = field(default_factory=dict)
+    closed_orders: dict[str, Document] = field(default_factory=dict)
 
     @property
     def patient_id(self) -> str:
@@ -95,17 +98,35 @@ class PatientRecords:
         self._etags: dict[tuple[str, str], str] = {}
 
     # ------------------------------------------------------------------ reads
-    def load(self, patient_id: str, *, order_id: str | None = None) -> PatientRecord:
+    def load(self, patient_id: str, *, order_id: str | None = None,
+             closed_orders: bool = False) -> PatientRecord:
         """The open record in one query; ``order_id``: an order that need not be active
-        (one point read more when it is not). Raises UnknownPatient / UnknownOrder."""
+        (one point read more when it is not). ``closed_orders``: the same one query also
+        returns every other order of the patient, kept in ``record.closed_orders`` (what a
+        dose's 24-hour total needs, without a second round trip). Raises UnknownPatient /
+        UnknownOrder."""
         try:
             pk = keys.patient(patient_id)
         except errors.InvalidRequest:
             raise UnknownPatient(f"No patient with id {patient_id}.") from None
-        docs = self.uow.query_all(pk, Query(where=(Cond(OPEN_FIELD, "=", True),)))
-        if not any(d["docType"] == PATIENT for d in docs):
-            docs = self._load_unmarked(pk)
+        closed: dict[str, Document] = {}
+        if closed_orders:
+            every = self.uow.query_all(pk, Query(where=(Cond("docType", "in", _RECORD_TYPES),)))
+            docs = [d for d in every if d.get(OPEN_FIELD)]
+            if not any(d["docType"] == PATIENT for d in docs):
+                docs = self._open_of_unmarked(every)
+            opened = {d["id"] for d in docs}
+            closed = {d["docContents"]["orderId"]: d for d in every
+                      if d["docType"] == ORDER and d["id"] not in opened}
+        else:
+            docs = self.uow.query_all(pk, Query(where=(Cond(OPEN_FIELD, "=", True),)))
+            if not any(d["docType"] == PATIENT for d in docs):
+                docs = self._load_unmarked(pk)
         record = self._assemble(patient_id, docs)
+        if order_id is not None and order_id not in record.orders and order_id in closed:
+            self._remember(closed[order_id])
+            record.orders[order_id] = order_from_doc(closed.pop(order_id))
+        record.closed_orders = {oid: dict(d["docContents"]) for oid, d in closed.items()}
         if order_id is not None and order_id not in record.orders:
             try:
                 doc = self.uow.get(pk, order_doc_id(order_id))
@@ -115,10 +136,11 @@ class PatientRecords:
             record.orders[order_id] = order_from_doc(doc)
         return record
 
-    def load_order(self, patient_id: str, order_id: str, expected_version: str | None = None
-                   ) -> tuple[PatientRecord, Order]:
-        """The record with the order named, which must still be at ``expected_version``."""
-        record = self.load(patient_id, order_id=order_id)
+    def load_order(self, patient_id: str, order_id: str, expected_version: str | None = None,
+                   *, closed_orders: bool = False) -> tuple[PatientRecord, Order]:
+        """The record with the order named, which must still be at ``expected_version``
+        (``closed_orders``: see :meth:`load`)."""
+        record = self.load(patient_id, order_id=order_id, closed_orders=closed_orders)
         order = record.orders[order_id]
         self.expect(record, order, expected_version)
         return record, order
@@ -126,7 +148,13 @@ class PatientRecords:
     def _load_unmarked(self, pk: str) -> list[Document]:
         """A record written before documents were marked ``open``: read it whole once; the
         next save marks what is open (the diff sees the missing marker)."""
-        docs = self.uow.query_all(pk, Query(where=(Cond("docType", "in", _RECORD_TYPES),)))
+        return self._open_of_unmarked(
+            self.uow.query_all(pk, Query(where=(Cond("docType", "in", _RECORD_TYPES),))))
+
+    @staticmethod
+    def _open_of_unmarked(docs: list[Document]) -> list[Document]:
+        """The open documents of a record read whole that was written before documents were
+        marked (see :meth:`_load_unmarked`)."""
         for doc in docs:
             if doc["docType"] == STREAM_DOC_TYPE:
                 doc[OPEN_FIELD] = True  # the tracked copy: the save's stream update marks it

@@ -223,14 +223,15 @@ def early_window() -> timedelta:
 
 def _doses_of(order: Order, record: PatientRecord, store: Any) -> list[guards.GivenDose]:
     """Every dose of the order's medication given to the patient, on any of their orders:
-    the open ones loaded with the record, and the closed ones (completed, cancelled, read
-    here) whose doses still count in a 24-hour total."""
+    the open ones, and the closed ones (completed, cancelled) whose doses still count in a
+    24-hour total, all loaded with the record in its one query
+    (``PatientRecords.load(closed_orders=True)``)."""
     code = order.details.get("medicationCode") or ""
     med = reference.all_of(store, "Medication").get(code) or {}
     units = reference.all_of(store, "Unit")
     loaded = {o.order_id: o.as_record() for o in record.orders.values()}
-    closed = [o for o in queries.orders(store, record.patient_id)
-              if o.get("medicationCode") == code and o.get("orderId") not in loaded]
+    closed = [o for oid, o in record.closed_orders.items()
+              if o.get("medicationCode") == code and oid not in loaded]
     return guards.given_doses([*loaded.values(), *closed], code, units,
                               units.get(med.get("doseUnit") or ""))
 
@@ -288,7 +289,9 @@ def administer(cmd: Administer, uow: UnitOfWork, *, actor: Actor) -> Order:
         raise InvalidInput("Status must be given or not_given.", field="status")
     at = _instant(cmd.administered_at, "administered_at") if cmd.administered_at else now
     records = PatientRecords(uow)
-    record, order = records.load_order(cmd.patient_id, cmd.order_id, cmd.expected_version)
+    # the closed orders too: their doses count in the 24-hour total (one query, not two)
+    record, order = records.load_order(cmd.patient_id, cmd.order_id, cmd.expected_version,
+                                       closed_orders=True)
     # the wrong patient's wristband stops the record before anything about the dose is said
     confirmed_by = identity.confirm(cmd.scanned_id, record.patient.mrn)
     store = uow.store

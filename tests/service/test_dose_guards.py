@@ -15,7 +15,7 @@ from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from hisadmin.core.inputs import hospital_time_zone
 from patients import use_cases
 from patients.domain import checks, mar
-from patients.domain.errors import OrderConflicts
+from patients.domain.errors import InvalidTransition, OrderConflicts
 from patients.persistence import queries
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
@@ -113,6 +113,26 @@ def test_the_24_hour_total_counts_every_order_of_the_medication(his_store, patie
     assert conflict["type"] == "daily-dose" and "5000 mg" in conflict["detail"]
     order = record(his_store, patient, b, overrides={"daily-dose": GOOD})
     assert order.administrations[-1]["overrides"][0]["check"] == "daily-dose"
+
+
+def test_the_doses_of_a_cancelled_order_still_count_in_the_24_hour_total(
+        his_store, patient) -> None:
+    """The record's one query brings the closed orders too: a dose given on an order that
+    was cancelled since counts against the day's maximum of its medication."""
+    a = prescribe(his_store, patient, as_needed=True)
+    now = datetime.now(UTC)
+    for hours in (20, 15, 10, 5):
+        record(his_store, patient, a, administered_at=(now - timedelta(hours=hours)).isoformat())
+    use_cases.progress_order(use_cases.ProgressOrder(patient, a, "cancel", "Changed to IV"),
+                             UnitOfWork(his_store), actor=DOCTOR)
+    assert queries.order(his_store, patient, a)["status"] == "cancelled"
+    b = prescribe(his_store, patient, as_needed=True)
+    with pytest.raises(OrderConflicts) as err:
+        record(his_store, patient, b)
+    [conflict] = err.value.extra["conflicts"]
+    assert conflict["type"] == "daily-dose" and "5000 mg" in conflict["detail"]
+    with pytest.raises(InvalidTransition):  # and the closed order takes no dose
+        record(his_store, patient, a)
 
 
 def test_a_day_above_the_hard_daily_limit_is_refused_whatever_the_reasons(

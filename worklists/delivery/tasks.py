@@ -29,7 +29,7 @@ from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
 from worklists.delivery.deadletters import held_part, park, record_failure
 from worklists.delivery.projector import project_events as project
-from worklists.persistence.writer import forget_recent
+from worklists.persistence.writer import forget_recent, page_writes
 
 log = logging.getLogger(__name__)
 MAX_RETRIES = int(os.environ.get("PROJECTION_MAX_RETRIES", "5"))
@@ -60,16 +60,20 @@ def project_page(self: Task, streams: list[list[Any]],
 def apply_page(store: DocumentStore, streams: list[list[Any]],
                alone: Callable[[str, list[int]], None] | None = None) -> str:
     """Project every stream of a page under one grouped write (``store.grouped()``), each
-    stream in a savepoint of its own: one that fails is undone alone and handed to ``alone``
+    stream in a savepoint of its own, the rows and trackers of all of them written together
+    at the end (a view partition's or tracker bucket's in one batch,
+    :func:`~worklists.persistence.writer.page_writes`): one that fails is undone alone and
+    handed to ``alone``
     (default: its own :func:`project_event` message, which retries it, then dead-letters it
     and holds the stream, as ever). Idempotent: a page applied again changes nothing."""
     failed: list[tuple[str, list[int]]] = []
     applied = 0
-    with store.grouped():
+    with store.grouped(), page_writes(store) as page:
         for stream_pk, seq in streams:
             seqs = seqs_of(seq)
             try:
-                with store.grouped():  # a savepoint: this stream's writes undone alone
+                # a savepoint: this stream's writes undone alone, its held writes dropped
+                with store.grouped(), page.stream((stream_pk, seqs)):
                     todo, _ = held_part(store, stream_pk, seqs)
                     if todo:
                         project(store, stream_pk, todo)
@@ -79,6 +83,9 @@ def apply_page(store: DocumentStore, streams: list[list[Any]],
                 log.warning("projection %s failed in its page (%s); sent on alone",
                             stream_pk, type(exc).__name__)
                 failed.append((stream_pk, seqs))
+    for stream_pk, seqs in page.failed:  # its rows' or tracker's batch, then its redo
+        log.warning("projection %s failed in its page's writes; sent on alone", stream_pk)
+        failed.append((stream_pk, seqs))
     for stream_pk, seqs in failed:
         (alone or enqueue)(stream_pk, seqs)
     return f"{len(streams)} streams, {applied} events, {len(failed)} sent on alone"

@@ -93,6 +93,14 @@ def save_tracker(store: DocumentStore, gen: int, state: PatientState, rows: list
     return str(saved["_etag"])
 
 
+def tracker_op(gen: int, state: PatientState, rows: Sequence[RowKey], etag: str | None,
+               row_etags: Mapping[RowKey, str | None] | None = None) -> tuple[str, BatchOp]:
+    """The partition and operation of :func:`save_tracker`, for a batch of its bucket."""
+    doc = _document(gen, state, rows, row_etags)
+    op = BatchOp.create(doc) if etag is None else BatchOp.replace(doc, if_match=etag)
+    return doc["partitionKey"], op
+
+
 def _document(gen: int, state: PatientState, rows: Sequence[RowKey],
               row_etags: Mapping[RowKey, str | None] | None) -> Document:
     known = row_etags or {}

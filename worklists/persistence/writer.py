@@ -11,7 +11,9 @@ touched, so both converge on the newest record.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +30,7 @@ from worklists.persistence.trackers import (
     read_legacy_tracker,
     read_tracker,
     save_tracker,
+    tracker_op,
 )
 from worklists.persistence.view_rows import view_pk
 from worklists.projection.rows import rows_for
@@ -83,18 +86,43 @@ def _delete_row(store: DocumentStore, key: RowKey, gen: int, seq: int) -> None:
         raise ProjectionConflict("row changed concurrently") from None
 
 
+Fast = dict[str, list[tuple[RowKey, BatchOp]]]  # per view partition: its rows' operations
+
+
 def _move(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
           owned: list[RowKey], etags: Etags, touched: set[RowKey], *, rewrite: bool,
           careful: bool) -> tuple[list[RowKey], Etags]:
     """Write ``new``'s rows, delete the rest of ``owned`` and ``touched``; returns the new
-    keys and their etags.
+    keys and their etags (see :func:`_plan`)."""
+    rows, left, fast = _plan(store, gen, old, new, owned, etags, touched, rewrite=rewrite,
+                             careful=careful)
+    for pk, keyed in fast.items():
+        for start in range(0, len(keyed), MAX_BATCH_OPERATIONS):
+            chunk = keyed[start:start + MAX_BATCH_OPERATIONS]
+            try:
+                done = view_rows.execute(store, pk, [op for _, op in chunk])
+            except (errors.Conflict, errors.PreconditionFailed, errors.NotFound,
+                    errors.BatchFailed):
+                raise ProjectionConflict("row changed concurrently") from None
+            for (key, _), etag in zip(chunk, done, strict=True):
+                if key in left:
+                    left[key] = etag
+    failpoints.hit("after_rows")
+    return rows, left
+
+
+def _plan(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
+          owned: list[RowKey], etags: Etags, touched: set[RowKey], *, rewrite: bool,
+          careful: bool) -> tuple[list[RowKey], Etags, Fast]:
+    """What moving from ``old`` to ``new`` writes: the new keys, their etags as known so
+    far, and the operations still to run per view partition.
 
     ``rewrite``: write every row even if the old state had it the same (repairs drift).
     Unless ``careful``, a row the tracker knows the etag of is replaced or deleted under that
     etag without being read, a row it does not own is created, and a view partition's
-    changes go as one transactional batch; any of these failing means someone else wrote
-    there (or a crash left a row the tracker never owned): the caller goes the careful way,
-    which reads each row first.
+    changes go as one transactional batch (returned, not run); any of these failing means
+    someone else wrote there (or a crash left a row the tracker never owned): the caller
+    goes the careful way, which reads each row first (and writes it here, at once).
     """
     before = {} if rewrite else rows_for(old)
     after = rows_for(new)
@@ -103,7 +131,7 @@ def _move(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
     # writing rows and the tracker, or a concurrent writer) are deleted too.
     stray = (set(owned) | touched) - set(after) - set(deletes)
     left: Etags = {key: etags.get(key) for key in after}
-    fast: dict[str, list[tuple[RowKey, BatchOp]]] = {}
+    fast: Fast = {}
     for row in writes:
         touched.add(row.key)
         known = etags.get(row.key)
@@ -117,21 +145,10 @@ def _move(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
         if careful or not known:
             _delete_row(store, key, gen, new.seq)
         else:
+            touched.add(key)
             pk, op = view_rows.delete_op(gen, key, known)
             fast.setdefault(pk, []).append((key, op))
-    for pk, keyed in fast.items():
-        for start in range(0, len(keyed), MAX_BATCH_OPERATIONS):
-            chunk = keyed[start:start + MAX_BATCH_OPERATIONS]
-            try:
-                done = view_rows.execute(store, pk, [op for _, op in chunk])
-            except (errors.Conflict, errors.PreconditionFailed, errors.NotFound,
-                    errors.BatchFailed):
-                raise ProjectionConflict("row changed concurrently") from None
-            for (key, _), etag in zip(chunk, done, strict=True):
-                if key in left:
-                    left[key] = etag
-    failpoints.hit("after_rows")
-    return sorted(after), left
+    return sorted(after), left, fast
 
 
 # ------------------------------------------------------------------------------ entry points
@@ -163,6 +180,11 @@ def apply(store: DocumentStore, gen: int, patient_id: str,
     from_source_now = events is None
     careful = repair or bool(touched)
     key = (id(store), gen, patient_id)
+    page = _staging.get()
+    if page is not None and page.store is not store:
+        page = None
+    if page is not None and key in page.staged:
+        page.flush()  # this patient's earlier writes of the page first: its tracker moved
     for attempt in range(MAX_ATTEMPTS):
         kept = _recent.peek(key) if attempt == 0 and not careful else None
         if kept is None and attempt == 0 and not careful and batch and batch[0]["seq"] == 1:
@@ -190,6 +212,11 @@ def apply(store: DocumentStore, gen: int, patient_id: str,
         try:
             # rows owned by a tracker of an older shape may be of an older format: rewrite
             rewrite = repair or state.shape != new.shape
+            if page is not None and attempt == 0 and legacy is None and not (
+                    careful or rewrite):
+                page.stage(key, new, *_plan(store, gen, state, new, owned, etags, touched,
+                                            rewrite=False, careful=False), etag, touched)
+                return outcome
             rows, row_etags = _move(store, gen, state, new, owned, etags, touched,
                                     rewrite=rewrite, careful=careful or rewrite)
             saved = save_tracker(store, gen, new, rows, etag, row_etags)
@@ -206,6 +233,155 @@ def apply(store: DocumentStore, gen: int, patient_id: str,
             delete_legacy_tracker(store, patient_id, gen)
         return outcome
     raise ProjectionConflict(f"rows did not settle after {MAX_ATTEMPTS} attempts")
+
+
+# ------------------------------------------------------------------------------ pages
+@dataclass
+class _Staged:
+    """One patient's projection in one generation whose writes wait for the page's flush."""
+
+    label: object  # what the page calls the stream it came from
+    new: PatientState
+    rows: list[RowKey]  # the rows the new state owns
+    left: Etags  # their etags: known so far, then as the flush wrote them
+    ops: Fast  # the row writes still to run, per view partition
+    tracker_etag: str | None  # the tracker as read (None: there is none yet)
+    touched: set[RowKey]  # every row it writes or deletes (for a careful redo)
+    failed: bool = False
+
+
+_staging: ContextVar[PageWrites | None] = ContextVar("worklists_page_writes", default=None)
+
+
+class PageWrites:
+    """The writes of a change-feed page, held and run together: every view partition's
+    rows of all the page's patients in one batch (up to 100 operations), then every
+    tracker bucket's trackers in one, instead of one of each per patient.
+
+    Per patient the order stays rows first, tracker last (under the etag it was read at),
+    so a crash in between is repaired as ever when the events come again. An operation that
+    fails its batch (someone else wrote that row or tracker) takes its patient out of the
+    page: the batch runs again without it and the patient is brought up to its record the
+    careful way (each row read first), as :func:`apply` does after a conflict. Only the
+    fast path is held; a patient that needs reading (no etag known, a rewrite, a retry)
+    writes at once, as outside a page.
+    """
+
+    def __init__(self, store: DocumentStore) -> None:
+        self.store = store
+        self.staged: dict[tuple[int, int, str], _Staged] = {}
+        self.failed: list[object] = []  # labels of streams whose careful redo failed too
+        self._label: object = None
+
+    @contextmanager
+    def stream(self, label: object) -> Iterator[None]:
+        """Stage the writes of stream ``label``; when the block raises, they are dropped."""
+        self._label = label
+        mine = set(self.staged)
+        try:
+            yield
+        except BaseException:
+            for key in set(self.staged) - mine:
+                del self.staged[key]
+            raise
+        finally:
+            self._label = None
+
+    def stage(self, key: tuple[int, int, str], new: PatientState, rows: list[RowKey],
+              left: Etags, ops: Fast, tracker_etag: str | None, touched: set[RowKey]
+              ) -> None:
+        self.staged[key] = _Staged(self._label, new, rows, left, ops, tracker_etag,
+                                   set(touched))
+
+    def flush(self) -> list[object]:
+        """Run the held writes; returns the labels of the streams that failed for good
+        (every one's redo raised), which the caller sends on alone."""
+        staged, self.staged = self.staged, {}
+        if not staged:
+            return []
+        rows: dict[str, list[tuple[tuple[int, int, str], RowKey | None, BatchOp]]] = {}
+        for key, one in staged.items():
+            for pk, keyed in one.ops.items():
+                rows.setdefault(pk, []).extend((key, row, op) for row, op in keyed)
+        for pk, items in rows.items():
+            for key, row, etag in self._run(pk, items, staged):
+                if row is not None and row in staged[key].left:
+                    staged[key].left[row] = etag
+        failpoints.hit("after_rows")
+        trackers: dict[str, list[tuple[tuple[int, int, str], RowKey | None, BatchOp]]] = {}
+        for key, one in staged.items():
+            if not one.failed:
+                pk, op = tracker_op(key[1], one.new, one.rows, one.tracker_etag, one.left)
+                trackers.setdefault(pk, []).append((key, None, op))
+        for pk, items in trackers.items():
+            for key, _, etag in self._run(pk, items, staged):
+                one = staged[key]
+                _recent.put(key, Tracker(one.new, one.rows, etag,
+                                         {k: v for k, v in one.left.items() if v}))
+        failed = []
+        token = _staging.set(None)  # a redo writes at once
+        try:
+            for key, one in staged.items():
+                if one.failed:
+                    try:
+                        with self.store.grouped():  # a savepoint: a failed redo is undone
+                            apply(self.store, key[1], key[2], None, touched=one.touched)
+                    except Exception:  # noqa: BLE001 - handed to the caller, never dropped
+                        _recent.forget(key)
+                        failed.append(one.label)
+        finally:
+            _staging.reset(token)
+        self.failed.extend(failed)
+        return failed
+
+    def _run(self, pk: str, items: list[tuple[tuple[int, int, str], RowKey | None, BatchOp]],
+             staged: dict[tuple[int, int, str], _Staged]
+             ) -> list[tuple[tuple[int, int, str], RowKey | None, str | None]]:
+        """Run one partition's operations in batches; an operation that fails takes its
+        patient out (marked failed, its operations dropped: its redo says why) and the
+        batch runs again. The store failing (throttled, unavailable) fails the page."""
+        done = []
+        for start in range(0, len(items), MAX_BATCH_OPERATIONS):
+            chunk = items[start:start + MAX_BATCH_OPERATIONS]
+            while chunk:
+                chunk = [item for item in chunk if not staged[item[0]].failed]
+                if not chunk:
+                    break
+                try:
+                    etags = view_rows.execute(self.store, pk, [op for _, _, op in chunk])
+                except errors.BatchFailed as exc:
+                    if isinstance(exc.cause, (errors.Throttled, errors.Unavailable)):
+                        raise
+                    self._fail(staged, chunk[exc.index][0])
+                    continue
+                except (errors.Throttled, errors.Unavailable):
+                    raise  # the store's, not a patient's: the page is retried whole
+                except errors.StoreError:
+                    self._fail(staged, chunk[0][0])  # a batch of one: that one
+                    continue
+                done += [(key, row, etag) for (key, row, _), etag in
+                         zip(chunk, etags, strict=True)]
+                break
+        return done
+
+    @staticmethod
+    def _fail(staged: dict[tuple[int, int, str], _Staged], key: tuple[int, int, str]) -> None:
+        staged[key].failed = True
+        _recent.forget(key)
+
+
+@contextmanager
+def page_writes(store: DocumentStore) -> Iterator[PageWrites]:
+    """Hold the fast-path writes of every :func:`apply` on ``store`` in this block (this
+    thread or task) and run them together at its end (see :class:`PageWrites`); the
+    labels of streams that failed for good are in ``.failed`` afterwards."""
+    page = PageWrites(store)
+    token = _staging.set(page)
+    try:
+        yield page
+        page.flush()
+    finally:
+        _staging.reset(token)
 
 
 def rebuild_patient(store: DocumentStore, gen: int, patient_id: str, *,
