@@ -249,7 +249,11 @@ CLOSED = ("literal_error", "enum", "bool_", "int_", "float_", "greater_than", "l
 def _bad_query_parameter(request: HttpRequest, exc: NinjaValidationError
                          ) -> BadParameter | None:
     """A query parameter the operation could not read, as :class:`BadParameter` (the
-    values an enumeration takes, from pydantic's error), or None when none is at fault."""
+    values an enumeration takes, from pydantic's error), or None when none is at fault. Only
+    a read's parameters: a command's (a DELETE's ``reason``) are its input, a 422 naming the
+    field as a body's are."""
+    if request.method not in ("GET", "HEAD"):
+        return None
     for err in exc.errors:
         loc = [str(p) for p in err.get("loc", ())]
         if not loc or loc[0] != "query" or not str(err.get("type", "")).startswith(CLOSED):
