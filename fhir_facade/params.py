@@ -64,6 +64,18 @@ class DateBound:
         }[self.prefix]
 
 
+def _prefix(name: str, prefix: str | None) -> str:
+    """A date parameter's comparison (``eq`` when none); 400 not-supported for ``ne``,
+    ``sa``, ``eb`` and ``ap``."""
+    prefix = prefix or "eq"
+    if prefix not in _DATE_PREFIXES:
+        raise bad(
+            f"The {prefix} prefix is not supported on {name}; use {', '.join(_DATE_PREFIXES)}.",
+            "not-supported",
+        )
+    return prefix
+
+
 def parse_date(name: str, text: str) -> DateBound:
     match = _DATE.fullmatch(text.strip())
     if match is None:
@@ -72,12 +84,7 @@ def parse_date(name: str, text: str) -> DateBound:
             f"prefix such as ge or lt), not {text[:40]!r}."
         )
     prefix, year, month, day = match.groups()
-    prefix = prefix or "eq"
-    if prefix not in _DATE_PREFIXES:
-        raise bad(
-            f"The {prefix} prefix is not supported on {name}; use {', '.join(_DATE_PREFIXES)}.",
-            "not-supported",
-        )
+    prefix = _prefix(name, prefix)
     try:
         if day:
             start = end = date(int(year), int(month), int(day)).isoformat()
@@ -141,12 +148,7 @@ def parse_instant(name: str, text: str, tz: tzinfo) -> InstantBound:
             f"or eq), not {text[:40]!r}."
         )
     prefix, day, clock, offset = match.groups()
-    prefix = prefix or "eq"
-    if prefix not in _DATE_PREFIXES:
-        raise bad(
-            f"The {prefix} prefix is not supported on {name}; use {', '.join(_DATE_PREFIXES)}.",
-            "not-supported",
-        )
+    prefix = _prefix(name, prefix)
     if clock is not None and len(day) != 10:
         raise bad(f"{name}: a time needs a full date (YYYY-MM-DD), not {text[:40]!r}.")
     try:
