@@ -81,8 +81,8 @@ def badge(summary: Mapping[str, Any] | None, admission_id: str, admitted_at: str
     scored = summary.get("scored")
     if not scored or scored.get("admissionId") != admission_id:
         scored = None
-    last = summary.get("lastTakenAt")
-    this_stay = bool(last and admitted_at and _instant(last) >= _instant(admitted_at))
+    last, began = _instant(summary.get("lastTakenAt")), _instant(admitted_at)
+    this_stay = bool(last and began and last >= began)
     return {"score": scored["score"] if scored else None,
             "risk": scored["risk"] if scored else None,
             "takenAt": scored["takenAt"] if scored else None,
@@ -91,8 +91,14 @@ def badge(summary: Mapping[str, Any] | None, admission_id: str, admitted_at: str
             "incomplete": this_stay and summary.get("lastComplete") is False}
 
 
-def _instant(text: str) -> datetime:
-    moment = datetime.fromisoformat(text)
+def _instant(text: str | None) -> datetime | None:
+    """A stored instant (UTC when it has no offset); None for nothing or not a time."""
+    try:
+        moment = datetime.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+    if moment is None:
+        return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

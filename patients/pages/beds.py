@@ -23,7 +23,7 @@ from django.utils.cache import patch_vary_headers
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import access_log, policy, updates
-from hisadmin.core.local_time import span
+from hisadmin.core.local_time import span, to_local
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients.domain.beds import Bed, BedState, ward_metrics
@@ -112,7 +112,8 @@ def news2_badge(badge: dict[str, Any] | None, now: datetime) -> dict[str, Any] |
         return None
     risk = badge.get("risk")
     due = badge.get("nextDueAt")
-    late = int((now - datetime.fromisoformat(due)).total_seconds() // 60) if due else -1
+    moment = to_local(due)  # stored UTC (a time without an offset is UTC too)
+    late = int((now - moment).total_seconds() // 60) if moment else -1
     return {
         "score": badge.get("score"),
         "risk": risk or "none",

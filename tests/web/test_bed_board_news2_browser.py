@@ -16,6 +16,7 @@ from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from patients import use_cases
 from patients.tasks import follow_up
 from patients.use_cases import observations as obs
+from tests.a11y.test_axe_pages import AXE, BLOCKING, RUN_AXE
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -73,7 +74,8 @@ def test_the_board_shows_each_beds_news2_in_words_and_colour(
 ) -> None:
     make_user(role, *({"nurse": ("nurse",), "charge_nurse": ("charge_nurse", "nurse")}[role]))
     base = live_server.url
-    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+    page = browser.new_context(viewport={"width": width, "height": 900},
+                               bypass_csp=True).new_page()  # axe is injected below
     outside: list[str] = []
     page.on("request", lambda r: outside.append(r.url)
             if not r.url.startswith(base) and not r.url.startswith("data:") else None)
@@ -91,6 +93,10 @@ def test_the_board_shows_each_beds_news2_in_words_and_colour(
     assert "No score yet" in _badge(page, "M104")
     assert "high" not in _badge(page, "M104").lower()
     page.screenshot(path=str(shots / f"bed-board-news2-{role}-{width}.png"), full_page=True)
+    if AXE.exists():  # the badges in every state, checked as the other pages are
+        page.add_script_tag(path=str(AXE))
+        blocking = [v for v in page.evaluate(RUN_AXE) if v["impact"] in BLOCKING]
+        assert blocking == []
 
     # A set recorded while the board is open reaches the card on its own refresh.
     _observe(his_store, ward["fresh"], HIGH, timedelta(seconds=1))
