@@ -52,9 +52,18 @@ FULL = Phases(seq_iterations=40, threads=4, wide_threads=8, load_seconds=30, fre
 # What the pages poll, and how often (the pages' own refresh intervals; a test holds these
 # equal to the page constants): a ward's list of admitted patients, a department's active
 # orders and a nurse's own (worklists, every 2 s), a ward's bed board (3 s), a patient's
-# medication administration record (10 s). Shares of the screens open at once.
-SCREENS = (("admitted_ward", 2.0, 0.25), ("active_orders", 2.0, 0.15),
-           ("my_orders", 2.0, 0.15), ("bed_board", 3.0, 0.25), ("mar", 10.0, 0.20))
+# medication administration record (10 s), a ward's Observations due and a department's
+# Patients at risk (worklists, 2 s). Shares of the screens open at once.
+SCREENS = (("admitted_ward", 2.0, 0.20), ("active_orders", 2.0, 0.10),
+           ("my_orders", 2.0, 0.10), ("bed_board", 3.0, 0.20), ("mar", 10.0, 0.20),
+           ("observations_due", 2.0, 0.10), ("at_risk", 2.0, 0.10))
+# Observation sets inside the mix: the mix stands for one day of the wards, and every
+# patient in a bed has a set taken every OBSERVATION_HOURS of it (NEWS2 low risk: 4-hourly),
+# by the nurse, spread evenly over the mix.
+OBSERVATION_HOURS = 4
+OBSERVATION_SET = {"respiration_rate": 18, "spo2": 96, "on_oxygen": False, "systolic_bp": 124,
+                   "diastolic_bp": 78, "pulse": 84, "consciousness": "A",
+                   "temperature": "37,2"}  # as the form sends it: a decimal comma
 # Freshness inside the mix: a prober admits its own patients at this rate (as admissions
 # arrive on a ward) and polls each until its row shows, every POLL seconds.
 MIX_PROBE_RATE = 5.0
@@ -398,6 +407,11 @@ def screen_paths(client: HttpClient, tokens: Tokens, count: int) -> list[tuple[s
                 path = f"{api}/worklists/my-orders?page_size=50"
             elif kind == "bed_board":
                 path = f"{api}/wards/{ward.code}/beds"
+            elif kind == "observations_due":
+                path = f"{api}/worklists/observations-due?ward={ward.code}"
+            elif kind == "at_risk":
+                path = f"{api}/worklists/at-risk?department={depts[i % len(depts)]}" \
+                       "&page_size=50"
             else:
                 if not in_beds:
                     continue
@@ -406,16 +420,83 @@ def screen_paths(client: HttpClient, tokens: Tokens, count: int) -> list[tuple[s
     return out[:count] if len(out) > count else out
 
 
+def in_beds(client: HttpClient, tokens: Tokens) -> list[str]:
+    """The ids of every patient in a bed now (the Admitted worklist of each department, up to
+    200 rows each: the seeded stays of the largest plan fit)."""
+    out: list[str] = []
+    for dept in workload.DEPARTMENTS:
+        status, body = client.call("GET", f"{driver.API}/worklists/admitted?department={dept}"
+                                   "&page_size=200", None, tokens.admin)
+        if status == 200:
+            out += [row["patient_id"] for row in body.get("items", []) if row.get("bed")]
+    return out
+
+
+class Observer:
+    """The wards' nurses taking observations through the mix: one set per patient in a bed
+    per ``OBSERVATION_HOURS`` of the day the mix stands for, evenly spread over ``NURSES``
+    connections (so a slow answer does not lower the rate), each set timed."""
+
+    NURSES = 4
+
+    def __init__(self, base: str, tokens: Tokens, patients: list[str], seconds: float) -> None:
+        self.base, self.tokens, self.patients = base, tokens, patients
+        sets = len(patients) * (24 // OBSERVATION_HOURS)
+        self.interval = seconds / max(1, sets) * self.NURSES  # between one nurse's sets
+        self.times: list[float] = []
+        self.errors: list[str] = []
+        self.lock = threading.Lock()
+
+    def run(self, until: Callable[[], bool]) -> None:
+        nurses = [threading.Thread(target=self._nurse, args=(n, until), daemon=True)
+                  for n in range(self.NURSES)]
+        for th in nurses:
+            th.start()
+        for th in nurses:
+            th.join()
+
+    def _nurse(self, n: int, until: Callable[[], bool]) -> None:
+        c = HttpClient(self.base)
+        due = time.perf_counter() + self.interval * n / self.NURSES
+        i = n
+        mine: list[float] = []
+        while self.patients and not until():
+            while (wait := due - time.perf_counter()) > 0 and not until():
+                time.sleep(min(wait, 0.2))
+            if until():
+                break
+            pid = self.patients[i % len(self.patients)]
+            began = time.perf_counter()
+            try:
+                status, body = c.call("POST", f"{driver.API}/patients/{pid}/observations",
+                                      OBSERVATION_SET, self.tokens.nurse)
+            except (http.client.HTTPException, OSError) as exc:
+                status, body = 0, type(exc).__name__
+            mine.append((time.perf_counter() - began) * 1000)
+            if status != 201 and len(self.errors) < 3:
+                self.errors.append(f"observations: HTTP {status} {str(body)[:200]}")
+            i += self.NURSES
+            due = max(due + self.interval, time.perf_counter())
+        with self.lock:
+            self.times.extend(mine)
+
+    def result(self, seconds: float) -> dict[str, Any]:
+        return {"patients": len(self.patients), "sets": len(self.times),
+                "sets_per_s": round(len(self.times) / max(1e-6, seconds), 1),
+                **stats(self.times), "errors": self.errors}
+
+
 def ward_mix(base: str, tokens: Tokens, patients: list[workload.PatientPlan], phases: Phases,
              first_id: int, cpu: Callable[[], dict[str, float]] | None = None
              ) -> dict[str, Any]:
     """A ward shift: ``mix_screens`` open screens each polling what its page polls at the
     page's own interval (each screen's first poll at a random point of its interval), while
-    ``mix_clients`` clients issue the clinical commands as fast as they can and a prober
-    admits patients at 5/s and times how soon each shows in the worklist. For
-    ``mix_seconds``."""
+    ``mix_clients`` clients issue the clinical commands as fast as they can, the nurses take
+    observation sets (:class:`Observer`) and a prober admits patients at 5/s and times how
+    soon each shows in the worklist. For ``mix_seconds``."""
     client = HttpClient(base)
     screens = screen_paths(client, tokens, phases.mix_screens)
+    observer = Observer(base, tokens, in_beds(client, tokens), phases.mix_seconds)
     probe = Prober(base, tokens, int(MIX_PROBE_RATE * phases.mix_seconds) + 5,
                    poll=MIX_PROBE_POLL)
     pages: dict[str, list[float]] = {}
@@ -451,11 +532,13 @@ def ward_mix(base: str, tokens: Tokens, patients: list[workload.PatientPlan], ph
                for k, p, r in screens]
     prober = threading.Thread(target=probe.run, args=(MIX_PROBE_RATE, stop.is_set),
                               daemon=True)
+    observing = threading.Thread(target=observer.run, args=(stop.is_set,), daemon=True)
 
     def begin() -> None:
         for th in threads:
             th.start()
         prober.start()
+        observing.start()
 
     beds = workload.free_beds(patients)
     load = under_load(base, tokens, beds, phases.mix_clients, phases.mix_seconds, first_id,
@@ -464,6 +547,7 @@ def ward_mix(base: str, tokens: Tokens, patients: list[workload.PatientPlan], ph
     for th in threads:
         th.join(30)
     prober.join(90)
+    observing.join(30)
     fresh = probe.result()
     probe.discharge()
     all_pages = [ms for v in pages.values() for ms in v]
@@ -477,6 +561,7 @@ def ward_mix(base: str, tokens: Tokens, patients: list[workload.PatientPlan], ph
             "pages_per_s": round(len(all_pages) / max(1e-6, load["seconds"]), 1),
             "by_screen": {k: stats(v) for k, v in sorted(pages.items())},
             "freshness": fresh, "commands": load["commands"], "drain_s": load["drain_s"],
-            "errors": (load["errors"] + errors)[:5],
+            "observation_sets": observer.result(load["seconds"]),
+            "errors": (load["errors"] + errors + observer.errors)[:5],
             **({"cpu_ms_per_command": load["cpu_ms_per_command"]}
                if "cpu_ms_per_command" in load else {})}

@@ -24,6 +24,7 @@ RATIOS: dict[str, tuple[tuple[str, ...], str]] = {
     "mix_command_p99": (("ward_mix", "command_p99_ms"), "lower"),
     "mix_page_p50": (("ward_mix", "page_p50_ms"), "lower"),
     "mix_page_p99": (("ward_mix", "page_p99_ms"), "lower"),
+    "mix_observation_p99": (("ward_mix", "observation_sets", "p99_ms"), "lower"),
     "memory": (("memory", "peak_total_mb"), "lower"),
     **{f"read_{w}": (("reads", w, "p50_ms"), "lower")
        for w in ("admitted", "admitted_ward", "active_orders", "my_orders", "name_search")},

@@ -277,7 +277,24 @@ def mix_table(run: dict[str, Any]) -> list[str]:
         return []
     return [*lines, "", "Pages by screen (p50 / p99 ms, all the rounds' polls of a kind):",
             "", "| patients | system | screen | polls | p50 ms | p99 ms |",
-            "|---|---|---|---|---|---|", *by_screen]
+            "|---|---|---|---|---|---|", *by_screen, *observation_table(run)]
+
+
+def observation_table(run: dict[str, Any]) -> list[str]:
+    """The nurses' observation sets inside the mix (medians of the rounds)."""
+    rows = []
+    for size, entry in run["sizes"].items():
+        for s in run["systems"]:
+            o = get(entry, s, "ward_mix", "observation_sets")
+            if o:
+                rows.append(f"| {int(size):,} | {LABEL[s]} | {_f(o.get('patients'), 0)} | "
+                            f"{_f(o.get('sets'), 0)} | {_f(o.get('sets_per_s'), 1)} | "
+                            f"{_f(o.get('p50_ms'), 2)} | {_f(o.get('p99_ms'), 2)} |")
+    if not rows:
+        return []
+    return ["", "Observation sets recorded by the nurses during the mix:", "",
+            "| patients | system | patients in beds | sets | sets/s | p50 ms | p99 ms |",
+            "|---|---|---|---|---|---|---|", *rows]
 
 
 ROUND_METRICS = (
@@ -288,6 +305,7 @@ ROUND_METRICS = (
     ("commands/s, 8 clients", "throughput_8"), ("ward mix commands/s", "mix_commands_per_s"),
     ("ward mix command p50", "mix_command_p50"), ("ward mix command p99", "mix_command_p99"),
     ("ward mix page p50", "mix_page_p50"), ("ward mix page p99", "mix_page_p99"),
+    ("ward mix observation set p99", "mix_observation_p99"),
     ("peak memory", "memory"),
     *((f"{w.replace('_', ' ')} page p50", f"read_{w}") for w in WORKLISTS))
 
@@ -867,10 +885,13 @@ def render(runs: list[dict[str, Any]], images: list[str], image_dir: str) -> str
                 "Open screens poll what the pages poll, each at its page's interval (a "
                 "ward's admitted patients, a department's active orders and a nurse's own "
                 "orders every 2 s, a ward's bed board every 3 s, a patient's medication "
-                "record every 10 s; the API reads behind those pages, which both systems "
-                "serve) while clients issue the stays' commands as fast as they can, and a "
-                "prober admits patients at 5/s and polls each (every 10 ms) until it shows "
-                "in the Admitted worklist: *freshness*.", "", *mix, ""]
+                "record every 10 s, a ward's Observations due and a department's Patients "
+                "at risk every 2 s; the API reads behind those pages, which both systems "
+                "serve) while clients issue the stays' commands as fast as they can, the "
+                "nurses take observation sets (the mix stands for one day: a set per patient "
+                "in a bed every 4 h of it, spread evenly; timed apart from the clients' "
+                "commands), and a prober admits patients at 5/s and polls each (every "
+                "10 ms) until it shows in the Admitted worklist: *freshness*.", "", *mix, ""]
     out += ["## Worklist reads (50-row first page, over HTTP)", "", *reads_table(run), ""]
     for img in images:
         out.append(f"![{img[:-4]}]({image_dir}/{img})")

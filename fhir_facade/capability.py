@@ -28,6 +28,8 @@ PARAM_TYPES = {
     "family": "string",
     "given": "string",
     "birthdate": "date",
+    "code": "token",
+    "date": "date",
 }
 PATIENT_DOCS = {
     "_id": "The patient's id (a point read).",
@@ -48,6 +50,13 @@ def _param_docs(name: str) -> str:
         return "Status codes, comma-separated for any of them."
     if name == "category":
         return "laboratory or imaging (or their SNOMED CT codes)."
+    if name == "code":
+        return ("The code (LOINC for vital signs, SNOMED CT for NEWS2, the lab's own code), "
+                "as code or system|code; comma-separated for any of them.")
+    if name == "date":
+        return ("When it was observed: eq, ge, gt, le, lt; YYYY[-MM[-DD]] or "
+                "YYYY-MM-DDThh:mm[:ss[.ffffff]] with Z or an offset (without one, the "
+                "hospital's time); repeat for a range.")
     return PATIENT_DOCS.get(name, name)
 
 

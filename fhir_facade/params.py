@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta, tzinfo
 from urllib.parse import urlencode
 
 from django.http import QueryDict
@@ -64,6 +64,18 @@ class DateBound:
         }[self.prefix]
 
 
+def _prefix(name: str, prefix: str | None) -> str:
+    """A date parameter's comparison (``eq`` when none); 400 not-supported for ``ne``,
+    ``sa``, ``eb`` and ``ap``."""
+    prefix = prefix or "eq"
+    if prefix not in _DATE_PREFIXES:
+        raise bad(
+            f"The {prefix} prefix is not supported on {name}; use {', '.join(_DATE_PREFIXES)}.",
+            "not-supported",
+        )
+    return prefix
+
+
 def parse_date(name: str, text: str) -> DateBound:
     match = _DATE.fullmatch(text.strip())
     if match is None:
@@ -72,12 +84,7 @@ def parse_date(name: str, text: str) -> DateBound:
             f"prefix such as ge or lt), not {text[:40]!r}."
         )
     prefix, year, month, day = match.groups()
-    prefix = prefix or "eq"
-    if prefix not in _DATE_PREFIXES:
-        raise bad(
-            f"The {prefix} prefix is not supported on {name}; use {', '.join(_DATE_PREFIXES)}.",
-            "not-supported",
-        )
+    prefix = _prefix(name, prefix)
     try:
         if day:
             start = end = date(int(year), int(month), int(day)).isoformat()
@@ -90,6 +97,79 @@ def parse_date(name: str, text: str) -> DateBound:
     except ValueError:
         raise bad(f"{name}: {text[:40]!r} is not a calendar date.") from None
     return DateBound(prefix, start, end)
+
+
+# A dateTime search value: a date, or a date and time (minutes, seconds, fractions) with an
+# offset or Z, or without one (the hospital's time).
+_INSTANT = re.compile(r"(eq|ne|gt|lt|ge|le|sa|eb|ap)?(\d{4}(?:-\d{2}(?:-\d{2})?)?)"
+                      r"(?:T(\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:\d{2})?)?")
+_SPACED_OFFSET = re.compile(r"(T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:\d{2})$")
+
+
+@dataclass(frozen=True)
+class InstantBound:
+    """One ``date`` value on an instant: a prefix and the span [start, end) its precision
+    covers (a day, a minute, a second…), both aware."""
+
+    prefix: str
+    start: datetime
+    end: datetime
+
+    def matches(self, value: datetime) -> bool:
+        return {
+            "eq": self.start <= value < self.end,
+            "gt": value >= self.end,
+            "ge": value >= self.start,
+            "lt": value < self.start,
+            "le": value < self.end,
+        }[self.prefix]
+
+
+def _span(clock: str) -> timedelta:
+    """How long a time of this precision lasts: a minute, a second, a microsecond."""
+    if len(clock) == 5:
+        return timedelta(minutes=1)
+    if len(clock) == 8:
+        return timedelta(seconds=1)
+    return timedelta(microseconds=1)
+
+
+def parse_instant(name: str, text: str, tz: tzinfo) -> InstantBound:
+    """A ``date`` search value on an instant (FHIR dateTime precision): ``ge2026-11-28``,
+    ``lt2026-11-28T09:30``, ``2026-11-28T09:30:15.123456+01:00``; without an offset it is the
+    hospital's time (``tz``). An offset's ``+`` sent unencoded (read as a space) is
+    taken as the ``+`` it was. FhirError 400 otherwise."""
+    value = _SPACED_OFFSET.sub(r"\1+\2", text.strip())
+    match = _INSTANT.fullmatch(value)
+    if match is None:
+        raise bad(
+            f"{name} must be a date or a date and time (YYYY-MM-DD or "
+            f"YYYY-MM-DDThh:mm[:ss[.ffffff]][Z or ±hh:mm], optionally after ge, gt, le, lt "
+            f"or eq), not {text[:40]!r}."
+        )
+    prefix, day, clock, offset = match.groups()
+    prefix = _prefix(name, prefix)
+    if clock is not None and len(day) != 10:
+        raise bad(f"{name}: a time needs a full date (YYYY-MM-DD), not {text[:40]!r}.")
+    try:
+        if clock is None:
+            bound = parse_date(name, f"{prefix}{day}")
+            start = datetime.fromisoformat(bound.start).replace(tzinfo=tz)
+            end = datetime.fromisoformat(bound.end).replace(tzinfo=tz) + timedelta(days=1)
+            return InstantBound(prefix, start, end)
+        fraction = clock[9:]
+        whole = clock[:8]
+        moment = datetime.fromisoformat(f"{day}T{whole}")
+        if fraction:
+            moment = moment.replace(microsecond=int(fraction[:6].ljust(6, "0")))
+        if offset:
+            moment = moment.replace(tzinfo=datetime.strptime(
+                offset.replace("Z", "+00:00"), "%z").tzinfo)
+        else:
+            moment = moment.replace(tzinfo=tz)
+    except ValueError:
+        raise bad(f"{name}: {text[:40]!r} is not a calendar date and time.") from None
+    return InstantBound(prefix, moment, moment + _span(clock))
 
 
 def parse_token(text: str) -> tuple[str | None, str]:

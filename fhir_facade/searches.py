@@ -15,9 +15,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from fhir.resources.R4B.resource import Resource
@@ -28,7 +29,17 @@ from fhir_facade import codes, reads
 from fhir_facade.envelopes import Page
 from fhir_facade.mapping import people
 from fhir_facade.mapping.common import Names
-from fhir_facade.params import DateBound, Search, bad, parse_date, parse_reference, parse_token
+from fhir_facade.params import (
+    DateBound,
+    InstantBound,
+    Search,
+    bad,
+    parse_date,
+    parse_instant,
+    parse_reference,
+    parse_token,
+)
+from hisadmin.core.inputs import hospital_time_zone
 from patients.domain.records import fold
 from patients.persistence import queries
 from worklists.read import queries as worklists
@@ -65,6 +76,7 @@ class PatientType:
     status_of: Callable[[Resource], str | None] = _status
     subject: bool = True  # FHIR gives the type a ``subject`` parameter as well
     categories: tuple[str, ...] = ()
+    coded: bool = False  # ``code`` (a token on the resource's code) and ``date`` (its time)
 
     def params(self) -> tuple[str, ...]:
         own = ("patient", self.status_param, "status")
@@ -72,6 +84,7 @@ class PatientType:
             own
             + (("subject",) if self.subject else ())
             + (("category",) if self.categories else ())
+            + (("code", "date") if self.coded else ())
         )
 
 
@@ -113,7 +126,7 @@ PATIENT_TYPES: dict[str, PatientType] = {
         + ("laboratory", "imaging"),
     ),
     "Observation": PatientType(reads.observation_list, tuple(STATUSES["Observation"].split()),
-                               categories=("laboratory", "vital-signs", "survey")),
+                               categories=("laboratory", "vital-signs", "survey"), coded=True),
     "DiagnosticReport": PatientType(reads.report_list, tuple(STATUSES["DiagnosticReport"].split())),
 }
 PATIENT_PARAMS = ("_id", "identifier", "name", "family", "given", "birthdate")
@@ -171,7 +184,66 @@ def _search_by_patient(store: DocumentStore, kind: PatientType, asked: Search) -
     if categories is not None:
         codes_wanted = {c for c in categories} | {CATEGORY_WORDS.get(c, c) for c in categories}
         found = [r for r in found if _category_codes(r) & codes_wanted]
+    if kind.coded:
+        found = _by_code_and_date(found, asked)
     return _offset_page(found, asked)
+
+
+# ------------------------------------------------------------------ code and date
+_CODE = re.compile(r"[^\s,|]{1,64}")
+_SYSTEM = re.compile(r"[^\s,|]{0,200}")
+Token = tuple[str | None, str]
+
+
+def _tokens(asked: Search) -> list[set[Token]]:
+    """Each ``code`` value's tokens (commas: any of them; repeats: all of them); a 400 for
+    one that is not ``code``, ``system|code`` or ``|code``."""
+    out = []
+    for value in asked.all("code"):
+        tokens: set[Token] = set()
+        for item in value.split(","):
+            system, code = parse_token(item.strip())
+            if not _CODE.fullmatch(code) or (system is not None
+                                              and not _SYSTEM.fullmatch(system)):
+                raise bad(f"code must be a code, system|code or |code (e.g. "
+                          f"http://loinc.org|8867-4), not {item.strip()[:60]!r}.")
+            tokens.add((system, code))
+        out.append(tokens)
+    return out
+
+
+def _has_code(resource: Resource, tokens: set[Token]) -> bool:
+    concept = getattr(resource, "code", None)
+    codings = [(c.system or "", c.code) for c in (concept.coding or [])] if concept else []
+    return any(code == c and (system is None or system == s)
+               for system, code in tokens for s, c in codings)
+
+
+def _effective(resource: Resource) -> datetime | None:
+    value = getattr(resource, "effectiveDateTime", None)
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=hospital_time_zone())
+    return None
+
+
+def _by_code_and_date(found: list[Resource], asked: Search) -> list[Resource]:
+    """``code`` (LOINC, SNOMED CT or a lab's own code; ``system|code`` too) and ``date``
+    (prefixes eq, ge, gt, le, lt; a day, minute, second or instant; without an offset the
+    hospital's time) on Observation.code and effectiveDateTime."""
+    for tokens in _tokens(asked):
+        found = [r for r in found if _has_code(r, tokens)]
+    bounds: list[InstantBound] = [parse_instant("date", v, hospital_time_zone())
+                                  for v in asked.all("date")]
+    for bound in bounds:
+        found = [r for r in found if (at := _effective(r)) is not None and bound.matches(at)]
+    return found
 
 
 # ------------------------------------------------------------------ Patient

@@ -310,6 +310,12 @@ class ObservationFlag(_Data):
     message: str
 
 
+class ObservationSource(_Data):
+    system: str = Field(description="the sending application^facility (HL7 MSH-3^MSH-4)")
+    devices: list[str] = Field(description="the monitors (OBX-18), when named")
+    control_id: str = Field(description="the message's control id (MSH-10)")
+
+
 class ObservationData(_Record):
     observation_id: str
     taken_at: str
@@ -334,6 +340,8 @@ class ObservationData(_Record):
     recorded_at: str
     recorded_by: str
     recorded_by_name: str = ""
+    source: ObservationSource | None = Field(None, description="a set a bedside monitor "
+                                             "sent (HL7 ORU^R01): where it came from")
 
 
 # ------------------------------------------------------------------ the events

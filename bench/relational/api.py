@@ -16,6 +16,7 @@ import orjson
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, FilteredRelation, OuterRef, Prefetch, Q
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Query, Schema
 from ninja.renderers import BaseRenderer
@@ -25,6 +26,7 @@ from ninja.security import HttpBearer
 from bench.relational import services
 from bench.relational.models import (
     ACTIVE_ORDER,
+    AT_RISK,
     Administration,
     Admission,
     Allergy,
@@ -502,3 +504,66 @@ def medication_record(request: HttpRequest, patient_id: str, date: str | None = 
     return {"patient_id": str(patient.id), "date": day.isoformat(),
             "now": _instant(now),
             "orders": [mar_row(o, start, end, now) for o in orders]}
+
+
+# ------------------------------------------------------------------ observations (NEWS2)
+class ObservationIn(Schema):
+    respiration_rate: Any = None
+    spo2: Any = None
+    on_oxygen: bool | None = None
+    oxygen_device: str | None = None
+    oxygen_flow_l_min: Any = None
+    systolic_bp: Any = None
+    diastolic_bp: Any = None
+    pulse: Any = None
+    consciousness: str | None = None
+    temperature: Any = None
+    pain_score: Any = None
+    comment: str = ""
+    taken_at: datetime | None = None
+
+
+@api.post("/patients/{patient_id}/observations")
+def record_observations(request: HttpRequest, patient_id: str, payload: ObservationIn) -> Any:
+    require(request.user, "clinician", "nurse")
+    values = payload.dict(exclude={"taken_at"})
+    made = services.record_observations(patient_id, values, payload.taken_at, _actor(request))
+    return api.create_response(request, {
+        "observation_id": str(made.id), "taken_at": made.taken_at.isoformat(), **made.values,
+        "news2": {"score": made.score, "risk": made.risk or None, "complete": made.complete,
+                  "next_due_at": made.next_due_at.isoformat() if made.next_due_at else None}},
+        status=201)
+
+
+def _news2_row(a: Admission, now: datetime) -> dict[str, Any]:
+    due = a.news2_next_due or a.started_at
+    late = int((now - due).total_seconds() // 60)
+    return {**census_row(a), "score": a.news2_score, "risk": a.news2_risk or None,
+            "taken_at": a.news2_taken_at.isoformat() if a.news2_taken_at else None,
+            "next_due_at": due.isoformat(), "overdue": late > 0, "minutes_late": max(0, late)}
+
+
+@api.get("/worklists/observations-due")
+def observations_due(request: HttpRequest, ward: str) -> Any:
+    """Every patient of the ward by when the next set is due (the stay's start before the
+    first), overdue first: one indexed query."""
+    require(request.user, "clinician", "nurse")
+    now = datetime.now(UTC)
+    qs = (Admission.objects.filter(status="active", ward_id=ward)
+          .select_related("patient", "bed")
+          .order_by(Coalesce("news2_next_due", "started_at"), "id"))
+    rows = [_news2_row(a, now) for a in qs]
+    return {"items": rows, "continuation": None}
+
+
+@api.get("/worklists/at-risk")
+def at_risk(request: HttpRequest, department: str, ward: str = "", page: str | None = None,
+            page_size: int = Query(50, ge=1, le=200)) -> Any:
+    require(request.user, "clinician", "nurse")
+    now = datetime.now(UTC)
+    qs = (Admission.objects.filter(status="active", department_id=department,
+                                   news2_risk__in=AT_RISK).select_related("patient", "bed"))
+    if ward:
+        qs = qs.filter(ward_id=ward)
+    return _page(qs.order_by("-news2_score", "id"), page, page_size,
+                 lambda a: _news2_row(a, now))

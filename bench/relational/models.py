@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Q
 
 ACTIVE_ORDER = Q(status__in=("created", "ready", "in_progress"))
+AT_RISK = ("low-medium", "medium", "high")  # the risks Patients at risk lists
 
 
 def fold(text: str) -> str:
@@ -83,6 +84,12 @@ class Admission(models.Model):
     ended_at = models.DateTimeField(null=True)
     disposition = models.CharField(max_length=40, blank=True)
     version = models.PositiveIntegerField(default=1)
+    # The stay's latest NEWS2 score, kept on the row by the command that records a set (what
+    # Observations due and Patients at risk read, as the product's projection keeps them).
+    news2_score = models.PositiveSmallIntegerField(null=True)
+    news2_risk = models.CharField(max_length=12, blank=True)
+    news2_taken_at = models.DateTimeField(null=True)
+    news2_next_due = models.DateTimeField(null=True)
 
     class Meta:
         constraints = [
@@ -96,6 +103,11 @@ class Admission(models.Model):
             models.Index(fields=["department", "ward"], condition=Q(status="active"),
                          name="census"),
             models.Index(fields=["patient", "-started_at"], name="admission_patient"),
+            models.Index(fields=["ward", "news2_next_due"], condition=Q(status="active"),
+                         name="observations_due"),
+            models.Index(fields=["department", "-news2_score"],
+                         condition=Q(status="active", news2_risk__in=AT_RISK),
+                         name="at_risk"),
         ]
 
 
@@ -148,6 +160,26 @@ class Administration(models.Model):
     unit = models.CharField(max_length=20)
     by = models.CharField(max_length=150)
     note = models.CharField(max_length=300, blank=True)
+
+
+class ObservationSet(models.Model):
+    """A set of vital signs as recorded, with its NEWS2 (scored by the product's pure
+    domain function: the comparison is of storage, not of arithmetic)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4)
+    patient = models.ForeignKey(Patient, on_delete=models.CASCADE, related_name="observations")
+    admission = models.ForeignKey(Admission, null=True, on_delete=models.SET_NULL)
+    taken_at = models.DateTimeField()
+    values = models.JSONField()
+    score = models.PositiveSmallIntegerField(null=True)
+    risk = models.CharField(max_length=12, blank=True)
+    complete = models.BooleanField()
+    next_due_at = models.DateTimeField(null=True)
+    recorded_at = models.DateTimeField()
+    recorded_by = models.CharField(max_length=150)
+
+    class Meta:
+        indexes = [models.Index(fields=["patient", "-taken_at"], name="observation_patient")]
 
 
 class AuditEvent(models.Model):

@@ -17,11 +17,14 @@ from bench.relational.models import (
     Admission,
     AuditEvent,
     Bed,
+    ObservationSet,
     Order,
     Patient,
     Ward,
     fold,
 )
+from patients.domain import observations as news2_rules
+from patients.domain.errors import InvalidInput
 
 
 class DomainError(Exception):
@@ -208,3 +211,37 @@ def discharge(patient_id: str, disposition: str, actor: str) -> Admission:
         + [AuditEvent(patient=patient, seq=last + 1 + len(active), type="AdmissionEnded",
                       occurred_at=now, actor=actor, data={"disposition": disposition})])
     return admission
+
+
+class InvalidValue(DomainError):
+    status = 422
+
+
+@transaction.atomic
+def record_observations(patient_id: str, values: dict[str, Any], taken_at: datetime | None,
+                        actor: str) -> ObservationSet:
+    """A set of vital signs, checked and scored with the product's pure NEWS2 functions;
+    the stay's latest score moved on its row when the set is complete and the newest."""
+    patient = _locked_patient(patient_id)
+    try:
+        checked, _ = news2_rules.checked(values)
+    except InvalidInput as exc:
+        raise InvalidValue(str(exc)) from None
+    now = _now()
+    taken = taken_at or now
+    score = news2_rules.news2(checked, taken_at=taken)
+    admission = Admission.objects.select_for_update().filter(
+        patient=patient, status="active").first()
+    made = ObservationSet.objects.create(
+        patient=patient, admission=admission, taken_at=taken,
+        values={k: v for k, v in checked.items() if v not in (None, "")},
+        score=score.score, risk=str(score.risk or ""), complete=score.complete,
+        next_due_at=score.next_due_at, recorded_at=now, recorded_by=actor)
+    if admission is not None and score.complete and (
+            admission.news2_taken_at is None or taken >= admission.news2_taken_at):
+        admission.news2_score, admission.news2_risk = score.score, str(score.risk)
+        admission.news2_taken_at, admission.news2_next_due = taken, score.next_due_at
+        admission.save(update_fields=["news2_score", "news2_risk", "news2_taken_at",
+                                      "news2_next_due"])
+    _audit(patient, "ObservationsRecorded", actor, {"observationId": str(made.id)})
+    return made

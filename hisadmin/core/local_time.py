@@ -84,3 +84,9 @@ def clock_time(value: object, *, tz: tzinfo | None = None) -> str:
     if local is None:
         return "" if value in (None, "") else str(value)
     return local.strftime("%H:%M")
+
+
+def span(minutes: int) -> str:
+    """A stretch of time in words: "45 min", "2 h 5 min" (how late, how long ago)."""
+    hours, rest = divmod(max(0, minutes), 60)
+    return f"{hours} h {rest} min" if hours else f"{rest} min"

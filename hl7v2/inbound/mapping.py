@@ -60,8 +60,9 @@ def unit_code(written: str, units: Mapping[str, Mapping[str, Any]]) -> str | Non
 
 
 def observed_at(text: str, time_zone: tzinfo | None = None) -> str:
-    """An HL7 DTM (``YYYYMMDD[HHMM[SS[.S…]]][±ZZZZ]``) as ISO 8601; without an offset it is
-    in ``time_zone`` (the hospital's); "" when empty or not a time."""
+    """An HL7 DTM (``YYYYMMDD[HHMM[SS[.S…]]][±ZZZZ]``) as ISO 8601, its fraction of a second
+    kept; without an offset it is in ``time_zone`` (the hospital's); "" when empty or not a
+    time."""
     text = text.strip()
     if not text:
         return ""
@@ -70,9 +71,11 @@ def observed_at(text: str, time_zone: tzinfo | None = None) -> str:
         if sign in text[8:]:
             cut = text.rindex(sign)
             text, zone = text[:cut], text[cut:]
-    digits = text.split(".")[0].ljust(14, "0")[:14]
+    digits, _, fraction = text.partition(".")
     try:
-        moment = datetime.strptime(digits, "%Y%m%d%H%M%S")
+        moment = datetime.strptime(digits.ljust(14, "0")[:14], "%Y%m%d%H%M%S")
+        if fraction:  # fractions of a second, kept (to the microsecond)
+            moment = moment.replace(microsecond=int(fraction[:6].ljust(6, "0")))
         if zone:
             moment = moment.replace(tzinfo=datetime.strptime(zone, "%z").tzinfo)
         elif time_zone is not None:

@@ -16,6 +16,8 @@ from hl7apy.consts import VALIDATION_LEVEL
 from hl7apy.exceptions import HL7apyException
 from hl7apy.parser import parse_message
 
+from patients.domain.observations import LOINC, VITAL_SIGNS_PANEL
+
 VERSIONS = ("2.5", "2.5.1")
 MAX_SEGMENTS = 1000  # per message: an ORU of one order has tens
 MAX_REPETITIONS = 50  # per field
@@ -45,6 +47,9 @@ ERROR_NAMES = {
     DUPLICATE_KEY: "Duplicate key identifier",
     APPLICATION_ERROR: "Application internal error",
 }
+
+
+VITAL_SIGN_CODES = frozenset(LOINC.values())
 
 
 class Problem(Exception):
@@ -84,6 +89,7 @@ class Observation:
     abnormal_flags: tuple[str, ...] = ()  # OBX-8, the laboratory's flags
     observed_at: str = ""  # OBX-14, HL7 DTM as sent
     comments: tuple[str, ...] = ()  # the NTE after it
+    equipment: str = ""  # OBX-18.1, the equipment instance (a bedside monitor's id)
 
     def location(self, field: int) -> str:
         return f"OBX^{self.position}^{field}"
@@ -98,9 +104,17 @@ class OrderResult:
     observed_at: str  # OBR-7, HL7 DTM as sent
     comments: tuple[str, ...]  # the NTE after the OBR
     observations: tuple[Observation, ...]
+    service: str = ""  # OBR-4.1, the universal service id (a LOINC panel for vital signs)
 
     def location(self, field: int) -> str:
         return f"OBR^{self.position}^{field}"
+
+    @property
+    def vital_signs(self) -> bool:
+        """A bedside monitor's set, not a lab order's results: OBR-4 is the vital-signs
+        panel, or OBR-2 names no order and an OBX is a vital sign's LOINC code."""
+        return self.service == VITAL_SIGNS_PANEL or (
+            not self.order_id and any(ob.code in VITAL_SIGN_CODES for ob in self.observations))
 
 
 @dataclass(frozen=True)
@@ -200,7 +214,8 @@ def _observation(position: int, ob: Any) -> Observation:
                        _value(obx.obx_6.ce_1), _value(obx.obx_11),
                        ref_range=unescape(obx.obx_7.to_er7())[:60] if len(obx.obx_7) else "",
                        abnormal_flags=flags, observed_at=_value(obx.obx_14),
-                       comments=_notes(ob))
+                       comments=_notes(ob),
+                       equipment=_value(obx.obx_18.ei_1) if len(obx.obx_18) else "")
 
 
 def _parse(text: str) -> Any:
@@ -279,9 +294,6 @@ def read(text: str, *, max_segments: int = MAX_SEGMENTS,
     orders, seen = [], 0
     for number, group in enumerate(groups, start=1):
         order_id = _value(group.obr.obr_2.ei_1)
-        if not order_id:
-            raise Refusal(f"OBR^{number}^2", REQUIRED_FIELD_MISSING,
-                          "OBR-2 (placer order number) is empty: it must be the order's id.")
         observations = tuple(
             _observation(seen + position, ob)
             for position, ob in enumerate(group.oru_r01_observation, start=1))
@@ -289,9 +301,15 @@ def read(text: str, *, max_segments: int = MAX_SEGMENTS,
         if not observations:
             raise Refusal(f"OBR^{number}^2", REQUIRED_FIELD_MISSING,
                           "The order has no results (OBX).")
-        orders.append(OrderResult(number, order_id, _value(group.obr.obr_7),
-                                  _notes(group), observations))
-    if len({o.order_id for o in orders}) != len(orders):
+        order = OrderResult(number, order_id, _value(group.obr.obr_7), _notes(group),
+                            observations, service=_value(group.obr.obr_4.ce_1))
+        if not order_id and not order.vital_signs:
+            raise Refusal(f"OBR^{number}^2", REQUIRED_FIELD_MISSING,
+                          "OBR-2 (placer order number) is empty: it must be the order's id "
+                          "(or OBR-4 the vital-signs panel, 85353-1, for a monitor's set).")
+        orders.append(order)
+    lab = [o.order_id for o in orders if not o.vital_signs]
+    if len(set(lab)) != len(lab):
         raise Refusal("OBR", DUPLICATE_KEY, "An order (OBR-2) is given twice in the message.")
     pid = patient.pid[0]
     return ResultMessage(*header, mrn=mrn, orders=tuple(orders),

@@ -1,6 +1,9 @@
 """One ORU^R01 in, one ACK out: read it, claim its control id, find the patient by MRN and
 the order by OBR-2, map the values, and complete the order through the results use case
-(the one the results form calls) as the lab-system user.
+(the one the results form calls) as the lab-system user. A bedside monitor's group (OBR-4
+the vital-signs panel, or no order in OBR-2 and vital signs' LOINC codes in OBX-3) is
+recorded as an observation set instead, through the bedside form's use case, attributed to
+the sending system and its monitor.
 
 Logs name control ids, outcomes and ERR locations only: never an MRN, a name or a value.
 """
@@ -13,15 +16,15 @@ import os
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
-from datetime import tzinfo
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import StaleWrite
 from hisadmin.core.actor import Actor
 from hisadmin.core.store import new_uow
-from hl7v2.inbound import mapping
+from hl7v2.inbound import mapping, vitals
 from hl7v2.inbound.ack import ACCEPT, ERROR, REJECT, Identity, ack, answer_code
 from hl7v2.inbound.oru import (
     APPLICATION_ERROR,
@@ -43,9 +46,11 @@ from hl7v2.inbound.oru import (
 from hl7v2.messages import hl7_timestamp
 from hl7v2.persistence import receipts
 from patients import use_cases
+from patients.domain import observations as observation_rules
 from patients.domain.errors import DomainError, UnknownOrder, UnknownPatient
 from patients.domain.results import PRELIMINARY
 from patients.persistence import mrn, queries, reference
+from patients.use_cases import observations as observation_sets
 
 log = logging.getLogger("hl7v2.inbound")
 STALE_RETRIES = 3  # a concurrent change to the record: load and try again
@@ -230,13 +235,65 @@ def _command(receiver: Receiver, patient_id: str, group: OrderResult
         comments=group.comments)
 
 
+@dataclass(frozen=True)
+class _Monitored:
+    """A monitor's set ready to record: the command, what the group said, who sent it."""
+
+    command: observation_sets.RecordObservations
+    signs: vitals.VitalSigns
+    actor: Actor
+
+
+def _monitored(receiver: Receiver, message: ResultMessage, patient_id: str,
+               group: OrderResult) -> _Monitored:
+    """The observation set of a monitor's group, checked as the use case will check it
+    (values and time), so that a refused set refuses the message before anything is
+    recorded."""
+    signs = vitals.vital_signs(group, receiver.time_zone)
+    try:
+        observation_rules.checked(signs.values)
+        observation_sets.taken_at_checked(signs.taken_at or None, datetime.now(UTC))
+    except DomainError as exc:
+        location, code = vitals.location(exc.field, group, signs)
+        raise Refusal(location, code, str(exc)) from None
+    system = f"{message.sending_application}^{message.sending_facility}"
+    named = ", ".join(signs.devices) or message.sending_application
+    actor = replace(receiver.actor, display_name=f"Monitor {named} ({system})")
+    source = {"system": system, "devices": list(signs.devices),
+              "controlId": message.control_id}
+    key = hashlib.sha256(f"{system}|{message.control_id}|{group.position}".encode())
+    return _Monitored(observation_sets.RecordObservations(
+        patient_id, signs.values, signs.taken_at or None, source=source,
+        key=key.hexdigest()[:8]), signs, actor)
+
+
 def _record(receiver: Receiver, message: ResultMessage) -> None:
-    """Every order of the message, each through the results use case; all are mapped and
-    checked before the first is recorded, so a refused order records none of them."""
+    """Every order of the message, each through the results use case (a monitor's set
+    through the observations' one); all are mapped and checked before the first is
+    recorded, so a refused order records none of them."""
     patient_id = _patient(receiver.store, message)
-    commands = [(group, _command(receiver, patient_id, group)) for group in message.orders]
+    commands = [(group, _monitored(receiver, message, patient_id, group) if group.vital_signs
+                 else _command(receiver, patient_id, group)) for group in message.orders]
     for group, command in commands:
-        _record_one(receiver, group, command)
+        if isinstance(command, _Monitored):
+            _record_set(group, command)
+        else:
+            _record_one(receiver, group, command)
+
+
+def _record_set(group: OrderResult, monitored: _Monitored) -> None:
+    try:
+        observation_sets.record_observations_again_on_a_race(
+            monitored.command, new_uow, actor=monitored.actor)
+    except StaleWrite:
+        raise SystemProblem(group.location(7), RECORD_LOCKED, "The patient's record kept "
+                            "changing while the set was recorded; send the message again "
+                            "later.") from None
+    except UnknownPatient:
+        raise Refusal("PID^1^3", UNKNOWN_KEY, "No patient has the MRN in PID-3.") from None
+    except DomainError as exc:
+        location, code = vitals.location(exc.field, group, monitored.signs)
+        raise Refusal(location, code, str(exc)) from None
 
 
 def _record_one(receiver: Receiver, group: OrderResult,

@@ -8,12 +8,13 @@ assigned; a nurse or a clerk marks a cleaned bed free again. Plain Python: no st
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
+from patients.domain import observation_summary as observed
 from patients.domain.records import Admission, AllergyStatus, Patient, allergy_names
 
 
@@ -44,9 +45,14 @@ class Occupant:
     admitted_at: str  # ISO datetime: when the stay began (not when this bed was taken)
     allergy_status: str  # an AllergyStatus
     allergies: tuple[str, ...] = ()  # the active allergies' substances, severe first
+    # The NEWS2 badge of this stay (observation_summary.badge); None on a card written
+    # before badges, until the patient's next change refreshes it.
+    news2: dict[str, Any] | None = field(default=None, hash=False)
 
     @classmethod
-    def of(cls, patient: Patient, admission: Admission) -> Occupant:
+    def of(cls, patient: Patient, admission: Admission,
+           observations: Mapping[str, Any] | None = None) -> Occupant:
+        """``observations``: the patient's observation summary (None: no set yet)."""
         return cls(
             patient_id=patient.patient_id,
             admission_id=admission.admission_id,
@@ -57,6 +63,7 @@ class Occupant:
             admitted_at=admission.started_at,
             allergy_status=str(patient.allergy_status),
             allergies=allergy_names(patient.allergies),
+            news2=observed.badge(observations, admission.admission_id, admission.started_at),
         )
 
     @property
@@ -93,6 +100,7 @@ class Occupant:
             "admittedAt": self.admitted_at,
             "allergyStatus": self.allergy_status,
             "allergies": list(self.allergies),
+            "news2": self.news2,
         }
 
     @classmethod
@@ -107,6 +115,7 @@ class Occupant:
             admitted_at=c.get("admittedAt", ""),
             allergy_status=c.get("allergyStatus", AllergyStatus.UNKNOWN),
             allergies=tuple(str(n) for n in c.get("allergies") or ()),
+            news2=c.get("news2"),
         )
 
 

@@ -10,6 +10,7 @@ scored one (entered late) is kept on the chart but changes neither the latest no
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from patients.domain.errors import InvalidInput
@@ -67,6 +68,38 @@ def follow_scale(summary: Mapping[str, Any] | None, decision: Mapping[str, Any] 
                  ) -> dict[str, Any]:
     """The summary with scale 2 decided (``decision``: the event's payload) or ended (None)."""
     return {**empty(), **(summary or {}), "scale2": None if decision is None else dict(decision)}
+
+
+def badge(summary: Mapping[str, Any] | None, admission_id: str, admitted_at: str
+          ) -> dict[str, Any]:
+    """What a bed's NEWS2 badge keeps of the stay ``admission_id`` (begun ``admitted_at``):
+    the latest scored set's score and risk (None before the stay's first), when the next set
+    is due (the stay's start before the first, as Observations due has it), whether the
+    score waits for an escalation, and ``incomplete`` when the newest set of the stay is a
+    partial one. Overdue is the reader's to work out on the clock."""
+    summary = summary or {}
+    scored = summary.get("scored")
+    if not scored or scored.get("admissionId") != admission_id:
+        scored = None
+    last, began = _instant(summary.get("lastTakenAt")), _instant(admitted_at)
+    this_stay = bool(last and began and last >= began)
+    return {"score": scored["score"] if scored else None,
+            "risk": scored["risk"] if scored else None,
+            "takenAt": scored["takenAt"] if scored else None,
+            "nextDueAt": scored["nextDueAt"] if scored else admitted_at,
+            "notEscalated": needs_escalation(scored),
+            "incomplete": this_stay and summary.get("lastComplete") is False}
+
+
+def _instant(text: str | None) -> datetime | None:
+    """A stored instant (UTC when it has no offset); None for nothing or not a time."""
+    try:
+        moment = datetime.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+    if moment is None:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def needs_escalation(scored: Mapping[str, Any] | None) -> bool:

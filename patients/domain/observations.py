@@ -65,6 +65,17 @@ OXYGEN_DEVICES = {"nasal": "Nasal cannula", "simple-mask": "Simple face mask",
                   "venturi": "Venturi mask", "non-rebreather": "Non-rebreather mask",
                   "high-flow": "High-flow nasal", "niv": "NIV / CPAP", "other": "Other"}
 MAX_COMMENT = 500
+# The LOINC code of each measured field (the FHIR vital-signs profile's; REFERENCE), and the
+# UCUM units a value may come in: what the HL7 listener reads from a monitor's OBX and what
+# the FHIR facade's Observations carry and are searched by.
+LOINC = {"respiration_rate": "9279-1", "pulse": "8867-4", "spo2": "59408-5",
+         "systolic_bp": "8480-6", "diastolic_bp": "8462-4", "temperature": "8310-5",
+         "oxygen_flow_l_min": "3151-8"}
+VITAL_SIGNS_PANEL = "85353-1"
+BP_PANEL = "85354-9"
+UCUM = {"respiration_rate": ("/min", "{breaths}/min"), "pulse": ("/min", "{beats}/min"),
+        "spo2": ("%",), "systolic_bp": ("mm[Hg]",), "diastolic_bp": ("mm[Hg]",),
+        "temperature": ("Cel",), "oxygen_flow_l_min": ("L/min",)}
 
 # field → (lowest possible, highest possible, extreme below, extreme above). Outside the
 # first pair no living patient's value; outside the second a real but alarming one, kept

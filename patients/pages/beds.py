@@ -23,10 +23,12 @@ from django.utils.cache import patch_vary_headers
 
 from cosmos_backend.store import DocumentStore
 from hisadmin.core import access_log, policy, updates
+from hisadmin.core.local_time import span, to_local
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
 from patients.domain.beds import Bed, BedState, ward_metrics
 from patients.domain.errors import DomainError
+from patients.domain.observations import RISK_LABELS, Risk
 from patients.domain.records import SEX_LABELS, AllergyStatus, allergies_in_words
 from patients.pages.assignments import panel as shift_panel
 from patients.persistence import beds, reference
@@ -102,7 +104,28 @@ def _name(entries: dict[str, dict[str, Any]], code: str | None) -> str:
     return (entries.get(code or "") or {}).get("name") or code or ""
 
 
-def _card(bed: Bed, today: date) -> dict[str, Any]:
+def news2_badge(badge: dict[str, Any] | None, now: datetime) -> dict[str, Any] | None:
+    """A card's NEWS2 badge in words on the clock ``now`` (None: a card written before
+    badges): the score and its risk (the class colours it; the words say it too), whether
+    the newest set is incomplete, overdue (and by how long) or when the next set is due."""
+    if not badge:
+        return None
+    risk = badge.get("risk")
+    due = badge.get("nextDueAt")
+    moment = to_local(due)  # stored UTC (a time without an offset is UTC too)
+    late = int((now - moment).total_seconds() // 60) if moment else -1
+    return {
+        "score": badge.get("score"),
+        "risk": risk or "none",
+        "risk_label": f"{RISK_LABELS[Risk(risk)]} risk" if risk else "No score yet",
+        "incomplete": bool(badge.get("incomplete")),
+        "not_escalated": bool(badge.get("notEscalated")),
+        "overdue": span(late) if late > 0 else "",
+        "next_due": due if late <= 0 else "",
+    }
+
+
+def _card(bed: Bed, today: date, now: datetime) -> dict[str, Any]:
     card: dict[str, Any] = {
         "code": bed.code,
         "state": str(bed.state),
@@ -122,6 +145,7 @@ def _card(bed: Bed, today: date) -> dict[str, Any]:
             stay=o.length_of_stay(today),
             allergy=str(status),
             allergy_label=allergies_in_words(status, o.allergies),
+            news2=news2_badge(o.news2, now),
         )
     return card
 
@@ -173,8 +197,8 @@ def _board_context(request: HttpRequest, ward_id: str) -> dict[str, Any]:
     ward = {"code": ward_id, **ward_entry(store, ward_id)}
     board = beds.board(store, ward_id, ward.get("beds", []))
     access_log.note_list(request, (b.occupant.patient_id for b in board if b.occupant))
-    today = datetime.now(UTC).date()
-    cards = [_card(b, today) for b in board]
+    now = datetime.now(UTC)
+    cards = [_card(b, now.date(), now) for b in board]
     pick = _pick(request, ward)
     admit_here = pick is None and policy.allows(request.user, "admit")
     for card in cards:

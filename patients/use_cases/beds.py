@@ -21,17 +21,19 @@ from hisadmin.core.actor import Actor
 from patients.domain.beds import Occupant
 from patients.domain.errors import UnknownWard
 from patients.domain.events import EventType
-from patients.persistence import beds, reference, setup_marks
+from patients.persistence import beds, observations, reference, setup_marks
 from patients.persistence.repository import PatientRecords
 
 # The events after which a bed may have been left, as the relay's consumers filter them.
 BED_LEAVING_EVENTS = (EventType.ADMISSION_ENDED, EventType.PATIENT_TRANSFERRED)
-# The events that change what a bed card shows of its patient.
+# The events that change what a bed card shows of its patient (the NEWS2 badge too).
 OCCUPANT_EVENTS = (
     EventType.DEMOGRAPHICS_UPDATED,
     EventType.ALLERGY_ADDED,
     EventType.ALLERGY_REMOVED,
     EventType.NO_KNOWN_ALLERGIES_RECORDED,
+    EventType.OBSERVATIONS_RECORDED,
+    EventType.OBSERVATIONS_ESCALATED,
 )
 BED_EVENTS = (*BED_LEAVING_EVENTS, *OCCUPANT_EVENTS)
 MIGRATION_STEP = "beds-by-ward"
@@ -110,15 +112,14 @@ def mark_bed_clean(cmd: MarkBedClean, uow: UnitOfWork, *, actor: Actor) -> None:
 
 
 def refresh_occupant(cmd: RefreshOccupant, uow: UnitOfWork, *, actor: Actor) -> bool:
-    """Bring what the patient's bed card shows (name, sex, birth date, allergy flag) up to
-    the record; True if the card changed."""
+    """Bring what the patient's bed card shows (name, sex, birth date, allergy flag, NEWS2
+    badge) up to the record; True if the card changed."""
     record = PatientRecords(uow).load(cmd.patient_id)
     stay = record.admission
     if stay is None or not stay.bed:
         return False
-    return beds.refresh_occupant(
-        uow.store, ward_id=stay.ward_id, bed=stay.bed, occupant=Occupant.of(record.patient, stay)
-    )
+    occupant = Occupant.of(record.patient, stay, observations.summary(uow.store, cmd.patient_id))
+    return beds.refresh_occupant(uow.store, ward_id=stay.ward_id, bed=stay.bed, occupant=occupant)
 
 
 def migrate_bed_holds(uow: UnitOfWork, *, actor: Actor) -> Iterator[str]:

@@ -45,12 +45,17 @@ class ScaleUnchanged(DomainError):
 class RecordObservations:
     """``values``: the set's fields by their API names (:data:`rules.FIELDS`), any left
     out; ``taken_at``: when (None: now; without an offset, the hospital's time);
-    ``scanned_id``: what the wristband scanner read (empty: no scan)."""
+    ``scanned_id``: what the wristband scanner read (empty: no scan); ``source``: where a
+    set sent by an interface came from (``system``: the sender, ``devices``: the monitors,
+    ``controlId``: the message), kept with the set; ``key``: what makes the set unique for
+    its sender (an interface's message and group): the same key and time record it once."""
 
     patient_id: str
     values: Mapping[str, Any] = field(default_factory=dict)
     taken_at: datetime | str | None = None
     scanned_id: str = ""
+    source: Mapping[str, Any] | None = None
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,12 @@ class EscalateObservations:
     response: str
     detail: str = ""
     told_at: datetime | str | None = None
+
+
+def taken_at_checked(value: datetime | str | None, now: datetime) -> datetime:
+    """When a set was taken (:class:`RecordObservations`' ``taken_at``), UTC; InvalidInput
+    (``taken_at``) when it is not a time or in the future."""
+    return _instant(value, "taken_at", now).astimezone(UTC)
 
 
 def _instant(value: datetime | str | None, name: str, now: datetime) -> datetime:
@@ -103,8 +114,13 @@ def record_observations(cmd: RecordObservations, uow: UnitOfWork, *, actor: Acto
     scale = summaries.scale_in_force(summary)
     news2 = rules.news2(values, scale=scale, taken_at=taken_at)
     stay = record.admission
+    observation_id = store.new_id(taken_at, cmd.key or uuid.uuid4().hex)
+    if cmd.key:
+        earlier = store.load_set(uow, cmd.patient_id, observation_id)
+        if earlier is not None:  # sent again after a lost answer: recorded once
+            return earlier
     observation = {
-        "observationId": store.new_id(taken_at, uuid.uuid4().hex),
+        "observationId": observation_id,
         "takenAt": taken_at.isoformat(),
         **{rules.STORED[k]: v for k, v in values.items()},
         "flags": flags, "news2": news2.as_json(),
@@ -113,6 +129,8 @@ def record_observations(cmd: RecordObservations, uow: UnitOfWork, *, actor: Acto
         "bed": None if stay is None else stay.bed,
         "confirmedBy": confirmed_by, "recordedAt": now.isoformat(), "recordedBy": actor.id,
         "recordedByName": _name(actor)}
+    if cmd.source:
+        observation["source"] = dict(cmd.source)
     store.stage_set(uow, cmd.patient_id, observation)
     store.stage_summary(uow, cmd.patient_id, summaries.follow_set(summary, observation),
                         exists=summary is not None)

@@ -55,7 +55,9 @@ def test_it_measures_both_systems_and_writes_the_report(tmp_path: Path) -> None:
         assert (mix["screens"], mix["clients"]) == (10, 2)
         assert mix["errors"] == []
         assert set(mix["by_screen"]) == {"admitted_ward", "active_orders", "my_orders",
-                                         "bed_board", "mar"}
+                                         "bed_board", "mar", "observations_due", "at_risk"}
+        sets = mix["observation_sets"]  # the nurses' sets, one per patient in a bed per 4 h
+        assert sets["patients"] > 0 and sets["sets"] > 0 and sets["errors"] == []
         assert mix["freshness"]["not_visible"] == 0
     # The product against the baseline, round by round: every ratio from both rounds.
     ratios = entry["ratios"]
@@ -156,5 +158,6 @@ def test_the_mix_polls_at_the_pages_own_intervals() -> None:
 
     every = {kind: seconds for kind, seconds, _ in SCREENS}
     assert every == {"admitted_ward": WORKLISTS, "active_orders": WORKLISTS,
-                     "my_orders": WORKLISTS, "bed_board": BEDS, "mar": MAR}
+                     "my_orders": WORKLISTS, "bed_board": BEDS, "mar": MAR,
+                     "observations_due": WORKLISTS, "at_risk": WORKLISTS}
     assert sum(share for _, _, share in SCREENS) == pytest.approx(1.0)

@@ -3,7 +3,7 @@ occupied → (patient leaves) → cleaning → (marked clean) → free; only fre
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
@@ -249,3 +249,56 @@ def test_it_moves_holds_of_the_per_bed_layout_once(store) -> None:
         assert store.try_read(beds.legacy_pk("SURG-1", bed), beds.LEGACY_DOC_ID) is None
     assert setup_marks.is_done(store, MIGRATION_STEP)
     assert list(migrate_bed_holds(UnitOfWork(store), actor=SYSTEM_ACTOR)) == []
+
+
+HIGH = {"respiration_rate": 22, "spo2": 94, "on_oxygen": False, "systolic_bp": 104,
+        "pulse": 112, "consciousness": "A", "temperature": 38.4}  # NEWS2 7: high
+
+
+def _observe(store: DocumentStore, pid: str, values: dict, taken_at: str | None) -> dict:
+    from patients.use_cases import observations as obs
+
+    return obs.record_observations(obs.RecordObservations(pid, values, taken_at),
+                                   UnitOfWork(store), actor=NURSE)
+
+
+def test_the_card_keeps_the_stays_news2_badge_current(store) -> None:
+    from patients.use_cases import observations as obs
+
+    pid = _patient(store, "Scored")
+    _admit(store, pid, "M105")
+    badge = _board(store)["M105"].occupant.news2
+    assert badge["score"] is None and not badge["incomplete"]
+    assert badge["nextDueAt"] == _board(store)["M105"].occupant.admitted_at  # due since then
+
+    now = datetime.now(UTC).astimezone(timezone(timedelta(hours=1)))  # an offset as sent
+    high = _observe(store, pid, HIGH, (now - timedelta(minutes=2)).isoformat())
+    assert _follow_up_last(store, pid) == "bed card refreshed"
+    badge = _board(store)["M105"].occupant.news2
+    assert (badge["score"], badge["risk"], badge["notEscalated"]) == (7, "high", True)
+    assert badge["nextDueAt"] == high["news2"]["nextDueAt"]  # 30 minutes on
+
+    _observe(store, pid, {"pulse": 95}, now.isoformat())  # a partial set, microseconds
+    _follow_up_last(store, pid)
+    badge = _board(store)["M105"].occupant.news2
+    assert badge["incomplete"] and badge["score"] == 7  # the latest score stays
+
+    obs.escalate(obs.EscalateObservations(pid, high["observationId"], "Dr Rao, registrar",
+                                          "reviewed"), UnitOfWork(store), actor=NURSE)
+    assert _follow_up_last(store, pid) == "bed card refreshed"
+    assert _board(store)["M105"].occupant.news2["notEscalated"] is False
+    assert _follow_up_last(store, pid) == "nothing to do"  # a redelivery
+
+    use_cases.transfer_patient(use_cases.TransferPatient(pid, "MED-1", "M106"),
+                               UnitOfWork(store), actor=CLERK)
+    assert _board(store)["M106"].occupant.news2["score"] == 7  # the badge moves with them
+
+
+def test_a_new_stay_starts_without_the_last_stays_score(store) -> None:
+    pid = _patient(store, "Again")
+    _admit(store, pid, "M107")
+    _observe(store, pid, HIGH, None)
+    _discharge(store, pid)
+    _admit(store, pid, "M108")
+    badge = _board(store)["M108"].occupant.news2
+    assert badge["score"] is None and badge["incomplete"] is False

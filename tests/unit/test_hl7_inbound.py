@@ -9,8 +9,9 @@ from hl7apy.consts import VALIDATION_LEVEL
 from hl7apy.parser import parse_message
 
 from hl7v2.inbound.ack import Identity, ack
-from hl7v2.inbound.mapping import given_values, unit_code
+from hl7v2.inbound.mapping import given_values, observed_at, unit_code
 from hl7v2.inbound.oru import Refusal, Unparsable, read
+from hl7v2.inbound.vitals import vital_signs
 from patients.domain.results import GivenValue
 
 OID = "3f0b5c9e-8d4a-4b1e-9a51-0c2f6a7d1e42"
@@ -110,3 +111,16 @@ def test_its_acks_are_valid_v251(problem: Refusal | None) -> None:
     if problem:
         assert parsed.err.err_2.to_er7() == "PID^1^3"
         assert parsed.err.err_3.cwe_1.value == "204" and parsed.err.err_4.value == "E"
+
+
+def test_a_monitors_group_is_read_as_vital_signs() -> None:
+    text = oru("OBX|1|NM|8310-5^Body temperature^LN||38,4||||||F|||20261128093015.123456+0100"
+               "||||MON-7", "OBX|2|NM|3151-8^O2 flow^LN||2|L/min^^UCUM|||||R", obr2="")
+    text = text.replace("CBC^Full blood count^L", "85353-1^Vital signs panel^LN")
+    [group] = read(text).orders
+    assert group.vital_signs and group.order_id == ""
+    signs = vital_signs(group)
+    assert signs.values == {"temperature": "38.4", "on_oxygen": True, "oxygen_flow_l_min": "2"}
+    assert signs.devices == ("MON-7",) and signs.positions["on_oxygen"] == 2
+    assert signs.taken_at == "2026-01-01T11:00:00+00:00"  # OBR-7 before OBX-14
+    assert observed_at("20261128093015.123456+0100") == "2026-11-28T09:30:15.123456+01:00"

@@ -10,6 +10,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
+from hisadmin.core.local_time import span
 from hisadmin.core.policy import requires
 from hisadmin.core.store import get_store
 from patients.domain.observations import RISK_LABELS, Risk
@@ -33,16 +34,11 @@ def _risk(r: dict[str, Any]) -> str:
     return f"NEWS2 {r['score']} · {RISK_LABELS[Risk(r['risk'])]}"
 
 
-def _span(minutes: int) -> str:
-    hours, rest = divmod(max(0, minutes), 60)
-    return f"{hours} h {rest} min" if hours else f"{rest} min"
-
-
 def _late(r: dict[str, Any]) -> str:
     if r.get("overdue"):
-        return "Overdue by " + _span(int(r.get("minutesLate") or 0))
+        return "Overdue by " + span(int(r.get("minutesLate") or 0))
     due = datetime.fromisoformat(r["nextDueAt"])
-    return "Due in " + _span(int((due - datetime.now(UTC)).total_seconds() // 60))
+    return "Due in " + span(int((due - datetime.now(UTC)).total_seconds() // 60))
 
 
 def _trend(r: dict[str, Any]) -> str:
@@ -63,7 +59,7 @@ def _since(r: dict[str, Any]) -> str:
     if not taken:
         return "—"
     minutes = int((datetime.now(UTC) - datetime.fromisoformat(taken)).total_seconds() // 60)
-    return f"{_local(taken)} ({_span(minutes)} ago)"
+    return f"{_local(taken)} ({span(minutes)} ago)"
 
 
 def _escalated(r: dict[str, Any]) -> str:
