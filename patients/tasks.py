@@ -1,8 +1,9 @@
 """Celery tasks of the patient record: thin adapters fed by the relay with ids only.
 
 ``patients.follow_up`` runs after commands whose effects reach past the patient's own
-partition: the bed a discharge or transfer left goes to cleaning, and a change of the
-patient's demographics or allergies reaches their bed card. It re-reads the event by id, so
+partition: the bed a discharge or transfer left goes to cleaning, a change of the
+patient's demographics or allergies reaches their bed card, and a merge of two records
+that stopped between its steps is run on to its end. It re-reads the event by id, so
 the message carries nothing but a stream key and a sequence number (never a name or an
 allergy), and it is idempotent: redelivery (acks late) does no harm.
 """
@@ -16,6 +17,7 @@ from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
+from patients.domain.merges import IN_PROGRESS
 from patients.persistence import queries
 from patients.use_cases.beds import (
     OCCUPANT_EVENTS,
@@ -24,6 +26,23 @@ from patients.use_cases.beds import (
     refresh_occupant,
     set_bed_to_cleaning,
 )
+from patients.use_cases.merges import MERGE_STEPS, ResumeMerge, resume_merge
+
+
+class MergeStillRunning(Exception):
+    """A merge step's event met a saga that moved only just now: asked again later (the
+    task's retries), by when it has finished or stopped for good and is resumed here."""
+
+
+def _merge_met(data: dict) -> str:
+    """A merge (or its undo) that stopped part way — the process running it killed between
+    two steps — is run on to its end; one still moving is left to its runner and met again
+    by this task's retry."""
+    state = resume_merge(ResumeMerge(str(data["retiredId"]), str(data["mergeId"])),
+                         UnitOfWork(get_store("relay")), actor=SYSTEM_ACTOR)
+    if state in IN_PROGRESS:
+        raise MergeStillRunning("merge still running; met again later")
+    return f"merge {state}"
 
 
 @shared_task(
@@ -49,6 +68,8 @@ def _follow_up(stream_pk: str, seq: int) -> str:
     if left is not None:
         set_bed_to_cleaning(left, UnitOfWork(store), actor=SYSTEM_ACTOR)
         return "bed set to cleaning"
+    if event["type"] in MERGE_STEPS:
+        return _merge_met(event.get("data") or {})
     if event["type"] in OCCUPANT_EVENTS:
         changed = refresh_occupant(
             RefreshOccupant(keys.suffix(stream_pk)), UnitOfWork(store), actor=SYSTEM_ACTOR
