@@ -142,3 +142,21 @@ def test_the_openapi_document_says_so(api_client) -> None:
     assert "Location" in merge["responses"]["409"]["headers"]
     undo = schema["paths"]["/api/v1/patients/{survivor_id}/merges/{merge_id}/undo"]
     assert "409" in undo["post"]["responses"]
+
+
+def test_fhir_links_the_retired_patient_to_the_survivor(pair: dict) -> None:
+    clerk = pair["clerk"]
+    retired_mrn = clerk.get(f"/api/v1/patients/{pair['retired']}").json()["mrn"]
+    assert _merge(clerk, pair).status_code == 200
+    retired = clerk.get(f"/fhir/R4/Patient/{pair['retired']}")
+    assert retired.status_code == 200, retired.content
+    assert retired["Content-Type"].startswith("application/fhir+json")
+    body = retired.json()
+    assert body["active"] is False
+    assert body["link"] == [{"other": {"reference": f"Patient/{pair['survivor']}"},
+                             "type": "replaced-by"}]
+    survivor = clerk.get(f"/fhir/R4/Patient/{pair['survivor']}").json()
+    assert survivor["active"] is True
+    assert survivor["link"] == [{"other": {"reference": f"Patient/{pair['retired']}"},
+                                 "type": "replaces"}]
+    assert {(i.get("use"), i["value"]) for i in survivor["identifier"]} >= {("old", retired_mrn)}
