@@ -10,6 +10,8 @@ allergy), and it is idempotent: redelivery (acks late) does no harm.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from celery import shared_task
 
 from cosmos_backend.uow import UnitOfWork
@@ -17,7 +19,6 @@ from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
-from patients.domain.merges import IN_PROGRESS
 from patients.persistence import queries
 from patients.use_cases.beds import (
     OCCUPANT_EVENTS,
@@ -29,19 +30,14 @@ from patients.use_cases.beds import (
 from patients.use_cases.merges import MERGE_STEPS, ResumeMerge, resume_merge
 
 
-class MergeStillRunning(Exception):
-    """A merge step's event met a saga that moved only just now: asked again later (the
-    task's retries), by when it has finished or stopped for good and is resumed here."""
-
-
 def _merge_met(data: dict) -> str:
-    """A merge (or its undo) that stopped part way — the process running it killed between
-    two steps — is run on to its end; one still moving is left to its runner and met again
-    by this task's retry."""
-    state = resume_merge(ResumeMerge(str(data["retiredId"]), str(data["mergeId"])),
+    """A merge (or its undo) that has steps still to run is run on to its end here, at
+    once: the process running it may have been killed between two steps, and a saga run
+    twice at the same time is still applied once (every step is etag-checked and reads
+    what is left to do first)."""
+    state = resume_merge(ResumeMerge(str(data["retiredId"]), str(data["mergeId"]),
+                                     stale_after=timedelta(0)),
                          UnitOfWork(get_store("relay")), actor=SYSTEM_ACTOR)
-    if state in IN_PROGRESS:
-        raise MergeStillRunning("merge still running; met again later")
     return f"merge {state}"
 
 

@@ -77,8 +77,11 @@ def history_ids(store: DocumentStore, patient_id: str) -> list[str]:
     return sorted(d["id"] for d in docs)
 
 
-def parts_of(ids: list[str]) -> list[list[str]]:
-    return [ids[i:i + PART_SIZE] for i in range(0, len(ids), PART_SIZE)] or [[]]
+def parts_of(ids: list[str], size: int | None = None) -> list[list[str]]:
+    """``ids`` in parts of ``size`` (a saga keeps the size it started with, so a process
+    resuming it cuts the very same parts)."""
+    size = size or PART_SIZE
+    return [ids[i:i + size] for i in range(0, len(ids), size)] or [[]]
 
 
 def read_many(uow: UnitOfWork, patient_id: str, ids: list[str]) -> list[Document]:

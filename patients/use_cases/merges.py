@@ -130,7 +130,8 @@ def merge_patients(cmd: MergePatients, uow: UnitOfWork, *, actor: Actor) -> str:
             "survivorMrn": survivor.patient.mrn, "retiredId": cmd.retired_id,
             "retiredMrn": retired.patient.mrn, "reason": reason, "state": SagaState.MERGING,
             "startedAt": now.isoformat(), "updatedAt": now.isoformat(), "mergedAt": None,
-            "actor": actor.as_dict(), "docIds": ids, "parts": len(store_of.parts_of(ids))}
+            "actor": actor.as_dict(), "docIds": ids, "partSize": store_of.PART_SIZE,
+            "parts": len(store_of.parts_of(ids))}
     retired.patient.merged_into = {"mergeId": merge_id, "survivorId": cmd.survivor_id,
                                    "survivorMrn": survivor.patient.mrn,
                                    "state": LockState.MERGING}
@@ -264,7 +265,7 @@ def _copy_part(uow: UnitOfWork, saga: dict[str, Any], receipt: dict[str, Any] | 
         _begin_undo(UnitOfWork(uow.store), saga, undo="rollback", reason=str(exc),
                     actor=saga["actor"], now=now)
         return "rollback"
-    part = store_of.parts_of(saga["docIds"])[done]
+    part = store_of.parts_of(saga["docIds"], saga.get("partSize"))[done]
     copied: dict[str, list[str]] = {"allergies": [], **store_of.copy_part(uow, saga, part)}
     summary_before: Any = (receipt or {}).get("summaryBefore")
     if done == 0:
@@ -306,7 +307,7 @@ def _begin_undo(uow: UnitOfWork, saga: dict[str, Any], *, undo: str, reason: str
 def _undo_step(uow: UnitOfWork, saga: dict[str, Any]) -> str:
     store, now = uow.store, datetime.now(UTC)
     receipt = store_of.load_receipt(uow, saga["survivorId"], saga["mergeId"])
-    parts = store_of.parts_of((receipt or {}).get("copies", []))
+    parts = store_of.parts_of((receipt or {}).get("copies", []), saga.get("partSize"))
     removed = int((receipt or {}).get("removedParts", 0))
     if receipt is not None and receipt.get("state") != "undone":
         if int(saga.get("returnedParts", 0)) <= removed:

@@ -11,6 +11,7 @@ import pytest
 import time_machine
 from django.core.management import CommandError, call_command
 
+from cosmos_backend.outbox import stream_head
 from cosmos_backend.store import Query
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
@@ -22,6 +23,8 @@ from patients.persistence import merges as store_of
 from patients.persistence.repository import PatientRecords
 from patients.use_cases import merges
 from tests import worklist_data as data
+from worklists.delivery.projector import project_events
+from worklists.ops import maintenance
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
 
@@ -195,6 +198,9 @@ def test_a_merge_killed_after_any_step_ends_as_an_uninterrupted_one(
         with pytest.raises(MergeInProgress):
             data.discharge(his_store, retired)
     monkeypatch.setattr(merges, "_checkpoint", lambda step: None)
+    # the process resuming it was started with another part size (an upgrade): the saga
+    # keeps the one it began with
+    monkeypatch.setattr(store_of, "PART_SIZE", 40)
     _relay_meets(his_store, retired, survivor)
     assert end_state(his_store, survivor, retired, "A02") == expected
 
@@ -226,6 +232,9 @@ def test_an_undo_killed_after_any_step_ends_as_an_uninterrupted_one(
                                                        "person after all"),
                                 UnitOfWork(his_store), actor=CLERK)
     monkeypatch.setattr(merges, "_checkpoint", lambda step: None)
+    # the process resuming it was started with another part size (an upgrade): the saga
+    # keeps the one it began with
+    monkeypatch.setattr(store_of, "PART_SIZE", 40)
     _relay_meets(his_store, retired, survivor)
     assert end_state(his_store, survivor, retired, "A02") == expected
 
@@ -304,3 +313,30 @@ def test_the_operators_see_a_stopped_merge_and_resume_it(
     call_command("merges", "--resume", "--all", stdout=resumed)
     assert "0 in progress" in resumed.getvalue() and ": Merged," in resumed.getvalue()
     assert queries.patient(his_store, retired)["mergedInto"]["state"] == "merged"
+
+
+@pytest.mark.parametrize("first", ["survivor", "retired"])
+def test_the_views_follow_whichever_stream_is_projected_first(
+        his_store, small_parts, drain_worklists, first) -> None:
+    """A stay's and its orders' rows keep their ids when they move to the survivor, so the
+    two patients' projections meet on them; the record that holds them keeps them."""
+    survivor, retired = _history(his_store, "A")
+    drain_worklists()
+    _merge(his_store, survivor, retired)
+    order = [survivor, retired] if first == "survivor" else [retired, survivor]
+    for pid in order:
+        head = stream_head(his_store, keys.patient(pid))
+        project_events(his_store, keys.patient(pid), list(range(1, head + 1)))
+    assert maintenance.check(his_store, [survivor, retired]).drifted == {}
+    drain_worklists()
+    merges.unmerge_patients(merges.UnmergePatients(survivor, _merge_id(his_store, retired),
+                                                   "Two people after all"),
+                            UnitOfWork(his_store), actor=CLERK)
+    for pid in order:
+        head = stream_head(his_store, keys.patient(pid))
+        project_events(his_store, keys.patient(pid), list(range(1, head + 1)))
+    assert maintenance.check(his_store, [survivor, retired]).drifted == {}
+
+
+def _merge_id(store, retired: str) -> str:
+    return queries.patient(store, retired)["mergedInto"]["mergeId"]
