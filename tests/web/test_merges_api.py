@@ -5,6 +5,7 @@ the undo, and every answer as the OpenAPI document says."""
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 pytestmark = pytest.mark.django_db
 J = "application/json"
@@ -160,3 +161,30 @@ def test_fhir_links_the_retired_patient_to_the_survivor(pair: dict) -> None:
     assert survivor["link"] == [{"other": {"reference": f"Patient/{pair['retired']}"},
                                  "type": "replaces"}]
     assert {(i.get("use"), i["value"]) for i in survivor["identifier"]} >= {("old", retired_mrn)}
+
+
+def test_the_retired_chart_says_where_the_record_went_and_offers_no_action(
+        pair: dict, make_user) -> None:
+    assert _merge(pair["clerk"], pair).status_code == 200
+    survivor_mrn = pair["clerk"].get(f"/api/v1/patients/{pair['survivor']}").json()["mrn"]
+    nurse = Client()
+    nurse.force_login(make_user("rn-merged", "nurse", "clerk", "clinician"))
+    base = f"/admin/patients/{pair['retired']}/"
+    chart = nurse.get(base)
+    assert chart.status_code == 200
+    html = chart.content.decode()
+    assert "This record was merged into" in html
+    assert f'href="/admin/patients/{pair["survivor"]}/" id="merged-into-link">{survivor_mrn}' \
+        in html
+    for action in ("demographics-link", "allergy-link", "admit-link", "transfer-link",
+                   "wristband-link"):
+        assert f'id="{action}"' not in html, action
+    form = nurse.get(base + "allergies/add/")
+    refused = nurse.post(base + "allergies/add/", {
+        "allergen_code": "LATEX", "severity": "mild", "criticality": "low",
+        "etag": form.context["form"].initial["etag"]})
+    assert refused.status_code == 200
+    said = " ".join(str(e) for e in refused.context["form"].non_field_errors())
+    assert f"merged into {survivor_mrn}" in said
+    survivor = nurse.get(f"/admin/patients/{pair['survivor']}/").content.decode()
+    assert 'id="merged-notice"' not in survivor and 'id="allergy-link"' in survivor
