@@ -100,15 +100,22 @@ def restart_redis_empty(stack: WorklistStack) -> None:
     stack.redis.start()
 
 
+def listen(store, engine: Engine, receiver: Receiver, events: list[str]):
+    """The engine as an HL7 destination and the receiver as a webhook subscription for
+    ``events``; returns the destination."""
+    dest = hl7_use_cases.add_destination(hl7_use_cases.AddDestination(
+        name="Engine", host="127.0.0.1", port=engine.port, events=events), store,
+        actor=SYSTEM_ACTOR)
+    webhook_use_cases.subscribe(webhook_use_cases.Subscribe(
+        url=receiver.url, events=events, secret="chaos-secret-0123456789abcdef"), store,
+        actor=SYSTEM_ACTOR)
+    return dest
+
+
 def test_every_message_arrives_after_three_sigkills_and_an_empty_redis(stack, peers) -> None:
     engine, receiver = peers
     store = stack.store()
-    dest = hl7_use_cases.add_destination(hl7_use_cases.AddDestination(
-        name="Engine", host="127.0.0.1", port=engine.port, events=EVENTS), store,
-        actor=SYSTEM_ACTOR)
-    webhook_use_cases.subscribe(webhook_use_cases.Subscribe(
-        url=receiver.url, events=EVENTS, secret="chaos-secret-0123456789abcdef"), store,
-        actor=SYSTEM_ACTOR)
+    dest = listen(store, engine, receiver, EVENTS)
     env = {**stack.env, **SETTINGS}
 
     def worker(n: int):
@@ -186,12 +193,7 @@ def test_merges_killed_between_steps_under_load_finish_and_reach_every_feed(
     naming the retired MRN in MRG and the receiver a PatientMerged webhook."""
     engine, receiver = peers
     store = stack.store()
-    hl7_use_cases.add_destination(hl7_use_cases.AddDestination(
-        name="Engine", host="127.0.0.1", port=engine.port, events=MERGE_EVENTS), store,
-        actor=SYSTEM_ACTOR)
-    webhook_use_cases.subscribe(webhook_use_cases.Subscribe(
-        url=receiver.url, events=MERGE_EVENTS, secret="chaos-secret-0123456789abcdef"), store,
-        actor=SYSTEM_ACTOR)
+    listen(store, engine, receiver, MERGE_EVENTS)
     env = {**stack.env, **SETTINGS}
     proc = start_light_worker(env, stack.base / "merges-0.log", "--relay-lease-ttl", "2")
     stack.procs.append(proc)
