@@ -19,9 +19,12 @@ from hisadmin.core.actor import Actor
 from patients import tasks, use_cases
 from patients.domain.errors import InvalidInput, MergeInProgress, MergeRefused, PatientMerged
 from patients.persistence import beds, queries
+from patients.persistence import handovers as stored_handovers
 from patients.persistence import merges as store_of
+from patients.persistence import observations as stored_obs
 from patients.persistence.repository import PatientRecords
-from patients.use_cases import merges
+from patients.use_cases import handovers, merges
+from patients.use_cases import observations as obs
 from tests import worklist_data as data
 from worklists.delivery.projector import project_events
 from worklists.ops import maintenance
@@ -340,3 +343,58 @@ def test_the_views_follow_whichever_stream_is_projected_first(
 
 def _merge_id(store, retired: str) -> str:
     return queries.patient(store, retired)["mergedInto"]["mergeId"]
+
+
+NEWS2_7 = {"respiration_rate": 22, "spo2": 94, "on_oxygen": False, "systolic_bp": 104,
+           "pulse": 112, "consciousness": "A", "temperature": 38.4}
+SBAR = {"situation": "Stable", "background": "Pneumonia", "assessment": "Improving",
+        "recommendation": "Wean oxygen"}
+
+
+def test_observations_and_handover_notes_move_with_the_stay(his_store, pair) -> None:
+    survivor, retired = pair
+    obs.record_observations(obs.RecordObservations(retired, NEWS2_7), UnitOfWork(his_store),
+                            actor=NURSE)
+    handovers.write_handover(handovers.WriteHandover(retired, SBAR), UnitOfWork(his_store),
+                             actor=NURSE)
+    _merge(his_store, survivor, retired)
+    [moved] = stored_obs.page(his_store, survivor)[0]
+    assert moved["news2"]["score"] == 7
+    assert moved["mergedFrom"]["patientId"] == retired
+    assert stored_obs.summary(his_store, survivor)["scored"]["score"] == 7  # Patients at risk
+    [note] = stored_handovers.latest(his_store, survivor)
+    assert note["situation"] == "Stable" and note["mergedFrom"]["patientId"] == retired
+
+
+def test_a_merge_command_meeting_a_stopped_merge_finishes_it_first(
+        his_store, small_parts, monkeypatch) -> None:
+    survivor, retired = _history(his_store, "A")
+    _kill_after(monkeypatch, 1)
+    with pytest.raises(Killed):
+        _merge(his_store, survivor, retired)
+    monkeypatch.setattr(merges, "_checkpoint", lambda step: None)
+    with pytest.raises(MergeRefused) as again:  # the first merge, finished on the way
+        _merge(his_store, survivor, retired)
+    assert again.value.conflict == "already-merged"
+    assert queries.patient(his_store, retired)["mergedInto"]["state"] == "merged"
+
+
+def test_an_undo_returns_again_what_changed_after_it_went_back(
+        his_store, small_parts, monkeypatch) -> None:
+    survivor, retired = _history(his_store, "A")
+    merge_id = _merge(his_store, survivor, retired)
+    _kill_after(monkeypatch, 4)  # unlock, return 1, take back 1, return 2: an order
+    with pytest.raises(Killed):
+        merges.unmerge_patients(merges.UnmergePatients(survivor, merge_id, "Two people"),
+                                UnitOfWork(his_store), actor=CLERK)
+    resumed: list[str] = []
+    monkeypatch.setattr(merges, "_checkpoint", resumed.append)
+    for order in PatientRecords(UnitOfWork(his_store)).load(survivor).active_orders():
+        use_cases.progress_order(use_cases.ProgressOrder(
+            patient_id=survivor, order_id=order.order_id, action="start"),
+            UnitOfWork(his_store), actor=NURSE)  # a dose's worth of change meanwhile
+    _relay_meets(his_store, retired, survivor)
+    assert resumed[:3] == ["return 2 again", "return 2/3", "take back 2/3"]
+    back = PatientRecords(UnitOfWork(his_store)).load(retired)
+    assert sorted(o.status for o in back.active_orders()) == ["in_progress", "in_progress"]
+    assert PatientRecords(UnitOfWork(his_store)).load(survivor).orders == {}
