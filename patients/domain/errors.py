@@ -211,6 +211,11 @@ class MergeInProgress(PatientMerged):
     problem_type = "merge-in-progress"
 
 
+class UnknownMerge(DomainError):
+    http_status = 404
+    title = "Unknown merge"
+
+
 class MergeRefused(DomainError):
     """A merge (or its undo) that the records do not allow; ``problem_type`` names the
     conflict (``both-admitted``, ``allergy-status-conflict``, ``already-merged``,

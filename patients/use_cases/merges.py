@@ -33,10 +33,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cosmos_backend.uow import StaleWrite, UnitOfWork
-from hisadmin.core.actor import Actor
+from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from patients.domain import merges as rules
 from patients.domain.beds import Occupant
-from patients.domain.errors import DomainError, InvalidInput
+from patients.domain.errors import DomainError, InvalidInput, UnknownMerge
 from patients.domain.events import EventType, MergeEvent
 from patients.domain.merges import LockState, SagaState
 from patients.persistence import beds
@@ -49,7 +49,9 @@ MERGE_STEPS = (EventType.PATIENT_MERGE_STARTED, EventType.PATIENT_RECORDS_MERGED
                EventType.PATIENT_UNMERGE_STARTED, EventType.PATIENT_RECORDS_RETURNED,
                EventType.PATIENT_RECORDS_UNMERGED)
 STALE_AFTER = timedelta(seconds=10)  # a saga untouched this long is resumed by whoever meets it
-MAX_STEPS = 400  # one run never loops for ever (a step that cannot move on raises instead)
+# One run never loops for ever: a step that cannot move on raises instead, and a record of
+# 40,000 documents is a thousand parts (two steps each to undo).
+MAX_STEPS = 10_000
 
 
 @dataclass(frozen=True)
@@ -75,11 +77,6 @@ class ResumeMerge:
     # Resume only a saga whose last step is at least this old (one that moved more recently
     # is presumably being run by the command that started it); None: STALE_AFTER.
     stale_after: timedelta | None = None
-
-
-class UnknownMerge(DomainError):
-    http_status = 404
-    title = "Unknown merge"
 
 
 def _checkpoint(step: str) -> None:
@@ -203,7 +200,7 @@ def _settle(store: Any, retired: PatientRecord) -> bool:
     if not lock or lock.get("state") == LockState.MERGED:
         return False
     state = resume_merge(ResumeMerge(retired.patient_id, str(lock["mergeId"])),
-                         UnitOfWork(store), actor=Actor(id="system", username="system"))
+                         UnitOfWork(store), actor=SYSTEM_ACTOR)
     return state not in rules.IN_PROGRESS
 
 
