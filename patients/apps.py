@@ -7,6 +7,7 @@ from hisadmin.core.consumers import register_consumer
 from hisadmin.core.store import register_indexes
 from patients.persistence.documents import COMPOSITE_INDEXES
 from patients.use_cases.beds import BED_EVENTS
+from patients.use_cases.merges import MERGE_STEPS
 
 
 class PatientsConfig(AppConfig):
@@ -16,4 +17,4 @@ class PatientsConfig(AppConfig):
         register_indexes(COMPOSITE_INDEXES)  # the container's policy serves this app's queries
         register_consumer("patients.follow_up", queue="celery",  # the worker's default queue
                           stream_prefix=keys.PATIENT,
-                          event_types=BED_EVENTS)
+                          event_types=(*BED_EVENTS, *MERGE_STEPS))

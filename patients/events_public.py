@@ -344,6 +344,16 @@ class ObservationData(_Record):
                                              "sent (HL7 ORU^R01): where it came from")
 
 
+class MergeCopied(_Data):
+    """The retired record's documents a merge step moved, by kind (their ids)."""
+
+    allergies: list[str] = Field(default_factory=list)
+    admissions: list[str] = Field(default_factory=list)
+    orders: list[str] = Field(default_factory=list)
+    observations: list[str] = Field(default_factory=list)
+    handovers: list[str] = Field(default_factory=list)
+
+
 # ------------------------------------------------------------------ the events
 # Per domain event class, the public form of each of its fields. Every field of every class
 # has one (tests/unit/test_events_public.py); a field added to a domain event is published
@@ -406,6 +416,13 @@ PUBLIC: dict[type[ev.Event], dict[str, Decision]] = {
         "observation_id": KEEP, "told_whom": KEEP, "told_at": KEEP,
         "response": Keep(type=Literal["reviewed", "plan", "critical-care"]),
         "detail": KEEP, "recorded_by": KEEP, "recorded_by_name": KEEP},
+    ev.MergeEvent: {
+        "step": TYPE_ONLY, "merge_id": KEEP, "survivor_id": KEEP, "survivor_mrn": KEEP,
+        "retired_id": KEEP, "retired_mrn": KEEP,
+        "reason": Keep("why the records were merged (or the merge undone)", default=REQUIRED),
+        "copied": Keep("the steps that move documents: what this one moved",
+                       type=MergeCopied | None),
+        "part": Keep("which batch of the documents, from 1"), "parts": KEEP},
 }
 # What a payload adds that is no field of its class (worked out from the fields).
 ADDED: dict[type[ev.Event], dict[str, Any]] = {
@@ -415,6 +432,9 @@ ADDED: dict[type[ev.Event], dict[str, Any]] = {
 # A published model's description, where it needs one (a domain docstring speaks of the
 # stored, camelCase form); each is named for its class (``PatientRegisteredData``…).
 DOCS: dict[type[ev.Event], str] = {
+    ev.MergeEvent: "One step of merging the *retired* record into the *survivor* (or of "
+                   "undoing it); both records and both MRNs are named in every step, in both "
+                   "streams.",
     ev.DemographicsUpdated: "The corrected fields' new values, and ``previous``: their old "
                             "ones.",
 }

@@ -1,13 +1,16 @@
 """Celery tasks of the patient record: thin adapters fed by the relay with ids only.
 
 ``patients.follow_up`` runs after commands whose effects reach past the patient's own
-partition: the bed a discharge or transfer left goes to cleaning, and a change of the
-patient's demographics or allergies reaches their bed card. It re-reads the event by id, so
+partition: the bed a discharge or transfer left goes to cleaning, a change of the
+patient's demographics or allergies reaches their bed card, and a merge of two records
+that stopped between its steps is run on to its end. It re-reads the event by id, so
 the message carries nothing but a stream key and a sequence number (never a name or an
 allergy), and it is idempotent: redelivery (acks late) does no harm.
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from celery import shared_task
 
@@ -16,6 +19,7 @@ from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
+from patients.domain.events import EventType
 from patients.persistence import queries
 from patients.use_cases.beds import (
     OCCUPANT_EVENTS,
@@ -24,6 +28,18 @@ from patients.use_cases.beds import (
     refresh_occupant,
     set_bed_to_cleaning,
 )
+from patients.use_cases.merges import MERGE_STEPS, ResumeMerge, resume_merge
+
+
+def _merge_met(data: dict) -> str:
+    """A merge (or its undo) that has steps still to run is run on to its end here, at
+    once: the process running it may have been killed between two steps, and a saga run
+    twice at the same time is still applied once (every step is etag-checked and reads
+    what is left to do first)."""
+    state = resume_merge(ResumeMerge(str(data["retiredId"]), str(data["mergeId"]),
+                                     stale_after=timedelta(0)),
+                         UnitOfWork(get_store("relay")), actor=SYSTEM_ACTOR)
+    return f"merge {state}"
 
 
 @shared_task(
@@ -48,7 +64,14 @@ def _follow_up(stream_pk: str, seq: int) -> str:
     left = bed_left(event["type"], event.get("data") or {})
     if left is not None:
         set_bed_to_cleaning(left, UnitOfWork(store), actor=SYSTEM_ACTOR)
-        return "bed set to cleaning"
+        if event["type"] != EventType.PATIENT_TRANSFERRED:
+            return "bed set to cleaning"
+        # The new bed's card takes the NEWS2 badge here, off the transfer's request path.
+        changed = refresh_occupant(RefreshOccupant(keys.suffix(stream_pk)), UnitOfWork(store),
+                                   actor=SYSTEM_ACTOR)
+        return "bed set to cleaning" + ("; new bed's card refreshed" if changed else "")
+    if event["type"] in MERGE_STEPS:
+        return _merge_met(event.get("data") or {})
     if event["type"] in OCCUPANT_EVENTS:
         changed = refresh_occupant(
             RefreshOccupant(keys.suffix(stream_pk)), UnitOfWork(store), actor=SYSTEM_ACTOR

@@ -9,7 +9,7 @@ from typing import Any
 from cosmos_backend.store import DocumentStore
 from hisadmin.core.local_time import human_time
 from patients.domain.errors import InvalidInput
-from patients.domain.events import EVENT_LABELS, EventType
+from patients.domain.events import EVENT_LABELS, MERGE_EVENTS, EventType
 from patients.domain.observation_summary import ESCALATION_RESPONSES
 from patients.domain.observations import RISK_LABELS
 from patients.domain.records import (
@@ -121,7 +121,25 @@ def _observations(d: Data) -> str:
             f"{label(RISK_LABELS, news2.get('risk') or '').lower()} risk")
 
 
+MOVED_WORDS = {"allergies": ("allergy", "allergies"), "admissions": ("stay", "stays"),
+               "orders": ("order", "orders"), "observations": ("observation set",
+                                                               "observation sets"),
+               "handovers": ("handover note", "handover notes")}
+
+
+def _merge_step(d: Data, n: Names) -> str:
+    """Both MRNs, what the step moved (how many of each), and why."""
+    copied = d.get("copied") or {}
+    moved = ", ".join(f"{len(ids)} {MOVED_WORDS.get(kind, (kind, kind))[len(ids) > 1]}"
+                      for kind, ids in copied.items() if ids)
+    return (f"{d.get('retiredMrn')} into {d.get('survivorMrn')}"
+            + (f"; moved {moved}" if moved else "")
+            + (f" (part {d['part']} of {d['parts']})" if d.get("parts", 1) > 1 else "")
+            + (f": {d['reason']}" if d.get("reason") else ""))
+
+
 _LINES: dict[str, Line] = {
+    **{step: _merge_step for step in MERGE_EVENTS},
     EventType.PATIENT_REGISTERED: lambda d, n: (
         f"Registered {d.get('familyName', '').upper()}, "
         f"{d.get('givenName', '')} with MRN {d.get('mrn')}"

@@ -26,6 +26,7 @@ from patients.domain.errors import (
     PossibleDuplicate,
     UnknownPatient,
 )
+from patients.domain.merges import LockState
 from patients.domain.orders import (
     ACTIVE,
     ADMINISTRABLE,
@@ -212,6 +213,17 @@ def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str,
             "allergy": banner["allergy"]}
 
 
+def merged_notice(lock: dict[str, Any]) -> dict[str, Any]:
+    """What the chart of a record merged into another says, in words, and where to go."""
+    merged = lock.get("state") == LockState.MERGED
+    return {"survivor_id": lock["survivorId"], "survivor_mrn": lock.get("survivorMrn") or "",
+            "text": ("This record was merged into" if merged else
+                     "This record is being merged with (or unmerged from)"),
+            "after": ("Everything recorded for this patient is on that record; this one "
+                      "takes no changes." if merged else
+                      "It takes no changes until that has finished (a moment).")}
+
+
 @requires("read")
 def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id, request.GET.get("events") or None)
@@ -231,6 +243,14 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     if context["active_admission"] is not None and policy.allows(user, "discharge"):
         context["discharge_form"] = DischargeForm(
             initial={"etag": context["active_admission"]["etag"]})
+    if p.get("mergedInto"):  # a retired record: readable, every action on the survivor
+        context["merged"] = merged_notice(p["mergedInto"])
+        for part in (context, context["handover"], context["obs"] or {}):
+            for key in [k for k in part if k.startswith("can_") and k != "can_read_access_log"]:
+                part[key] = False
+        for note in context["handover"]["notes"]:
+            note["can_acknowledge"] = False
+        context.pop("discharge_form", None)
     return admin.site.render(request, "patients/chart.html", context,
                              title=f"{p['familyName'].upper()}, {p['givenName']} ({p['mrn']})")
 

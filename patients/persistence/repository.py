@@ -24,6 +24,7 @@ from hisadmin.core import keys
 from hisadmin.core.actor import Actor
 from patients.domain.errors import UnknownOrder, UnknownPatient
 from patients.domain.events import Event
+from patients.domain.merges import refuse_commands
 from patients.domain.orders import ACTIVE, Order
 from patients.domain.records import Admission, AdmissionStatus, Patient
 from patients.persistence.documents import (
@@ -99,12 +100,13 @@ class PatientRecords:
 
     # ------------------------------------------------------------------ reads
     def load(self, patient_id: str, *, order_id: str | None = None,
-             closed_orders: bool = False) -> PatientRecord:
+             closed_orders: bool = False, merged: bool = False) -> PatientRecord:
         """The open record in one query; ``order_id``: an order that need not be active
         (one point read more when it is not). ``closed_orders``: the same one query also
         returns every other order of the patient, kept in ``record.closed_orders`` (what a
         dose's 24-hour total needs, without a second round trip). Raises UnknownPatient /
-        UnknownOrder."""
+        UnknownOrder, and PatientMerged / MergeInProgress for a record merged (or being
+        merged) into another unless ``merged`` (the merge's own steps)."""
         try:
             pk = keys.patient(patient_id)
         except errors.InvalidRequest:
@@ -123,6 +125,8 @@ class PatientRecords:
             if not any(d["docType"] == PATIENT for d in docs):
                 docs = self._load_unmarked(pk)
         record = self._assemble(patient_id, docs)
+        if not merged:
+            refuse_commands(record.patient)
         if order_id is not None and order_id not in record.orders and order_id in closed:
             self._remember(closed[order_id])
             record.orders[order_id] = order_from_doc(closed.pop(order_id))

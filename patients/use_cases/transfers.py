@@ -11,7 +11,7 @@ from patients.domain.beds import Occupant
 from patients.domain.errors import InvalidInput, NotAdmitted
 from patients.domain.events import PatientTransferred
 from patients.domain.records import Admission
-from patients.persistence import beds, observations, reference
+from patients.persistence import beds, reference
 from patients.persistence.repository import PatientRecords
 
 
@@ -44,9 +44,7 @@ def transfer_patient(cmd: TransferPatient, uow: UnitOfWork, *, actor: Actor) -> 
     held = None
     if bed:
         held = beds.reserve(store, ward_id=cmd.ward_id, bed=bed,
-                            occupant=Occupant.of(record.patient, admission,
-                                                 observations.summary(store, cmd.patient_id)),
-                            now=now)
+                            occupant=Occupant.of(record.patient, admission), now=now)
     try:
         records.save(record, [PatientTransferred(admission_id=admission.admission_id,
                                                  move=move)], actor=actor, now=now)

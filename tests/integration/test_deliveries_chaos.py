@@ -1,4 +1,5 @@
-"""At least once across SIGKILL, with the store as the truth: 8 patients registered, admitted
+"""At least once across SIGKILL, with the store as the truth (and merges of duplicate records
+killed between their steps, finished by the relay: the second test): 8 patients registered, admitted
 and discharged (24 events) while the light worker (its relay thread and delivery sweeper
 inside) is SIGKILLed three times and Redis is restarted empty once. Afterwards every event
 reaches the HL7 engine (an asyncio MLLP server validating each message with hl7apy STRICT)
@@ -10,19 +11,26 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
+from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hl7v2.outbound import use_cases as hl7_use_cases
 from hl7v2.persistence import store as hl7_store
+from patients.persistence import queries
+from patients.persistence.repository import PatientRecords
 from tests import worklist_data as data
 from tests.hl7_engine import Engine, wait_for
-from tests.integration.processes import start_light_worker
+from tests.integration.processes import ROOT, start_light_worker
 from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
     WorklistStack,
     kill,
@@ -30,6 +38,7 @@ from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
     worklist_stack,
 )
 from webhooks import use_cases as webhook_use_cases
+from worklists.ops import maintenance
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.django_db]
 EVENTS = ["PatientRegistered", "AdmissionStarted", "AdmissionEnded"]
@@ -91,15 +100,22 @@ def restart_redis_empty(stack: WorklistStack) -> None:
     stack.redis.start()
 
 
+def listen(store, engine: Engine, receiver: Receiver, events: list[str]):
+    """The engine as an HL7 destination and the receiver as a webhook subscription for
+    ``events``; returns the destination."""
+    dest = hl7_use_cases.add_destination(hl7_use_cases.AddDestination(
+        name="Engine", host="127.0.0.1", port=engine.port, events=events), store,
+        actor=SYSTEM_ACTOR)
+    webhook_use_cases.subscribe(webhook_use_cases.Subscribe(
+        url=receiver.url, events=events, secret="chaos-secret-0123456789abcdef"), store,
+        actor=SYSTEM_ACTOR)
+    return dest
+
+
 def test_every_message_arrives_after_three_sigkills_and_an_empty_redis(stack, peers) -> None:
     engine, receiver = peers
     store = stack.store()
-    dest = hl7_use_cases.add_destination(hl7_use_cases.AddDestination(
-        name="Engine", host="127.0.0.1", port=engine.port, events=EVENTS), store,
-        actor=SYSTEM_ACTOR)
-    webhook_use_cases.subscribe(webhook_use_cases.Subscribe(
-        url=receiver.url, events=EVENTS, secret="chaos-secret-0123456789abcdef"), store,
-        actor=SYSTEM_ACTOR)
+    dest = listen(store, engine, receiver, EVENTS)
     env = {**stack.env, **SETTINGS}
 
     def worker(n: int):
@@ -156,3 +172,73 @@ def test_every_message_arrives_after_three_sigkills_and_an_empty_redis(stack, pe
     wait_for(lambda: {e.status for e in hl7_store.entries(store, limit=1000)
                       if e.destination_id == dest.id} == {"accepted"}, 30,
              what="every log entry accepted")
+
+
+MERGE_EVENTS = ["PatientMerged"]
+KILLED_AFTER = (1, 2, 3, 4, 0)  # lock, copy 1/3, 2/3, 3/3; the last pair is not killed
+
+
+def _merge_and_die(stack: WorklistStack, survivor: str, retired: str, steps: int) -> int:
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("merge_and_die.py")),
+                           survivor, retired, str(steps)], env=stack.env, cwd=ROOT,
+                          capture_output=True, timeout=60)
+    return done.returncode
+
+
+def test_merges_killed_between_steps_under_load_finish_and_reach_every_feed(
+        stack, peers) -> None:
+    """Five duplicates merged while patients come and go, four merges' processes SIGKILLed
+    between two steps and the worker once: the relay finishes every merge (the retired
+    record merged, its stay the survivor's in the views), the engine gets an A40 per merge
+    naming the retired MRN in MRG and the receiver a PatientMerged webhook."""
+    engine, receiver = peers
+    store = stack.store()
+    listen(store, engine, receiver, MERGE_EVENTS)
+    env = {**stack.env, **SETTINGS}
+    proc = start_light_worker(env, stack.base / "merges-0.log", "--relay-lease-ttl", "2")
+    stack.procs.append(proc)
+    pairs = []
+    for n, steps in enumerate(KILLED_AFTER):
+        survivor = data.register(store, f"Merged{n}", "Ann")
+        retired = data.register(store, f"Unknown{n}", "Female")
+        admission = data.admit(store, retired, bed=f"A0{n + 1}")
+        for what in ("Chest X-ray", "CT head"):
+            data.place_order(store, retired, admission, description=what)
+        other = data.register(store, f"Load{n}", "Ann")  # the ward's other work goes on
+        data.admit(store, other)
+        code = _merge_and_die(stack, survivor, retired, steps)
+        assert code == (-signal.SIGKILL if steps else 0), code
+        data.discharge(store, other)
+        pairs.append((survivor, retired))
+        if n == 2:
+            kill(proc)
+            proc = start_light_worker(env, stack.base / "merges-1.log", "--relay-lease-ttl",
+                                      "2")
+            stack.procs.append(proc)
+
+    def merged() -> bool:
+        return all((queries.patient(store, r).get("mergedInto") or {}).get("state")
+                   == "merged" for _, r in pairs)
+
+    wait_for(merged, 120, what="every merge finished by the relay")
+    mrns = {queries.patient(store, r)["mrn"]: queries.patient(store, s)["mrn"]
+            for s, r in pairs}
+
+    def fed() -> bool:
+        a40 = {m.adt_a39_patient.mrg.mrg_1.to_er7().split("^")[0]:
+               m.adt_a39_patient.pid.pid_3.to_er7().split("^")[0]
+               for m in list(engine.got) if m.msh.msh_9.msh_9_2.to_er7() == "A40"}
+        with receiver.lock:
+            hooks = {p for _, p, _ in receiver.got}
+        return a40 == mrns and hooks == {r for _, r in pairs}
+
+    wait_for(fed, 90, what="an A40 and a webhook per merge")
+    for survivor, _ in pairs:  # the stay and its two orders are the survivor's
+        record = PatientRecords(UnitOfWork(store)).load(survivor)
+        assert record.admission is not None and len(record.active_orders()) == 2
+    ids = [p for pair in pairs for p in pair]
+    try:
+        wait_for(lambda: maintenance.check(store, ids).drifted == {}, 60,
+                 what="the views to follow every merge")
+    except AssertionError:
+        raise AssertionError(maintenance.check(store, ids).drifted) from None

@@ -291,7 +291,10 @@ def test_the_card_keeps_the_stays_news2_badge_current(store) -> None:
 
     use_cases.transfer_patient(use_cases.TransferPatient(pid, "MED-1", "M106"),
                                UnitOfWork(store), actor=CLERK)
-    assert _board(store)["M106"].occupant.news2["score"] == 7  # the badge moves with them
+    # The badge moves with them: the transfer's request makes no read for it (two round
+    # trips and the bed); the follow-up after the transfer brings it to the new card.
+    assert _follow_up_last(store, pid) == "bed set to cleaning; new bed's card refreshed"
+    assert _board(store)["M106"].occupant.news2["score"] == 7
 
 
 def test_a_new_stay_starts_without_the_last_stays_score(store) -> None:

@@ -21,7 +21,7 @@ from cosmos_backend import errors
 from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, DocumentStore
 from hisadmin.core.cache import LruCache
 from worklists.persistence import failpoints, view_rows
-from worklists.persistence.source import read_source
+from worklists.persistence.source import holds_row, read_source
 from worklists.persistence.trackers import (
     Tracker,
     bucket_of,
@@ -61,13 +61,24 @@ def forget_recent() -> None:
     _recent.forget()
 
 
+def _elsewhere(existing: view_rows.StoredRow, patient_id: str | None) -> str | None:
+    """The other patient whose state wrote this row (a stay's or an order's rows move with a
+    merge of two records: sequence numbers of two streams do not compare), or None."""
+    owner = existing.contents.get("patientId")
+    return owner if owner and patient_id and owner != patient_id else None
+
+
 def _write_row(store: DocumentStore, row: Row, gen: int, seq: int, rewrite: bool) -> str | None:
-    """The careful write: read the row, write it unless a newer state did; its etag now
-    (None when a newer state owns it)."""
+    """The careful write: read the row, write it unless a newer state did (or another
+    patient's record still holds it); its etag now (None when someone else owns it)."""
     existing = view_rows.read_row(store, gen, row.key)
     try:
         if existing is None:
             return view_rows.write_row(store, row, gen, seq, None)
+        other = _elsewhere(existing, row.contents.get("patientId"))
+        if other is not None:
+            held = holds_row(store, other, row.key)
+            return None if held else view_rows.write_row(store, row, gen, seq, existing)
         if existing.seq < seq or (rewrite and existing.seq == seq):
             return view_rows.write_row(store, row, gen, seq, existing)
         # else: this state (a crash before its tracker) or a newer one already wrote it
@@ -76,10 +87,11 @@ def _write_row(store: DocumentStore, row: Row, gen: int, seq: int, rewrite: bool
         raise ProjectionConflict("row changed concurrently") from None
 
 
-def _delete_row(store: DocumentStore, key: RowKey, gen: int, seq: int) -> None:
+def _delete_row(store: DocumentStore, key: RowKey, gen: int, seq: int,
+                patient_id: str) -> None:
     existing = view_rows.read_row(store, gen, key)
-    if existing is None or existing.seq > seq:
-        return
+    if existing is None or _elsewhere(existing, patient_id) or existing.seq > seq:
+        return  # gone, another patient's now (a merge), or a newer state's
     try:
         view_rows.delete_row(store, gen, key, etag=existing.etag)
     except (errors.PreconditionFailed, errors.NotFound):
@@ -143,7 +155,7 @@ def _plan(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
     for key in [*deletes, *sorted(stray)]:
         known = etags.get(key)
         if careful or not known:
-            _delete_row(store, key, gen, new.seq)
+            _delete_row(store, key, gen, new.seq, new.patient_id)
         else:
             touched.add(key)
             pk, op = view_rows.delete_op(gen, key, known)
