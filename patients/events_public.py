@@ -291,6 +291,19 @@ class NursesAssignedData(_Data):
     previous: dict[str, Any]
 
 
+class PairPatient(_Data):
+    patient_id: str
+    mrn: str
+
+
+class NotSamePersonData(_Data):
+    pair_id: str = Field(description="the two patients' ids, ordered, joined by a dot")
+    patients: list[PairPatient] = Field(description="the two patients, by id and MRN")
+    reasons: list[str] = Field(description="why they were listed as a possible duplicate, "
+                                           "in words")
+    reason: str = Field(description="why records staff decided they are two people")
+
+
 class Handover(_Record):
     handover_id: str
     shift: str
@@ -414,6 +427,7 @@ DATA_MODELS: dict[str, type[BaseModel]] = {
     EventType.SPO2_SCALE2_DECIDED: Spo2Scale2DecidedData,
     EventType.SPO2_SCALE2_ENDED: Spo2Scale2EndedData,
     EventType.OBSERVATIONS_ESCALATED: ObservationsEscalatedData,
+    EventType.NOT_SAME_PERSON: NotSamePersonData,
 }
 
 

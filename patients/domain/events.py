@@ -50,6 +50,8 @@ class EventType(StrEnum):
     SPO2_SCALE2_DECIDED = "Spo2Scale2Decided"
     SPO2_SCALE2_ENDED = "Spo2Scale2Ended"
     OBSERVATIONS_ESCALATED = "ObservationsEscalated"
+    # records staff decided two registrations are two people (in the pairs' own stream)
+    NOT_SAME_PERSON = "NotSamePerson"
 
 
 # What the audit trail calls each event.
@@ -86,6 +88,7 @@ EVENT_LABELS: dict[EventType, str] = {
     EventType.SPO2_SCALE2_DECIDED: "SpO2 scale 2 decided",
     EventType.SPO2_SCALE2_ENDED: "SpO2 scale 2 ended",
     EventType.OBSERVATIONS_ESCALATED: "Early warning score escalated",
+    EventType.NOT_SAME_PERSON: "Not the same person",
 }
 
 # The event that places an order of each kind.
@@ -519,3 +522,20 @@ class ObservationsEscalated(Event):
         return {"observationId": self.observation_id, "toldWhom": self.told_whom,
                 "toldAt": self.told_at, "response": self.response, "detail": self.detail,
                 "recordedBy": self.recorded_by, "recordedByName": self.recorded_by_name}
+
+
+@dataclass(frozen=True)
+class NotSamePerson(Event):
+    """Records staff decided that two registrations listed as a possible duplicate are two
+    people (``pairId``; ``patients``: ``{patientId, mrn}`` each; ``reasons``: why they were
+    listed; ``reason``: why they are not one), in the pairs' own stream."""
+
+    type = EventType.NOT_SAME_PERSON
+    pair_id: str
+    patients: list[dict[str, str]]
+    reasons: list[str]
+    reason: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"pairId": self.pair_id, "patients": self.patients, "reasons": self.reasons,
+                "reason": self.reason}
