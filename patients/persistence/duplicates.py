@@ -168,7 +168,8 @@ def listed(store: DocumentStore, pair: Document) -> Listed | None:
 
 def page(store: DocumentStore, *, page_size: int = 20,
          continuation: str | None = None) -> tuple[list[Listed], str | None]:
-    """One page of listed pairs, oldest pair id first, and the next page's continuation."""
+    """One page of listed pairs, in a stable order (by pair id), and the next page's
+    continuation."""
     result = store.query(PAIRS, Query(where=(Cond("docSubType", "=", OPEN),)),
                          page_size=page_size, continuation=continuation)
     found = [one for one in (listed(store, d) for d in result.items) if one is not None]
