@@ -8,6 +8,7 @@ public_event`. A test keeps the committed document equal to this output.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,18 @@ ORDER = {"orderId": OID, "patientId": PID, "admissionId": "adm-9", "kind": "medi
          "frequency": "Q6H", "startAt": AT, "endAt": None, "overrides": []}
 
 # One example per event type, as the domain makes it (the stored data, camelCase).
+def _merge_example(step: EventType) -> dict[str, Any]:
+    moves = step in (EventType.PATIENT_RECORDS_MERGED, EventType.PATIENT_RECORDS_RETURNED,
+                     EventType.PATIENT_RECORDS_UNMERGED)
+    return ev.MergeEvent(
+        step=step, merge_id="5d3c2b1a-0f9e-4d8c-b7a6-958473625140", survivor_id=PID,
+        survivor_mrn="000123", retired_id="9e8d7c6b-5a49-4382-a716-0f1e2d3c4b5a",
+        retired_mrn="000987", reason="Registered twice: unconscious arrival as Unknown",
+        copied={"allergies": ["al-1"], "admissions": ["adm-9"], "orders": ["ord-3"],
+                "observations": [], "handovers": []} if moves else None,
+        part=1 if moves else None, parts=1 if moves else None).payload()
+
+
 EXAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     EventType.PATIENT_REGISTERED: lambda: ev.PatientRegistered(
         PID, "000123", "Ann", "Smith", "1955-02-02", "female").payload(),
@@ -124,6 +137,7 @@ EXAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     EventType.OBSERVATIONS_ESCALATED: lambda: ev.ObservationsEscalated(
         "20261125T140000000000-1a2b3c4d", "Dr Patel (medical registrar)", AT,
         "critical-care", "Outreach team attending", "12", "Nurse Jones").payload(),
+    **{step: functools.partial(_merge_example, step) for step in ev.MERGE_EVENTS},
     EventType.NOT_SAME_PERSON: lambda: ev.NotSamePerson(
         f"{PID}.9a1b2c3d-0e4f-4a5b-8c6d-7e8f9a0b1c2d",
         [{"patientId": PID, "mrn": "000123"},

@@ -393,6 +393,32 @@ class ObservationsEscalatedData(_Data):
     recorded_by_name: str
 
 
+class MergeCopied(_Data):
+    """The retired record's documents a merge step moved, by kind (their ids)."""
+
+    allergies: list[str] = Field(default_factory=list)
+    admissions: list[str] = Field(default_factory=list)
+    orders: list[str] = Field(default_factory=list)
+    observations: list[str] = Field(default_factory=list)
+    handovers: list[str] = Field(default_factory=list)
+
+
+class MergeStepData(_Data):
+    """One step of merging the *retired* record into the *survivor* (or of undoing it);
+    both records and both MRNs are named in every step, in both streams."""
+
+    merge_id: str
+    survivor_id: str
+    survivor_mrn: str
+    retired_id: str
+    retired_mrn: str
+    reason: str = Field(description="why the records were merged (or the merge undone)")
+    copied: MergeCopied | None = Field(
+        None, description="the steps that move documents: what this one moved")
+    part: int | None = Field(None, description="which batch of the documents, from 1")
+    parts: int | None = None
+
+
 # Every event type's data, by its name (a type another change adds names its model here).
 DATA_MODELS: dict[str, type[BaseModel]] = {
     EventType.PATIENT_REGISTERED: PatientRegisteredData,
@@ -427,6 +453,14 @@ DATA_MODELS: dict[str, type[BaseModel]] = {
     EventType.SPO2_SCALE2_DECIDED: Spo2Scale2DecidedData,
     EventType.SPO2_SCALE2_ENDED: Spo2Scale2EndedData,
     EventType.OBSERVATIONS_ESCALATED: ObservationsEscalatedData,
+    EventType.PATIENT_MERGE_STARTED: MergeStepData,
+    EventType.PATIENT_RECORDS_MERGED: MergeStepData,
+    EventType.PATIENT_MERGED: MergeStepData,
+    EventType.PATIENT_MERGE_ROLLED_BACK: MergeStepData,
+    EventType.PATIENT_UNMERGE_STARTED: MergeStepData,
+    EventType.PATIENT_RECORDS_RETURNED: MergeStepData,
+    EventType.PATIENT_RECORDS_UNMERGED: MergeStepData,
+    EventType.PATIENT_UNMERGED: MergeStepData,
     EventType.NOT_SAME_PERSON: NotSamePersonData,
 }
 

@@ -183,3 +183,43 @@ class OrdersChanged(DomainError):
         super().__init__("The active orders changed since the discharge was reviewed; review "
                          "the orders that will be cancelled and confirm again.",
                          extra={"active_orders": list(active_order_ids)})
+
+
+class PatientMerged(DomainError):
+    """The record was merged into another (the survivor): it stays readable, but every
+    command goes to the survivor. ``merged_into``: the survivor's id; the API answers with
+    a ``Location`` to it."""
+
+    http_status = 409
+    title = "Record merged into another"
+    problem_type = "patient-merged"
+
+    def __init__(self, message: str, *, survivor_id: str, survivor_mrn: str = "",
+                 merge_id: str = "") -> None:
+        super().__init__(message, extra={"merged_into": survivor_id,
+                                         "merged_into_mrn": survivor_mrn,
+                                         "merge_id": merge_id})
+        self.survivor_id = survivor_id
+        self.merge_id = merge_id
+
+
+class MergeInProgress(PatientMerged):
+    """The record is being merged into another (the merge's steps are running): commands
+    wait until it has finished or been rolled back."""
+
+    title = "Record being merged"
+    problem_type = "merge-in-progress"
+
+
+class MergeRefused(DomainError):
+    """A merge (or its undo) that the records do not allow; ``problem_type`` names the
+    conflict (``both-admitted``, ``allergy-status-conflict``, ``already-merged``,
+    ``undo-too-late``, ``not-merged``). Nothing was written."""
+
+    http_status = 409
+    title = "Merge refused"
+
+    def __init__(self, message: str, *, conflict: str) -> None:
+        super().__init__(message, problem_type=conflict,
+                         extra={"conflicts": [{"type": conflict, "detail": message}]})
+        self.conflict = conflict

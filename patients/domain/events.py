@@ -50,6 +50,15 @@ class EventType(StrEnum):
     SPO2_SCALE2_DECIDED = "Spo2Scale2Decided"
     SPO2_SCALE2_ENDED = "Spo2Scale2Ended"
     OBSERVATIONS_ESCALATED = "ObservationsEscalated"
+    # merging a duplicate registration into the surviving record (a saga over both streams)
+    PATIENT_MERGE_STARTED = "PatientMergeStarted"  # retired's stream: the record is locked
+    PATIENT_RECORDS_MERGED = "PatientRecordsMerged"  # survivor's: it gained the history
+    PATIENT_MERGED = "PatientMerged"  # retired's: merged into the survivor (for good)
+    PATIENT_MERGE_ROLLED_BACK = "PatientMergeRolledBack"  # retired's: unlocked, not merged
+    PATIENT_UNMERGE_STARTED = "PatientUnmergeStarted"  # retired's: the undo began
+    PATIENT_RECORDS_RETURNED = "PatientRecordsReturned"  # retired's: its history came back
+    PATIENT_RECORDS_UNMERGED = "PatientRecordsUnmerged"  # survivor's: the copies removed
+    PATIENT_UNMERGED = "PatientUnmerged"  # retired's: a record of its own again
     # records staff decided two registrations are two people (in the pairs' own stream)
     NOT_SAME_PERSON = "NotSamePerson"
 
@@ -88,6 +97,14 @@ EVENT_LABELS: dict[EventType, str] = {
     EventType.SPO2_SCALE2_DECIDED: "SpO2 scale 2 decided",
     EventType.SPO2_SCALE2_ENDED: "SpO2 scale 2 ended",
     EventType.OBSERVATIONS_ESCALATED: "Early warning score escalated",
+    EventType.PATIENT_MERGE_STARTED: "Merge into another record started",
+    EventType.PATIENT_RECORDS_MERGED: "Records merged in from a duplicate",
+    EventType.PATIENT_MERGED: "Merged into another record",
+    EventType.PATIENT_MERGE_ROLLED_BACK: "Merge rolled back",
+    EventType.PATIENT_UNMERGE_STARTED: "Merge undo started",
+    EventType.PATIENT_RECORDS_RETURNED: "Records returned from the merge",
+    EventType.PATIENT_RECORDS_UNMERGED: "Merged records removed (merge undone)",
+    EventType.PATIENT_UNMERGED: "Merge undone",
     EventType.NOT_SAME_PERSON: "Not the same person",
 }
 
@@ -522,6 +539,50 @@ class ObservationsEscalated(Event):
         return {"observationId": self.observation_id, "toldWhom": self.told_whom,
                 "toldAt": self.told_at, "response": self.response, "detail": self.detail,
                 "recordedBy": self.recorded_by, "recordedByName": self.recorded_by_name}
+
+
+# ------------------------------------------------------------------ merging two records
+@dataclass(frozen=True)
+class MergeEvent(Event):
+    """One step of merging a duplicate registration (the *retired* record) into the
+    *survivor*, or of undoing it (:mod:`patients.use_cases.merges`). ``step`` is the event
+    type; every step names the merge, both records and both MRNs, so each stream's audit
+    trail keeps both. ``copied``: the retired record's documents the step moved, by kind
+    (``allergies``, ``admissions``, ``orders``, ``observations``, ``handovers``: ids), for
+    the steps that move them; ``part`` / ``parts``: which batch of them."""
+
+    type = EventType.PATIENT_MERGED  # see event_type: one per step
+    step: EventType
+    merge_id: str
+    survivor_id: str
+    survivor_mrn: str
+    retired_id: str
+    retired_mrn: str
+    reason: str = ""
+    copied: dict[str, list[str]] | None = None
+    part: int | None = None
+    parts: int | None = None
+
+    @property
+    def event_type(self) -> EventType:
+        return self.step
+
+    def payload(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"mergeId": self.merge_id, "survivorId": self.survivor_id,
+                                "survivorMrn": self.survivor_mrn,
+                                "retiredId": self.retired_id, "retiredMrn": self.retired_mrn,
+                                "reason": self.reason}
+        if self.copied is not None:
+            data["copied"] = {k: list(v) for k, v in self.copied.items()}
+        if self.part is not None:
+            data.update(part=self.part, parts=self.parts)
+        return data
+
+
+MERGE_EVENTS = frozenset({EventType.PATIENT_MERGE_STARTED, EventType.PATIENT_RECORDS_MERGED,
+                          EventType.PATIENT_MERGED, EventType.PATIENT_MERGE_ROLLED_BACK,
+                          EventType.PATIENT_UNMERGE_STARTED, EventType.PATIENT_RECORDS_RETURNED,
+                          EventType.PATIENT_RECORDS_UNMERGED, EventType.PATIENT_UNMERGED})
 
 
 @dataclass(frozen=True)

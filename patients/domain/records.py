@@ -168,6 +168,10 @@ class Patient:
     version: int = 1
     created_at: str = ""
     updated_at: str = ""
+    # Set while this record is being merged into another and once it is (the retired
+    # record of a merge): {"mergeId", "survivorId", "survivorMrn", "state"}, state one of
+    # patients.domain.merges.LOCK_STATES; None for a record of its own.
+    merged_into: dict[str, Any] | None = None
 
     @classmethod
     def register(cls, *, patient_id: str, mrn: str, given_name: str, family_name: str,

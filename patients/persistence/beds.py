@@ -210,24 +210,7 @@ def leave(
 def refresh_occupant(store: DocumentStore, *, ward_id: str, bed: str, occupant: Occupant) -> bool:
     """Rewrite what the board shows of the bed's patient, if that admission occupies it and
     anything changed; True if it wrote."""
-    doc = read_bed(store, ward_id, bed)
-    if doc is None:
-        return False
-    c = doc["docContents"]
-    if c["state"] != BedState.OCCUPIED or c["admissionId"] != occupant.admission_id:
-        return False
-    if c.get("occupant") == occupant.to_dict():
-        return False
-    fresh = _doc(
-        ward_id,
-        bed,
-        {
-            **{k: v for k, v in c.items() if k not in ("wardId", "bed")},
-            "occupant": occupant.to_dict(),
-        },
-    )
-    store.replace(fresh, if_match=doc["_etag"])
-    return True
+    return move_holder(store, ward_id=ward_id, bed=bed, occupant=occupant)
 
 
 def clean(uow: UnitOfWork, *, ward_id: str, bed: str, actor: Actor, now: datetime) -> None:
@@ -307,3 +290,22 @@ def _legacy_occupant(store: DocumentStore, patient_id: str, admission_id: str) -
     if patient is None or admission is None:
         return None
     return Occupant.of(patient_from_doc(patient), admission_from_doc(admission))
+
+
+def move_holder(store: DocumentStore, *, ward_id: str, bed: str, occupant: Occupant) -> bool:
+    """The bed held by ``occupant``'s admission now names ``occupant``'s patient (a stay
+    moved to another record by a merge, or back by its undo); True if it wrote. Nothing if
+    that admission does not occupy the bed (any more)."""
+    doc = read_bed(store, ward_id, bed)
+    if doc is None:
+        return False
+    c = doc["docContents"]
+    if c["state"] != BedState.OCCUPIED or c["admissionId"] != occupant.admission_id:
+        return False
+    if c.get("patientId") == occupant.patient_id and c.get("occupant") == occupant.to_dict():
+        return False
+    fresh = _doc(ward_id, bed, {**{k: v for k, v in c.items() if k not in ("wardId", "bed")},
+                                "patientId": occupant.patient_id,
+                                "occupant": occupant.to_dict()})
+    store.replace(fresh, if_match=doc["_etag"])
+    return True

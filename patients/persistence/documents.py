@@ -60,7 +60,9 @@ def patient_to_doc(p: Patient) -> Document:
                     "sex": p.sex, "allergies": p.allergies,
                     "noKnownAllergies": p.no_known_allergies,
                     "allergyStatus": str(p.allergy_status), "version": p.version,
-                    "createdAt": p.created_at, "updatedAt": p.updated_at}))
+                    "createdAt": p.created_at, "updatedAt": p.updated_at,
+                    # only on a record merged (or being merged) into another
+                    **({"mergedInto": p.merged_into} if p.merged_into else {})}))
 
 
 def patient_from_doc(doc: Document) -> Patient:
@@ -69,8 +71,9 @@ def patient_from_doc(doc: Document) -> Patient:
                    family_name=c["familyName"], birth_date=date.fromisoformat(c["birthDate"]),
                    sex=c.get("sex", "unknown"),
                    allergies=[read_allergy(a) for a in c.get("allergies", [])],
-                   no_known_allergies=c.get("noKnownAllergies") or None, version=c.get("version", 1), created_at=c.get("createdAt", ""),
-                   updated_at=c.get("updatedAt", ""))
+                   no_known_allergies=c.get("noKnownAllergies") or None,
+                   version=c.get("version", 1), created_at=c.get("createdAt", ""),
+                   updated_at=c.get("updatedAt", ""), merged_into=c.get("mergedInto") or None)
 
 
 def admission_contents(a: Admission) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from hisadmin.core import keys
 from hisadmin.core.actor import Actor
 from patients.domain.errors import UnknownOrder, UnknownPatient
 from patients.domain.events import Event
+from patients.domain.merges import refuse_commands
 from patients.domain.orders import ACTIVE, Order
 from patients.domain.records import Admission, AdmissionStatus, Patient
 from patients.persistence.documents import (
@@ -95,9 +96,12 @@ class PatientRecords:
         self._etags: dict[tuple[str, str], str] = {}
 
     # ------------------------------------------------------------------ reads
-    def load(self, patient_id: str, *, order_id: str | None = None) -> PatientRecord:
+    def load(self, patient_id: str, *, order_id: str | None = None,
+             merged: bool = False) -> PatientRecord:
         """The open record in one query; ``order_id``: an order that need not be active
-        (one point read more when it is not). Raises UnknownPatient / UnknownOrder."""
+        (one point read more when it is not). Raises UnknownPatient / UnknownOrder, and
+        PatientMerged / MergeInProgress for a record merged (or being merged) into another
+        unless ``merged`` (the merge's own steps)."""
         try:
             pk = keys.patient(patient_id)
         except errors.InvalidRequest:
@@ -106,6 +110,8 @@ class PatientRecords:
         if not any(d["docType"] == PATIENT for d in docs):
             docs = self._load_unmarked(pk)
         record = self._assemble(patient_id, docs)
+        if not merged:
+            refuse_commands(record.patient)
         if order_id is not None and order_id not in record.orders:
             try:
                 doc = self.uow.get(pk, order_doc_id(order_id))

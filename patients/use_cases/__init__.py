@@ -18,6 +18,12 @@ from patients.use_cases.allergies import (
     remove_allergy,
 )
 from patients.use_cases.demographics import UpdateDemographics, update_demographics
+from patients.use_cases.merges import (
+    MergePatients,
+    UnmergePatients,
+    merge_patients,
+    unmerge_patients,
+)
 from patients.use_cases.orders import (
     AssignOrder,
     PlaceOrder,
@@ -57,4 +63,5 @@ __all__ = [
     "ReferencePlan", "place_order", "progress_order",
     "record_no_known_allergies", "register_patient", "save_reference_entry",
     "remove_allergy", "transfer_patient", "update_demographics",
+    "MergePatients", "UnmergePatients", "merge_patients", "unmerge_patients",
 ]

@@ -1,0 +1,134 @@
+"""The documents of a merge (docs/patients.md, "Merging duplicate records").
+
+* The **saga** document (``Merge``, id ``merge-<mergeId>``) lives in the *retired* record's
+  partition: it is created in the same batch that locks that record, so a merge exists if
+  and only if its record is locked, and everything that meets the locked record finds the
+  saga beside it. It says where the merge stands (``state``) and which documents it moves.
+* The **receipt** (``MergeReceipt``, id ``merged-<mergeId>``) lives in the *survivor's*
+  partition, written in each batch that copies a part of the history: how many parts are
+  done and the ids of every copy, so a step is never applied twice and an undo knows what
+  to take back.
+
+Copies are the retired documents re-keyed to the survivor's partition (``patientId`` the
+survivor's, ``mergedFrom`` naming the merge, the retired record and its MRN); admissions and
+orders keep their ids (UUIDs), so the worklists, the MAR and the bed hold follow them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from cosmos_backend.envelope import wrap
+from cosmos_backend.store import Cond, Document, DocumentStore, Query, iter_feed
+from cosmos_backend.uow import UnitOfWork
+from hisadmin.core import keys
+from patients.persistence.documents import ADMISSION, ORDER
+from patients.persistence.handovers import HANDOVER
+from patients.persistence.observations import OBSERVATION, SUMMARY, SUMMARY_ID
+
+SAGA, RECEIPT = "Merge", "MergeReceipt"
+# What a merge moves, by document type → the kind its events list it under.
+MOVED_KINDS = {ADMISSION: "admissions", ORDER: "orders", OBSERVATION: "observations",
+               HANDOVER: "handovers"}
+PART_SIZE = 40  # copies per batch: with the patient, summary, receipt, stream and event
+
+
+def saga_id(merge_id: str) -> str:
+    return f"merge-{merge_id}"
+
+
+def receipt_id(merge_id: str) -> str:
+    return f"merged-{merge_id}"
+
+
+def new_saga(retired_id: str, saga: dict[str, Any]) -> Document:
+    return wrap(doc_id=saga_id(saga["mergeId"]), pk=keys.patient(retired_id), doc_type=SAGA,
+                contents=saga)
+
+
+def load_saga(uow: UnitOfWork, retired_id: str, merge_id: str) -> dict[str, Any] | None:
+    """The saga through ``uow`` (tracked: a step's batch replaces this very version)."""
+    doc = uow.try_get(keys.patient(retired_id), saga_id(merge_id))
+    return None if doc is None else dict(doc["docContents"])
+
+
+def stage_saga(uow: UnitOfWork, retired_id: str, saga: dict[str, Any]) -> None:
+    uow.update(new_saga(retired_id, saga))
+
+
+def load_receipt(uow: UnitOfWork, survivor_id: str, merge_id: str) -> dict[str, Any] | None:
+    doc = uow.try_get(keys.patient(survivor_id), receipt_id(merge_id))
+    return None if doc is None else dict(doc["docContents"])
+
+
+def stage_receipt(uow: UnitOfWork, survivor_id: str, receipt: dict[str, Any], *,
+                  exists: bool) -> None:
+    doc = wrap(doc_id=receipt_id(receipt["mergeId"]), pk=keys.patient(survivor_id),
+               doc_type=RECEIPT, contents=receipt)
+    (uow.update if exists else uow.add)(doc)
+
+
+def history_ids(store: DocumentStore, patient_id: str) -> list[str]:
+    """The ids of the record's documents a merge moves (stays, orders, observation sets,
+    handover notes), in id order (one query)."""
+    docs = store.query_all(keys.patient(patient_id), Query(
+        where=(Cond("docType", "in", list(MOVED_KINDS)),)), page_size=1000)
+    return sorted(d["id"] for d in docs)
+
+
+def parts_of(ids: list[str]) -> list[list[str]]:
+    return [ids[i:i + PART_SIZE] for i in range(0, len(ids), PART_SIZE)] or [[]]
+
+
+def read_many(uow: UnitOfWork, patient_id: str, ids: list[str]) -> list[Document]:
+    """The documents ``ids`` of the record that still exist, through ``uow`` (one query)."""
+    if not ids:
+        return []
+    return uow.query_all(keys.patient(patient_id), Query(where=(Cond("id", "in", ids),)))
+
+
+def rekeyed(doc: Document, patient_id: str, merged_from: dict[str, Any] | None) -> Document:
+    """``doc`` as a document of ``patient_id``'s record: its ``patientId`` theirs,
+    ``mergedFrom`` set (a copy into the survivor) or dropped (``None``: a copy going back);
+    the ``open`` mark kept (an active stay stays in the open record)."""
+    contents = dict(doc["docContents"])
+    if "patientId" in contents:
+        contents["patientId"] = patient_id
+    contents.pop("mergedFrom", None)
+    if merged_from is not None:
+        contents["mergedFrom"] = merged_from
+    fresh = wrap(doc_id=doc["id"], pk=keys.patient(patient_id), doc_type=doc["docType"],
+                 sub_type=doc.get("docSubType"), contents=contents)
+    for key, value in doc.items():  # top-level marks (``open``), not the system's
+        if key not in fresh and not key.startswith("_"):
+            fresh[key] = value
+    return fresh
+
+
+def kind_of(doc: Document) -> str:
+    return MOVED_KINDS[doc["docType"]]
+
+
+def load_summary_doc(uow: UnitOfWork, patient_id: str) -> Document | None:
+    doc = uow.try_get(keys.patient(patient_id), SUMMARY_ID)
+    return doc if doc is not None and doc["docType"] == SUMMARY else None
+
+
+def stage_summary(uow: UnitOfWork, patient_id: str, summary: dict[str, Any], *,
+                  exists: bool) -> None:
+    doc = wrap(doc_id=SUMMARY_ID, pk=keys.patient(patient_id), doc_type=SUMMARY,
+               contents=summary)
+    (uow.update if exists else uow.add)(doc)
+
+
+def all_sagas(store: DocumentStore) -> Iterator[dict[str, Any]]:
+    """Every merge's saga (its latest version), by scanning the change feed: the one way to
+    list documents over every patient partition without a cross-partition query. For the
+    operators' commands (``manage.py merges``, ``check_worklists``), not for pages."""
+    for feed_range in store.feed_ranges():
+        for page in iter_feed(store, feed_range, max_items=1000):
+            for doc in page.items:
+                if (doc.get("docType") == SAGA
+                        and str(doc.get("partitionKey", "")).startswith(keys.PATIENT)):
+                    yield dict(doc["docContents"])
