@@ -140,3 +140,6 @@ _site.register_page(section="Patients", label="Not the same person",
                     view=dupv.not_same_person, name="duplicate_not_same", in_menu=False)
 _site.register_page(section="Patients", label="Merge records", route="records/merge/",
                     view=mergev.merge_records, name="records_merge", in_menu=False)
+_site.register_page(section="Patients", label="Undo merge",
+                    route="records/merged/<str:patient_id>/undo/",
+                    view=mergev.unmerge_records, name="records_unmerge", in_menu=False)

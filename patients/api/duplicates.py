@@ -13,7 +13,7 @@ from hisadmin.core.inputs import PageToken, Text
 from hisadmin.core.policy import actor_for
 from hisadmin.core.store import get_store, new_uow
 from patients.api.schemas import ERRORS_SCHEMA, PatientOut, StrictIn, patient_out
-from patients.domain.duplicates import REASON_MAX
+from patients.domain.merges import REASON_MAX
 from patients.persistence import duplicates
 from patients.use_cases.duplicates import MarkNotSamePerson, mark_not_same_person
 

@@ -19,7 +19,7 @@ from itertools import combinations
 
 from rapidfuzz.distance import JaroWinkler
 
-from patients.domain.errors import DomainError, InvalidInput
+from patients.domain.errors import DomainError
 from patients.domain.records import SEX_LABELS
 
 SIMILAR = 0.88  # Jaro-Winkler similarity from which two folded names are "alike"
@@ -31,25 +31,12 @@ _APOSTROPHES = re.compile(r"[’'ʼ`´‘]")
 _SEPARATORS = re.compile(r"[^0-9A-Z]+")
 
 
-REASON_MAX = 500
-
-
 class PairNotListed(DomainError):
     """The two patients are not (or no longer) listed as a possible duplicate (404)."""
 
     http_status = 404
     title = "Not a listed pair"
     problem_type = "pair-not-listed"
-
-
-def clean_reason(value: str) -> str:
-    """The reason records staff give for a decision: required, at most 500 characters."""
-    value = " ".join((value or "").split())
-    if not value:
-        raise InvalidInput("Say why (the decision is kept with your name).", field="reason")
-    if len(value) > REASON_MAX:
-        raise InvalidInput(f"Keep the reason to {REASON_MAX} characters.", field="reason")
-    return value
 
 
 @dataclass(frozen=True)

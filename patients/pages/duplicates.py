@@ -16,8 +16,9 @@ from hisadmin.core import tokens
 from hisadmin.core.inputs import CheckedForm
 from hisadmin.core.policy import actor_for, requires
 from hisadmin.core.store import get_store, new_uow
-from patients.domain.duplicates import REASON_MAX, PairNotListed
+from patients.domain.duplicates import PairNotListed
 from patients.domain.errors import DomainError
+from patients.domain.merges import REASON_MAX
 from patients.domain.records import ALLERGY_STATUS_LABELS, SEX_LABELS, AllergyStatus
 from patients.persistence import duplicates
 from patients.use_cases.duplicates import MarkNotSamePerson, mark_not_same_person

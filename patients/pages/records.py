@@ -26,6 +26,7 @@ from patients.domain.errors import (
     PossibleDuplicate,
     UnknownPatient,
 )
+from patients.domain.merges import LockState
 from patients.domain.orders import (
     ACTIVE,
     ADMINISTRABLE,
@@ -231,8 +232,27 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     if context["active_admission"] is not None and policy.allows(user, "discharge"):
         context["discharge_form"] = DischargeForm(
             initial={"etag": context["active_admission"]["etag"]})
+    if p.get("mergedInto"):
+        _read_only(context, p["mergedInto"], user)
     return admin.site.render(request, "patients/chart.html", context,
                              title=f"{p['familyName'].upper()}, {p['givenName']} ({p['mrn']})")
+
+
+def _read_only(context: dict[str, Any], lock: dict[str, Any], user: Any) -> None:
+    """A record merged (or being merged) into another takes no command: no action is
+    offered, and the chart says where the patient's record is now (and, for records
+    staff, how to undo the merge)."""
+    for key in [k for k in context if k.startswith("can_") and k != "can_read_access_log"]:
+        context[key] = False
+    context.pop("discharge_form", None)
+    context["handover"] = {**context["handover"], "can_write": False, "notes": [
+        {**n, "can_acknowledge": False} for n in context["handover"]["notes"]]}
+    context["obs"] = {**context["obs"], "can_record": False, "can_escalate": False,
+                      "can_decide_scale": False}
+    merged = lock.get("state") == LockState.MERGED
+    context["merged_into"] = {"survivor_id": lock.get("survivorId"),
+                              "survivor_mrn": lock.get("survivorMrn"), "merged": merged,
+                              "can_undo": merged and policy.allows(user, "merge_records")}
 
 
 @requires("admit")

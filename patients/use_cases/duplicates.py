@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
-from patients.domain.duplicates import clean_reason
 from patients.domain.events import EventType
+from patients.domain.merges import clean_reason  # records staff's reasons, as for a merge
 from patients.persistence import duplicates
 
 # The events after which a patient may make (or stop making) a likely pair.

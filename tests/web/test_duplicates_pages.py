@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 
 import pytest
 from django.test import Client
@@ -140,3 +141,79 @@ def test_the_merge_page_shows_both_records_and_swaps(web, pair: tuple[str, str])
     assert f"/admin/records/merge/?survivor={b}&amp;retired={a}" in html  # swap
     assert clerk.get(f"/admin/records/merge/?survivor={a}&retired={a}").status_code == 400
     assert clerk.get(f"/admin/records/merge/?survivor={a}&retired=nobody").status_code == 404
+
+
+def _etags(his_store: DocumentStore, *pids: str) -> list[str]:
+    return [his_store.read(keys.patient(p), "patient")["_etag"] for p in pids]
+
+
+def test_a_clerk_merges_and_the_retired_chart_says_where_the_record_is(
+        web, pair: tuple[str, str], his_store: DocumentStore) -> None:
+    clerk = web("clerk")
+    a, b = pair
+    url = f"/admin/records/merge/?survivor={a}&retired={b}"
+    page = clerk.get(url).content.decode()
+    assert 'id="merge-form"' in page and 'id="merge-conflicts"' not in page
+    s_tag, r_tag = _etags(his_store, a, b)
+    unticked = clerk.post(url, {"reason": "Same NHS number", "survivor_etag": s_tag,
+                                "retired_etag": r_tag})
+    assert unticked.status_code == 200 and "Same NHS number" in unticked.content.decode()
+    done = clerk.post(url, {"reason": "Same NHS number", "confirm": "on",
+                            "survivor_etag": s_tag, "retired_etag": r_tag}, follow=True)
+    html = done.content.decode()
+    assert done.redirect_chain[-1][0] == f"/admin/patients/{a}/"
+    assert "undo the merge</a> within a day" in html
+    retired = clerk.get(f"/admin/patients/{b}/").content.decode()
+    assert 'id="merged-into"' in retired and f'href="/admin/patients/{a}/"' in retired
+    for action in ('id="demographics-link"', 'id="admit-link"', 'id="wristband-link"'):
+        assert action not in retired, action
+    assert 'id="undo-merge"' in retired
+    assert pair_id(a, b) not in clerk.get("/admin/records/duplicates/").content.decode()
+    nurse = web("nurse").get(f"/admin/patients/{b}/").content.decode()
+    assert 'id="merged-into"' in nurse and 'id="undo-merge"' not in nurse
+
+
+def test_a_record_changed_meanwhile_is_a_conflict_that_keeps_the_reason(
+        web, api_client, pair: tuple[str, str], his_store: DocumentStore) -> None:
+    clerk = web("clerk")
+    a, b = pair
+    s_tag, r_tag = _etags(his_store, a, b)
+    api_client("nurse").post(f"/api/v1/patients/{b}/allergies",  # a colleague, meanwhile
+                             {"substance": "Latex", "severity": "mild"}, content_type=J)
+    url = f"/admin/records/merge/?survivor={a}&retired={b}"
+    stale = clerk.post(url, {"reason": "Registered twice at night", "confirm": "on",
+                             "survivor_etag": s_tag, "retired_etag": r_tag})
+    html = stale.content.decode()
+    assert stale.status_code == 200
+    assert "changed by someone else meanwhile" in html
+    assert "Registered twice at night" in html and "Latex" in html
+    assert escape(_etags(his_store, b)[0]) in html  # re-bound to the version shown now
+    assert not his_store.read(keys.patient(b), "patient")["docContents"].get("mergedInto")
+
+
+def test_both_admitted_blocks_the_merge_plainly(web, admit) -> None:
+    clerk = web("clerk")
+    a = admit("Kowalska", given="Łucja")
+    b = admit("KOWALSKA", given="Lucja", bed="")
+    html = clerk.get(f"/admin/records/merge/?survivor={a}&retired={b}").content.decode()
+    assert 'data-conflict="both-admitted"' in html and 'id="merge-form"' not in html
+    assert f'href="/admin/patients/{a}/"' in html
+
+
+def test_records_staff_undo_a_merge_with_a_reason(web, pair: tuple[str, str],
+                                                  his_store: DocumentStore) -> None:
+    clerk = web("clerk")
+    a, b = pair
+    s_tag, r_tag = _etags(his_store, a, b)
+    clerk.post(f"/admin/records/merge/?survivor={a}&retired={b}", {
+        "reason": "Same NHS number", "confirm": "on", "survivor_etag": s_tag,
+        "retired_etag": r_tag})
+    undo = f"/admin/records/merged/{b}/undo/"
+    assert "Undo the merge of" in clerk.get(undo).content.decode()
+    assert web("nurse").get(undo).status_code == 403
+    blank = clerk.post(undo, {"reason": ""})
+    assert blank.status_code == 200 and "This field is required." in blank.content.decode()
+    done = clerk.post(undo, {"reason": "Wrong survivor chosen"}, follow=True)
+    assert "Merge undone" in done.content.decode()
+    html = clerk.get(f"/admin/patients/{b}/").content.decode()
+    assert 'id="merged-into"' not in html and 'id="demographics-link"' in html
