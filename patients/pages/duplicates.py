@@ -19,7 +19,12 @@ from hisadmin.core.store import get_store, new_uow
 from patients.domain.duplicates import PairNotListed
 from patients.domain.errors import DomainError
 from patients.domain.merges import REASON_MAX
-from patients.domain.records import ALLERGY_STATUS_LABELS, SEX_LABELS, AllergyStatus
+from patients.domain.records import (
+    SEX_LABELS,
+    AllergyStatus,
+    allergies_in_words,
+    allergy_names,
+)
 from patients.persistence import duplicates
 from patients.use_cases.duplicates import MarkNotSamePerson, mark_not_same_person
 
@@ -42,7 +47,8 @@ def side(p: dict[str, Any]) -> dict[str, Any]:
     return {"id": p["patientId"], "mrn": p["mrn"],
             "name": f"{p['familyName'].upper()}, {p['givenName']}",
             "born": p["birthDate"], "sex": SEX_LABELS.get(p.get("sex", ""), "Unknown"),
-            "allergy": ALLERGY_STATUS_LABELS[status], "allergy_status": str(status),
+            "allergy": allergies_in_words(status, allergy_names(p.get("allergies") or [])),
+            "allergy_status": str(status),
             "etag": p.get("etag", "")}
 
 
