@@ -2,8 +2,10 @@
 
 ``patients.follow_up`` runs after commands whose effects reach past the patient's own
 partition: the bed a discharge or transfer left goes to cleaning, a change of the
-patient's demographics or allergies reaches their bed card, and a registration or a
-correction is compared with the patients born the same day (possible duplicates). It re-reads the event by id, so
+patient's demographics or allergies reaches their bed card, a merge of two records
+that stopped between its steps is run on to its end, and a registration or a correction
+is compared with the patients born the same day (possible duplicates). It re-reads the
+event by id, so
 the message carries nothing but a stream key and a sequence number (never a name or an
 allergy), and it is idempotent: redelivery (acks late) does no harm.
 """
@@ -20,6 +22,7 @@ from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
+from patients.domain.merges import IN_PROGRESS
 from patients.persistence import queries
 from patients.use_cases.beds import (
     OCCUPANT_EVENTS,
@@ -33,6 +36,23 @@ from patients.use_cases.duplicates import (
     NotePossibleDuplicates,
     note_possible_duplicates,
 )
+from patients.use_cases.merges import MERGE_STEPS, ResumeMerge, resume_merge
+
+
+class MergeStillRunning(Exception):
+    """A merge step's event met a saga that moved only just now: asked again later (the
+    task's retries), by when it has finished or stopped for good and is resumed here."""
+
+
+def _merge_met(data: dict) -> str:
+    """A merge (or its undo) that stopped part way — the process running it killed between
+    two steps — is run on to its end; one still moving is left to its runner and met again
+    by this task's retry."""
+    state = resume_merge(ResumeMerge(str(data["retiredId"]), str(data["mergeId"])),
+                         UnitOfWork(get_store("relay")), actor=SYSTEM_ACTOR)
+    if state in IN_PROGRESS:
+        raise MergeStillRunning("merge still running; met again later")
+    return f"merge {state}"
 
 
 @shared_task(
@@ -61,15 +81,17 @@ def _follow_up(stream_pk: str, seq: int) -> str:
             keys.suffix(stream_pk), before), UnitOfWork(store), actor=SYSTEM_ACTOR)
         if noted:
             done.append(f"{noted} possible duplicates noted")
-    beds = _beds(store, stream_pk, event)
-    return "; ".join(done) if done and beds == "nothing to do" else "; ".join([*done, beds])
+    rest = _beds_and_merges(store, stream_pk, event)
+    return "; ".join(done) if done and rest == "nothing to do" else "; ".join([*done, rest])
 
 
-def _beds(store: DocumentStore, stream_pk: str, event: dict[str, Any]) -> str:
+def _beds_and_merges(store: DocumentStore, stream_pk: str, event: dict[str, Any]) -> str:
     left = bed_left(event["type"], event.get("data") or {})
     if left is not None:
         set_bed_to_cleaning(left, UnitOfWork(store), actor=SYSTEM_ACTOR)
         return "bed set to cleaning"
+    if event["type"] in MERGE_STEPS:
+        return _merge_met(event.get("data") or {})
     if event["type"] in OCCUPANT_EVENTS:
         changed = refresh_occupant(
             RefreshOccupant(keys.suffix(stream_pk)), UnitOfWork(store), actor=SYSTEM_ACTOR

@@ -19,7 +19,7 @@ from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import StaleWrite, UnitOfWork
 from hisadmin.core.actor import Actor
 from patients.domain.beds import Occupant
-from patients.domain.errors import UnknownWard
+from patients.domain.errors import PatientMerged, UnknownWard
 from patients.domain.events import EventType
 from patients.persistence import beds, reference, setup_marks
 from patients.persistence.repository import PatientRecords
@@ -111,8 +111,12 @@ def mark_bed_clean(cmd: MarkBedClean, uow: UnitOfWork, *, actor: Actor) -> None:
 
 def refresh_occupant(cmd: RefreshOccupant, uow: UnitOfWork, *, actor: Actor) -> bool:
     """Bring what the patient's bed card shows (name, sex, birth date, allergy flag) up to
-    the record; True if the card changed."""
-    record = PatientRecords(uow).load(cmd.patient_id)
+    the record; True if the card changed. A record merged into another (or being merged)
+    has no bed of its own: its stay, bed and all, is the survivor's."""
+    try:
+        record = PatientRecords(uow).load(cmd.patient_id)
+    except PatientMerged:
+        return False
     stay = record.admission
     if stay is None or not stay.bed:
         return False

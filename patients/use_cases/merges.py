@@ -44,6 +44,11 @@ from patients.persistence import beds
 from patients.persistence import merges as store_of
 from patients.persistence.repository import PatientRecord, PatientRecords
 
+# The steps' events after which a saga may still have steps to run (the relay's
+# ``patients.follow_up`` resumes it when it stopped there).
+MERGE_STEPS = (EventType.PATIENT_MERGE_STARTED, EventType.PATIENT_RECORDS_MERGED,
+               EventType.PATIENT_UNMERGE_STARTED, EventType.PATIENT_RECORDS_RETURNED,
+               EventType.PATIENT_RECORDS_UNMERGED)
 STALE_AFTER = timedelta(seconds=10)  # a saga untouched this long is resumed by whoever meets it
 MAX_STEPS = 400  # one run never loops for ever (a step that cannot move on raises instead)
 
@@ -69,8 +74,8 @@ class ResumeMerge:
     retired_id: str
     merge_id: str
     # Resume only a saga whose last step is at least this old (one that moved more recently
-    # is presumably being run by the command that started it).
-    stale_after: timedelta = STALE_AFTER
+    # is presumably being run by the command that started it); None: STALE_AFTER.
+    stale_after: timedelta | None = None
 
 
 class UnknownMerge(DomainError):
@@ -179,7 +184,8 @@ def resume_merge(cmd: ResumeMerge, uow: UnitOfWork, *, actor: Actor) -> str:
         raise UnknownMerge(f"No merge {cmd.merge_id} of this record.")
     if saga["state"] not in rules.IN_PROGRESS:
         return str(saga["state"])
-    if _last_moved(uow, saga) > datetime.now(UTC) - cmd.stale_after:
+    wait = STALE_AFTER if cmd.stale_after is None else cmd.stale_after
+    if _last_moved(uow, saga) > datetime.now(UTC) - wait:
         return str(saga["state"])
     return str(run_saga(uow.store, cmd.retired_id, cmd.merge_id)["state"])
 
@@ -250,8 +256,11 @@ def _copy_part(uow: UnitOfWork, saga: dict[str, Any], receipt: dict[str, Any] | 
     retired = records.load(saga["retiredId"], merged=True)
     try:
         rules.refuse_commands(survivor.patient)
-        rules.check_pair(survivor.patient, survivor.admission, retired.patient,
-                         retired.admission)
+        own_stay = survivor.admission  # not the retired record's stay copied in already
+        if own_stay is not None and retired.admission is not None and (
+                own_stay.admission_id == retired.admission.admission_id):
+            own_stay = None
+        rules.check_pair(survivor.patient, own_stay, retired.patient, retired.admission)
     except DomainError as exc:
         _begin_undo(UnitOfWork(uow.store), saga, undo="rollback", reason=str(exc),
                     actor=saga["actor"], now=now)
