@@ -47,7 +47,7 @@ from patients.domain.records import (
     identity_key,
     read_allergy,
 )
-from patients.pages import audit
+from patients.pages import audit, merge_notices
 from patients.pages import beds as beds_pages
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 from patients.pages.handover_notes import chart_handovers
@@ -234,6 +234,8 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
             initial={"etag": context["active_admission"]["etag"]})
     if p.get("mergedInto"):
         _read_only(context, p["mergedInto"], user)
+    else:
+        context["merged_here"] = merge_notices.undoable(patient_id, user)
     return admin.site.render(request, "patients/chart.html", context,
                              title=f"{p['familyName'].upper()}, {p['givenName']} ({p['mrn']})")
 

@@ -163,6 +163,8 @@ def test_a_clerk_merges_and_the_retired_chart_says_where_the_record_is(
     html = done.content.decode()
     assert done.redirect_chain[-1][0] == f"/admin/patients/{a}/"
     assert "undo the merge</a> within a day" in html
+    assert f'href="/admin/records/merged/{b}/undo/" class="undo-merge-here"' in html
+    assert "undo-merge-here" not in web("nurse").get(f"/admin/patients/{a}/").content.decode()
     retired = clerk.get(f"/admin/patients/{b}/").content.decode()
     assert 'id="merged-into"' in retired and f'href="/admin/patients/{a}/"' in retired
     for action in ('id="demographics-link"', 'id="admit-link"', 'id="wristband-link"'):
