@@ -46,7 +46,7 @@ from hisadmin.models import ApiToken, hash_token
 from hisadmin.openapi import complete as complete_openapi
 from patients.api.clinical import router as clinical_router
 from patients.api.records import router as patients_router
-from patients.domain.errors import DomainError
+from patients.domain.errors import DomainError, PatientMerged
 from worklists.api import router as worklists_router
 
 
@@ -322,13 +322,17 @@ def _domain(request: HttpRequest, exc: DomainError) -> HttpResponse:
         extra["errors"] = [{"field": exc.field, "message": str(exc)}]
     if exc.problem_type:
         extra["type"] = f"/api/v1/problems/{exc.problem_type}"
-    return problem(request, exc.http_status, exc.title, str(exc), code=type(exc).__name__,
-                   **extra)
+    response = problem(request, exc.http_status, exc.title, str(exc),
+                       code=type(exc).__name__, **extra)
+    if isinstance(exc, PatientMerged):  # the record merged into: where to go instead
+        response["Location"] = f"/api/v1/patients/{exc.survivor_id}"
+    return response
 
 
 api.add_decorator(idempotent, mode="view")
 api.add_router("/", "patients.api.duplicates.router")  # before the record's /patients/{id}
 api.add_router("/", patients_router)
+api.add_router("/", "patients.api.merges.router")  # /patients/{id}/merge, …/merges/…/undo
 api.add_router("/", "patients.api.results.router")  # before clinical: its …/{action}
 api.add_router("/", clinical_router)
 api.add_router("/", "patients.api.mar.router")

@@ -146,8 +146,12 @@ def complete(schema: dict[str, Any]) -> dict[str, Any]:
             if method in COMMANDS:
                 _describe_if_match(operation)
                 _idempotency_key(operation)
-            if method in EDITS:
+            if method in EDITS or operation.pop("x-if-match-required", False):
                 _require_if_match(operation)
+            if method in COMMANDS and "/patients/{" in path and "409" in responses:
+                responses["409"].setdefault("headers", {})["Location"] = {
+                    "description": "409 patient-merged: the record this one was merged into",
+                    "schema": {"type": "string"}}
     return schema
 
 

@@ -20,6 +20,7 @@ from fhir_facade.mapping.common import (
     text_or_none,
     when,
 )
+from patients.domain.merges import LockState
 from patients.domain.records import DISPOSITION_LABELS, AdmissionStatus, read_allergy
 
 ENCOUNTER_STATUS = {AdmissionStatus.ACTIVE: "in-progress", AdmissionStatus.ENDED: "finished"}
@@ -36,8 +37,24 @@ NKA_SUFFIX = "-nka"
 NKA_CODE = ("716186003", "No known allergy")
 
 
+def _links(view: dict[str, Any]) -> list[Json] | None:
+    """A record merged into another is ``replaced-by`` it; a survivor ``replaces`` each
+    record merged into it (docs/fhir.md)."""
+    lock = view.get("mergedInto") or {}
+    links = [{"other": patient_ref(lock["survivorId"]), "type": "replaced-by"}
+             ] if lock.get("state") == LockState.MERGED else []
+    links += [{"other": patient_ref(m["patientId"]), "type": "replaces"}
+              for m in view.get("mergedFrom") or []]
+    return links or None
+
+
 def patient(view: dict[str, Any]) -> Patient:
     given = view.get("givenName") or ""
+    lock = view.get("mergedInto") or {}
+    old = [{"use": "old", "type": {"coding": [coding(codes.V2_0203, "MR", "Medical record "
+                                                     "number")]},
+            "system": codes.MRN_SYSTEM, "value": m["mrn"]}
+           for m in view.get("mergedFrom") or [] if m.get("mrn")]
     return Patient(
         **prune(
             {
@@ -49,9 +66,11 @@ def patient(view: dict[str, Any]) -> Patient:
                         "type": {"coding": [coding(codes.V2_0203, "MR", "Medical record number")]},
                         "system": codes.MRN_SYSTEM,
                         "value": view["mrn"],
-                    }
+                    },
+                    *old,  # the MRNs of the records merged into this one
                 ],
-                "active": True,
+                "active": lock.get("state") != LockState.MERGED,
+                "link": _links(view),
                 "name": [
                     {
                         "use": "official",

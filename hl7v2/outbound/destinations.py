@@ -26,6 +26,7 @@ TRIGGERS: dict[EventType, str] = {
     EventType.ADMISSION_STARTED: "A01",
     EventType.PATIENT_TRANSFERRED: "A02",
     EventType.ADMISSION_ENDED: "A03",
+    EventType.PATIENT_MERGED: "A40",  # in the retired record's stream; PID the survivor
 }
 NAME_MAX = 100
 CONTROL_ID_LENGTH = 20  # MSH-10 is an ST of 20 characters in v2.5.1

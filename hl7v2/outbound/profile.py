@@ -26,7 +26,8 @@ from patients.domain.events import EventType
 VERSION = "2.5.1"
 # The v2.5.1 message structure of each trigger event (A04 and A08 share A01's).
 STRUCTURES = {"A01": "ADT_A01", "A04": "ADT_A01", "A08": "ADT_A01",
-              "A02": "ADT_A02", "A03": "ADT_A03"}
+              "A02": "ADT_A02", "A03": "ADT_A03", "A40": "ADT_A39"}
+MERGE = "A40"  # merge patient – patient identifier list: PID the survivor, MRG the retired
 WITH_ALLERGIES = ("A01", "A08")
 SEX = {"female": "F", "male": "M", "other": "O", "unknown": "U"}  # HL7 table 0001
 # HL7 table 0127 (allergen type) from the Allergen's kind; 0128 (severity) from ours.
@@ -118,18 +119,8 @@ def trigger_of(event_type: str) -> str | None:
         return None
 
 
-def build(event: Mapping[str, Any], patient: PatientPart, admission: AdmissionPart | None,
-          interface: Interface, control_id: str) -> str:
-    """The ER7 text (segments joined by ``\\r``) of the message for ``event`` (its public
-    form). ``admission``: the stay the event is about (None for a patient not admitted:
-    PV1-2 is then "N", not applicable). :class:`ValueError` for an event with no trigger."""
-    trigger = trigger_of(str(event["type"]))
-    if trigger is None:
-        raise ValueError(f"{event['type']} is not sent as ADT")
-    tz = ZoneInfo(interface.time_zone)
-    occurred = _ts(str(event["occurred_at"]), tz)
-    msg = Message(STRUCTURES[trigger], version=VERSION,
-                  validation_level=VALIDATION_LEVEL.STRICT)
+def _header(msg: Message, trigger: str, occurred: str, interface: Interface,
+            control_id: str) -> None:
     msg.msh.msh_3 = _components(interface.sending_application)
     msg.msh.msh_4 = _components(interface.sending_facility)
     if interface.receiving_application:
@@ -145,11 +136,47 @@ def build(event: Mapping[str, Any], patient: PatientPart, admission: AdmissionPa
     msg.msh.msh_18 = "UNICODE UTF-8"
     msg.evn.evn_1 = trigger
     msg.evn.evn_2 = occurred
-    msg.pid.pid_1 = "1"
-    msg.pid.pid_3 = _components(patient.mrn, "", "", interface.assigning_authority, "MR")
-    msg.pid.pid_5 = _components(patient.family_name, patient.given_name)
-    msg.pid.pid_7 = patient.birth_date.strftime("%Y%m%d")
-    msg.pid.pid_8 = SEX.get(patient.sex, "U")
+
+
+def _mrn(mrn: str, interface: Interface) -> str:
+    return _components(mrn, "", "", interface.assigning_authority, "MR")
+
+
+def _pid(pid: Any, patient: PatientPart, interface: Interface) -> None:
+    pid.pid_1 = "1"
+    pid.pid_3 = _mrn(patient.mrn, interface)
+    pid.pid_5 = _components(patient.family_name, patient.given_name)
+    pid.pid_7 = patient.birth_date.strftime("%Y%m%d")
+    pid.pid_8 = SEX.get(patient.sex, "U")
+
+
+def _merge(msg: Message, event: Mapping[str, Any], survivor: PatientPart,
+           interface: Interface) -> str:
+    """ADT^A40: the surviving patient (PID) and the record merged into it (MRG-1, its MRN
+    with the same assigning authority)."""
+    group = msg.add_group("ADT_A39_PATIENT")
+    _pid(group.pid, survivor, interface)
+    group.mrg.mrg_1 = _mrn(str(event["data"]["retired_mrn"]), interface)
+    return msg.to_er7()
+
+
+def build(event: Mapping[str, Any], patient: PatientPart, admission: AdmissionPart | None,
+          interface: Interface, control_id: str) -> str:
+    """The ER7 text (segments joined by ``\\r``) of the message for ``event`` (its public
+    form). ``admission``: the stay the event is about (None for a patient not admitted:
+    PV1-2 is then "N", not applicable); for a merge (A40) ``patient`` is the survivor and
+    the event names the retired MRN. :class:`ValueError` for an event with no trigger."""
+    trigger = trigger_of(str(event["type"]))
+    if trigger is None:
+        raise ValueError(f"{event['type']} is not sent as ADT")
+    tz = ZoneInfo(interface.time_zone)
+    occurred = _ts(str(event["occurred_at"]), tz)
+    msg = Message(STRUCTURES[trigger], version=VERSION,
+                  validation_level=VALIDATION_LEVEL.STRICT)
+    _header(msg, trigger, occurred, interface, control_id)
+    if trigger == MERGE:
+        return _merge(msg, event, patient, interface)
+    _pid(msg.pid, patient, interface)
     pv1 = msg.pv1
     pv1.pv1_1 = "1"
     if admission is None:

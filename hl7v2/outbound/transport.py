@@ -25,6 +25,7 @@ from hisadmin.core.recent_events import read_events
 from hl7v2.outbound import as_of, mllp, profile
 from hl7v2.outbound.destinations import Destination, control_id
 from hl7v2.persistence import store
+from patients.domain.events import EventType
 from patients.domain.records import read_allergy
 from patients.events_public import public_event
 from patients.persistence import reference
@@ -115,6 +116,8 @@ def message_for(store_: DocumentStore, dest_id: str, stream: str,
     position (:mod:`hl7v2.outbound.as_of`): a backlog, replay or outage never changes what
     a message says."""
     patient_id = keys.suffix(stream)
+    if event["type"] == EventType.PATIENT_MERGED:
+        return _merge_message(store_, dest_id, stream, event)
     snapshot = read_snapshot(store_, patient_id)
     seq = int(event["seq"])
     then = _as_of(store_, snapshot, stream, seq)
@@ -134,6 +137,21 @@ def message_for(store_: DocumentStore, dest_id: str, stream: str,
     text = profile.build(public, part, _admission(stays, public["data"], public["type"]),
                          interface(), cid)
     return cid, snapshot.patient.mrn, text
+
+
+def _merge_message(store_: DocumentStore, dest_id: str, stream: str,
+                   event: dict[str, Any]) -> tuple[str, str, str] | None:
+    """ADT^A40 for a merge (its event is in the retired record's stream): PID the survivor
+    as it is now — the record the receiver keeps —, MRG the retired MRN."""
+    survivor = read_snapshot(store_, str(event["data"]["survivorId"])).patient
+    if survivor is None:
+        return None
+    part = profile.PatientPart(mrn=survivor.mrn, given_name=survivor.given_name,
+                               family_name=survivor.family_name,
+                               birth_date=survivor.birth_date, sex=survivor.sex)
+    cid = control_id(dest_id, stream, int(event["seq"]))
+    public = public_event(event, patient_id=keys.suffix(stream))
+    return cid, survivor.mrn, profile.build(public, part, None, interface(), cid)
 
 
 class Hl7Transport:

@@ -71,6 +71,36 @@ class PatientIn(StrictIn):
         "date gets 409 possible-duplicate listing the candidates; true registers anyway.")
 
 
+class MergeLockOut(Schema):
+    merge_id: str
+    survivor_id: str
+    survivor_mrn: str
+    state: Literal["merging", "merged", "unmerging"] = Field(
+        description="merging / unmerging: the merge (or its undo) is running, commands "
+        "wait (409 merge-in-progress); merged: for good")
+
+
+class MergeIn(StrictIn):
+    """Merge the record ``retired_id`` into this one (the survivor): ``If-Match`` is the
+    survivor's ETag, ``retired_etag`` the retired record's (both as read for the preview)."""
+
+    retired_id: Code
+    retired_etag: Text(100) = Field(description="the retired record's ETag (stale: 412)")
+    reason: MultilineText(500) = Field(description="why: kept with the merge and its events")
+
+
+class UnmergeIn(StrictIn):
+    reason: MultilineText(500) = Field(description="why the merge is undone")
+
+
+class MergedOut(Schema):
+    """The survivor after the merge, and the merge's id (to undo it within a day)."""
+
+    merge_id: str
+    state: Literal["merged", "rolled_back", "unmerged"]
+    patient: PatientOut
+
+
 class PatientOut(Schema):
     id: str
     mrn: str
@@ -83,6 +113,13 @@ class PatientOut(Schema):
                     "such) or unknown (never asked)")
     no_known_allergies: NoKnownAllergiesOut | None = None
     allergies: list[AllergyOut] = Field(description="active and removed ones (see status)")
+    merged_into: str | None = Field(
+        None, description="the record this one was merged into (its id), once merged: this "
+        "record stays readable and refuses every command (409 patient-merged, Location the "
+        "survivor); null for a record of its own")
+    merge: MergeLockOut | None = Field(
+        None, description="the merge this record is the retired side of (while it runs and "
+        "once merged); null for a record of its own")
     version: int
     etag: str
 
@@ -391,6 +428,10 @@ class Problem(Schema):
     status: int
     detail: str
     code: str | None = Field(None, description="the domain error, e.g. BedOccupied")
+    merged_into: str | None = Field(None, description="409 patient-merged / merge-in-progress:"
+                                    " the record this one is merged into (Location too)")
+    merged_into_mrn: str | None = None
+    merge_id: str | None = None
     errors: list[FieldError] | None = Field(None, description="the fields at fault")
     current_etag: str | None = Field(None, description="412 only: the version stored now")
 
@@ -420,9 +461,13 @@ ERRORS_SCHEMA = {400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Pr
 
 
 def patient_out(c: dict[str, Any]) -> dict[str, Any]:
+    lock = c.get("mergedInto") or None
     return {"id": c["patientId"], "mrn": c["mrn"], "given_name": c["givenName"],
             "family_name": c["familyName"], "birth_date": c["birthDate"], "sex": c["sex"],
-            **allergies_out(c), "version": c.get("version", 1), "etag": c["etag"]}
+            **allergies_out(c),
+            "merged_into": lock["survivorId"] if lock and lock["state"] == "merged" else None,
+            "merge": lock and snake_keys(lock), "version": c.get("version", 1),
+            "etag": c["etag"]}
 
 
 def allergies_out(c: dict[str, Any]) -> dict[str, Any]:

@@ -140,8 +140,12 @@ def allergies_gained(survivor: Patient, retired: Patient, *, merge_id: str
 def merge_allergies(survivor: Patient, retired: Patient, *, merge_id: str,
                     now: datetime) -> list[str]:
     """Give the survivor the retired record's allergies (:func:`allergies_gained`) and its
-    "no known allergies" if the survivor has no status of its own; returns the ids gained.
-    Idempotent: allergies of this merge already there are not added again."""
+    "no known allergies" if the survivor has no status of its own, and name the retired
+    record among those merged into it; returns the ids gained. Idempotent: allergies of
+    this merge already there are not added again."""
+    if not any(m.get("mergeId") == merge_id for m in survivor.merged_from):
+        survivor.merged_from.append({"mergeId": merge_id, "patientId": retired.patient_id,
+                                     "mrn": retired.mrn})
     have = {a.get("allergyId") for a in survivor.allergies}
     gained = [a for a in allergies_gained(survivor, retired, merge_id=merge_id)
               if a.get("allergyId") not in have]
@@ -158,7 +162,9 @@ def merge_allergies(survivor: Patient, retired: Patient, *, merge_id: str,
 
 def unmerge_allergies(survivor: Patient, *, merge_id: str, now: datetime) -> list[str]:
     """Take back from the survivor what a merge gave it (its allergies of ``merge_id``, a
-    "no known allergies" it brought); returns the allergy ids taken back."""
+    "no known allergies" it brought, the retired record's name among those merged into
+    it); returns the allergy ids taken back."""
+    survivor.merged_from = [m for m in survivor.merged_from if m.get("mergeId") != merge_id]
     taken = [a for a in survivor.allergies if (a.get("mergedFrom") or {}).get("mergeId")
              == merge_id]
     survivor.allergies = [a for a in survivor.allergies if a not in taken]

@@ -172,6 +172,9 @@ class Patient:
     # record of a merge): {"mergeId", "survivorId", "survivorMrn", "state"}, state one of
     # patients.domain.merges.LOCK_STATES; None for a record of its own.
     merged_into: dict[str, Any] | None = None
+    # The records merged into this one (it is their survivor): {"mergeId", "patientId",
+    # "mrn"} each, kept until a merge is undone.
+    merged_from: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def register(cls, *, patient_id: str, mrn: str, given_name: str, family_name: str,

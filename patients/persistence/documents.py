@@ -62,7 +62,9 @@ def patient_to_doc(p: Patient) -> Document:
                     "allergyStatus": str(p.allergy_status), "version": p.version,
                     "createdAt": p.created_at, "updatedAt": p.updated_at,
                     # only on a record merged (or being merged) into another
-                    **({"mergedInto": p.merged_into} if p.merged_into else {})}))
+                    **({"mergedInto": p.merged_into} if p.merged_into else {}),
+                    # only on a record others were merged into
+                    **({"mergedFrom": p.merged_from} if p.merged_from else {})}))
 
 
 def patient_from_doc(doc: Document) -> Patient:
@@ -73,7 +75,8 @@ def patient_from_doc(doc: Document) -> Patient:
                    allergies=[read_allergy(a) for a in c.get("allergies", [])],
                    no_known_allergies=c.get("noKnownAllergies") or None,
                    version=c.get("version", 1), created_at=c.get("createdAt", ""),
-                   updated_at=c.get("updatedAt", ""), merged_into=c.get("mergedInto") or None)
+                   updated_at=c.get("updatedAt", ""), merged_into=c.get("mergedInto") or None,
+                   merged_from=list(c.get("mergedFrom") or []))
 
 
 def admission_contents(a: Admission) -> dict[str, Any]:

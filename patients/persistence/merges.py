@@ -132,3 +132,94 @@ def all_sagas(store: DocumentStore) -> Iterator[dict[str, Any]]:
                 if (doc.get("docType") == SAGA
                         and str(doc.get("partitionKey", "")).startswith(keys.PATIENT)):
                     yield dict(doc["docContents"])
+
+
+def read_saga(store: DocumentStore, survivor: dict[str, Any], merge_id: str) -> dict[str, Any]:
+    """The saga of merge ``merge_id`` into the survivor (``survivor``: its view), found
+    through the survivor's receipt (two point reads)."""
+    receipt = store.read(keys.patient(survivor["patientId"]), receipt_id(merge_id))
+    doc = store.read(keys.patient(receipt["docContents"]["retiredId"]), saga_id(merge_id))
+    return dict(doc["docContents"])
+
+
+Moved = dict[str, list[str]]  # kind → document ids
+
+
+def _moved() -> Moved:
+    return {kind: [] for kind in MOVED_KINDS.values()}
+
+
+def copy_part(uow: UnitOfWork, saga: dict[str, Any], ids: list[str]) -> Moved:
+    """Register in ``uow`` the survivor's copies of the retired documents ``ids`` (a note
+    of the same shift, or a set of the same instant, the survivor already has is left
+    apart on the retired record); returns what was copied."""
+    source = {"mergeId": saga["mergeId"], "patientId": saga["retiredId"],
+              "mrn": saga["retiredMrn"]}
+    copied = _moved()
+    for doc in read_many(uow, saga["retiredId"], ids):
+        if uow.try_get(keys.patient(saga["survivorId"]), doc["id"]) is not None:
+            continue
+        uow.add(rekeyed(doc, saga["survivorId"], source))
+        copied[kind_of(doc)].append(doc["id"])
+    return copied
+
+
+def return_part(uow: UnitOfWork, saga: dict[str, Any], ids: list[str],
+                returned: dict[str, str]) -> Moved:
+    """Register in ``uow`` the survivor's copies ``ids`` as they are now, back as the
+    retired record's documents; ``returned`` gains each copy's version (what the take-back
+    may delete). Returns what went back."""
+    back = _moved()
+    for copy in read_many(uow, saga["survivorId"], ids):
+        doc = rekeyed(copy, saga["retiredId"], None)
+        if uow.try_get(doc["partitionKey"], doc["id"]) is None:
+            uow.add(doc)
+        else:
+            uow.update(doc)
+        returned[copy["id"]] = copy["_etag"]
+        back[kind_of(copy)].append(copy["id"])
+    return back
+
+
+def take_back_part(uow: UnitOfWork, saga: dict[str, Any], ids: list[str],
+                   returned: dict[str, str]) -> Moved | None:
+    """Register in ``uow`` the deletion of the survivor's copies ``ids``, each at the
+    version returned; None (nothing registered) if one changed since it was returned."""
+    copies = read_many(uow, saga["survivorId"], ids)
+    if any(c["_etag"] != returned.get(c["id"]) for c in copies):
+        return None
+    taken = _moved()
+    for copy in copies:
+        uow.delete(copy)
+        taken[kind_of(copy)].append(copy["id"])
+    return taken
+
+
+def merge_summary(uow: UnitOfWork, saga: dict[str, Any]) -> dict[str, Any] | None:
+    """The survivor takes the retired record's observations' summary when it has none or an
+    older one (keeping its own SpO2 scale decision); returns the summary it had (to give it
+    back on an undo), ``{"none": True}`` when it had none, or None when it kept its own."""
+    theirs = load_summary_doc(uow, saga["retiredId"])
+    mine = load_summary_doc(uow, saga["survivorId"])
+    if theirs is None:
+        return None
+    t, m = theirs["docContents"], (mine or {}).get("docContents") or {}
+    if mine is not None and str(m.get("lastTakenAt") or "") >= str(t.get("lastTakenAt") or ""):
+        return None
+    taken = {**t, "scale2": m.get("scale2") or t.get("scale2"), "mergeId": saga["mergeId"]}
+    stage_summary(uow, saga["survivorId"], taken, exists=mine is not None)
+    return dict(m) if mine is not None else {"none": True}
+
+
+def give_back_summary(uow: UnitOfWork, saga: dict[str, Any], before: Any) -> None:
+    """The survivor's summary as it was before the merge, unless a set recorded on the
+    survivor since made it its own."""
+    if before is None:
+        return
+    mine = load_summary_doc(uow, saga["survivorId"])
+    if mine is None or mine["docContents"].get("mergeId") != saga["mergeId"]:
+        return
+    if before.get("none"):
+        uow.delete(mine)
+    else:
+        stage_summary(uow, saga["survivorId"], before, exists=True)

@@ -13,6 +13,7 @@ from cosmos_backend.store import Cond, Document, DocumentStore, Query, iter_feed
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
 from patients.domain.errors import UnknownOrder, UnknownPatient
+from patients.domain.merges import LockState
 from patients.domain.orders import ACTIVE
 from patients.domain.records import AdmissionStatus
 from patients.persistence import mrn
@@ -52,10 +53,15 @@ def patient(store: DocumentStore, patient_id: str) -> View:
 
 
 def by_mrn(store: DocumentStore, value: str) -> View | None:
+    """The patient holding the MRN; for a record merged into another, the survivor (the
+    MRN of a merged record finds the one record the person has)."""
     patient_id = mrn.lookup(store, value.strip().upper())
     if patient_id is None:
         return None
     doc = store.try_read(keys.patient(patient_id), PATIENT_ID)
+    lock = None if doc is None else doc["docContents"].get("mergedInto")
+    if lock and lock.get("state") == LockState.MERGED:
+        doc = store.try_read(keys.patient(lock["survivorId"]), PATIENT_ID) or doc
     return None if doc is None else _view(doc)
 
 

@@ -33,7 +33,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cosmos_backend.uow import StaleWrite, UnitOfWork
-from hisadmin.core import keys
 from hisadmin.core.actor import Actor
 from patients.domain import merges as rules
 from patients.domain.beds import Occupant
@@ -265,20 +264,13 @@ def _copy_part(uow: UnitOfWork, saga: dict[str, Any], receipt: dict[str, Any] | 
         _begin_undo(UnitOfWork(uow.store), saga, undo="rollback", reason=str(exc),
                     actor=saga["actor"], now=now)
         return "rollback"
-    source = {"mergeId": saga["mergeId"], "patientId": saga["retiredId"],
-              "mrn": saga["retiredMrn"]}
-    copied: dict[str, list[str]] = {k: [] for k in ("allergies", *store_of.MOVED_KINDS.values())}
     part = store_of.parts_of(saga["docIds"])[done]
-    for doc in store_of.read_many(uow, saga["retiredId"], part):
-        if uow.try_get(keys.patient(saga["survivorId"]), doc["id"]) is not None:
-            continue  # a note of the same shift (or a set of the same instant): kept apart
-        uow.add(store_of.rekeyed(doc, saga["survivorId"], source))
-        copied[store_of.kind_of(doc)].append(doc["id"])
+    copied: dict[str, list[str]] = {"allergies": [], **store_of.copy_part(uow, saga, part)}
     summary_before: Any = (receipt or {}).get("summaryBefore")
     if done == 0:
         copied["allergies"] = rules.merge_allergies(survivor.patient, retired.patient,
                                                     merge_id=saga["mergeId"], now=now)
-        summary_before = _merge_summary(uow, saga)
+        summary_before = store_of.merge_summary(uow, saga)
     previous = (receipt or {}).get("copies", [])
     new_ids = [i for kind, ids in copied.items() if kind != "allergies" for i in ids]
     store_of.stage_receipt(uow, saga["survivorId"], {
@@ -292,22 +284,6 @@ def _copy_part(uow: UnitOfWork, saga: dict[str, Any], receipt: dict[str, Any] | 
                                    part=done + 1, parts=int(saga["parts"]))],
                  actor=_actor(saga), now=now)
     return f"copy {done + 1}/{saga['parts']}"
-
-
-def _merge_summary(uow: UnitOfWork, saga: dict[str, Any]) -> dict[str, Any] | None:
-    """The survivor takes the retired record's observations' summary when it has none or an
-    older one (keeping its own SpO2 scale decision); returns the summary it had (to give it
-    back on an undo), ``{"none": True}`` when it had none, or None when it kept its own."""
-    theirs = store_of.load_summary_doc(uow, saga["retiredId"])
-    mine = store_of.load_summary_doc(uow, saga["survivorId"])
-    if theirs is None:
-        return None
-    t, m = theirs["docContents"], (mine or {}).get("docContents") or {}
-    if mine is not None and str(m.get("lastTakenAt") or "") >= str(t.get("lastTakenAt") or ""):
-        return None
-    taken = {**t, "scale2": m.get("scale2") or t.get("scale2"), "mergeId": saga["mergeId"]}
-    store_of.stage_summary(uow, saga["survivorId"], taken, exists=mine is not None)
-    return dict(m) if mine is not None else {"none": True}
 
 
 def _begin_undo(uow: UnitOfWork, saga: dict[str, Any], *, undo: str, reason: str,
@@ -358,15 +334,7 @@ def _return_part(uow: UnitOfWork, saga: dict[str, Any], parts: list[list[str]], 
     records = PatientRecords(uow)
     retired = records.load(saga["retiredId"], merged=True)
     returned: dict[str, str] = dict(saga.get("returned") or {})
-    back: dict[str, list[str]] = {k_: [] for k_ in store_of.MOVED_KINDS.values()}
-    for copy in store_of.read_many(uow, saga["survivorId"], parts[k]):
-        doc = store_of.rekeyed(copy, saga["retiredId"], None)
-        if uow.try_get(doc["partitionKey"], doc["id"]) is None:
-            uow.add(doc)
-        else:
-            uow.update(doc)
-        returned[copy["id"]] = copy["_etag"]
-        back[store_of.kind_of(copy)].append(copy["id"])
+    back = store_of.return_part(uow, saga, parts[k], returned)
     saga.update(returnedParts=k + 1, returned=returned, updatedAt=now.isoformat())
     store_of.stage_saga(uow, saga["retiredId"], saga)
     records.save(retired, [_event(EventType.PATIENT_RECORDS_RETURNED, saga, copied=back,
@@ -382,25 +350,20 @@ def _take_back_part(uow: UnitOfWork, saga: dict[str, Any], receipt: dict[str, An
     is returned again first."""
     records = PatientRecords(uow)
     survivor = records.load(saga["survivorId"], merged=True)
-    returned = saga.get("returned") or {}
-    taken: dict[str, list[str]] = {k_: [] for k_ in ("allergies",
-                                                     *store_of.MOVED_KINDS.values())}
-    copies = store_of.read_many(uow, saga["survivorId"], parts[k])
-    if any(c["_etag"] != returned.get(c["id"]) for c in copies):
-        # changed since it went back (a dose given meanwhile): return this part again
+    moved = store_of.take_back_part(uow, saga, parts[k], saga.get("returned") or {})
+    if moved is None:
+        # a copy changed since it went back (a dose given meanwhile): return the part again
         again = UnitOfWork(uow.store)
         fresh = store_of.load_saga(again, saga["retiredId"], saga["mergeId"]) or saga
         store_of.stage_saga(again, saga["retiredId"], {**fresh, "returnedParts": k,
                                                        "updatedAt": now.isoformat()})
         again.commit()
         return f"return {k + 1} again"
-    for copy in copies:
-        uow.delete(copy)
-        taken[store_of.kind_of(copy)].append(copy["id"])
+    taken: dict[str, list[str]] = {"allergies": [], **moved}
     if k == 0:
         taken["allergies"] = rules.unmerge_allergies(survivor.patient,
                                                      merge_id=saga["mergeId"], now=now)
-        _give_back_summary(uow, saga, receipt.get("summaryBefore"))
+        store_of.give_back_summary(uow, saga, receipt.get("summaryBefore"))
     last = k + 1 >= len(parts)
     store_of.stage_receipt(uow, saga["survivorId"], {
         **receipt, "removedParts": k + 1, "state": "undone" if last else "undoing",
@@ -410,18 +373,6 @@ def _take_back_part(uow: UnitOfWork, saga: dict[str, Any], receipt: dict[str, An
                                    part=k + 1, parts=len(parts))],
                  actor=_actor(saga), now=now)
     return f"take back {k + 1}/{len(parts)}"
-
-
-def _give_back_summary(uow: UnitOfWork, saga: dict[str, Any], before: Any) -> None:
-    if before is None:
-        return
-    mine = store_of.load_summary_doc(uow, saga["survivorId"])
-    if mine is None or mine["docContents"].get("mergeId") != saga["mergeId"]:
-        return  # a set recorded on the survivor since: its summary is its own now
-    if before.get("none"):
-        uow.delete(mine)
-    else:
-        store_of.stage_summary(uow, saga["survivorId"], before, exists=True)
 
 
 def _move_bed(store: Any, patient_id: str, saga: dict[str, Any]) -> None:

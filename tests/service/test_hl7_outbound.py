@@ -4,15 +4,18 @@ backoff, then dead-lettered; a dead letter replayed."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from cosmos_backend.outbox import stream_head
+from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
 from hl7v2.outbound import mllp, profile, tasks, use_cases
 from hl7v2.outbound.destinations import control_id
 from hl7v2.outbound.transport import Hl7Transport
 from hl7v2.persistence import store
+from patients import use_cases as use_cases_patients
 from patients.domain.errors import InvalidInput
 from tests.hl7_engine import Engine
 from webhooks.delivery.drain import Deliverer, Settings
@@ -173,3 +176,26 @@ def test_a_backlog_says_what_was_true_at_each_event(his_store, his_patient, engi
     assert len(a01.pv1.pv1_19.to_er7()) <= 20
     assert a01.pv1.pv1_19.to_er7() == a03.pv1.pv1_19.to_er7()  # kept per admission
     assert a01.msh.msh_5.to_er7() == "RHAPSODY" and a01.msh.msh_6.to_er7() == "ICE"
+
+
+def test_a_merge_is_sent_as_a40_with_the_retired_mrn_in_mrg(his_store, his_patient,
+                                                             engine, settings) -> None:
+    settings.HL7_SENDING_FACILITY = "GENERAL"
+    dest = destination(his_store, engine, "PatientMerged")
+    survivor = his_patient("Ibáñez", given="Zoë")
+    retired = use_cases_patients.register_patient(use_cases_patients.RegisterPatient(
+        given_name="Female", family_name="Unknown", birth_date=date(1950, 1, 1),
+        sex="female"), UnitOfWork(his_store), actor=ADMIN)
+    clerk = Actor(id="31", username="rclerk", roles=("clerk",))
+    use_cases_patients.merge_patients(use_cases_patients.MergePatients(
+        survivor.id, retired.patient_id, "Registered twice"), UnitOfWork(his_store),
+        actor=clerk)
+    stream = f"P_{retired.patient_id}"
+    outcome = drain(his_store).run(dest, stream, stream_head(his_store, stream), token="t1")
+    assert outcome.kind == "delivered" and outcome.delivered == 1, outcome
+    assert engine.triggers() == ["A40"]
+    [a40] = engine.got  # parsed by hl7apy, strict, as v2.5.1 ADT_A39
+    assert a40.msh.msh_9.to_er7() == "ADT^A40^ADT_A39"
+    assert a40.adt_a39_patient.pid.pid_3.to_er7() == f"{survivor.mrn}^^^GENERAL^MR"
+    assert a40.adt_a39_patient.pid.pid_5.to_er7() == "Ibáñez^Zoë"
+    assert a40.adt_a39_patient.mrg.mrg_1.to_er7() == f"{retired.mrn}^^^GENERAL^MR"

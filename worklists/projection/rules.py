@@ -15,7 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 from patients.domain import observation_summary as observed
-from patients.domain.events import ORDER_PLACED, REPAIRABLE_ORDER_FIELDS, EventType
+from patients.domain.events import MERGE_EVENTS, ORDER_PLACED, REPAIRABLE_ORDER_FIELDS, EventType
+from patients.domain.merges import LockState
 from patients.domain.orders import ACTIVE, ORDER_STATUS_AFTER, Order, OrderStatus
 from patients.domain.records import Admission, AdmissionStatus, Patient, active_allergies
 from patients.domain.results import RESULT_KINDS, abnormal_in_words, flags_summary
@@ -220,6 +221,9 @@ def _apply(state: PatientState, etype: str, data: dict[str, Any]) -> PatientStat
         if name not in order:
             return state  # a field this order's rows do not show (not a medication)
         return _with_order(state, {**order, name: data.get("value")})
+    if etype in MERGE_EVENTS:
+        # a merge moves stays, orders and allergies between two records: the source decides
+        raise NeedsSource("a merge step: the record is read again")
     if etype == EventType.ORDER_UNASSIGNED:
         return _with_order(state, {**_order_of(state, data), "assigneeId": None,
                                    "assigneeName": None})
@@ -286,7 +290,10 @@ def from_source(patient_id: str, seq: int, patient: Patient | None,
     results not yet acknowledged, handover notes not yet acknowledged, and the
     observations' summary as the record keeps it.
     ``frequency_hours``: hours per frequency code, for medication orders placed before
-    orders carried their own."""
+    orders carried their own. A record merged into another has no rows: its stays, orders
+    and allergies are the survivor's."""
+    if patient is not None and (patient.merged_into or {}).get("state") == LockState.MERGED:
+        return PatientState(patient_id, seq=seq)
     person = None if patient is None else _patient(patient)
     if person is not None and not all(person[k] for k in PATIENT_FIELDS[:4]):
         raise ValueError("patient document lacks a required field")
