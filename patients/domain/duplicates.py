@@ -1,7 +1,7 @@
 """Likely duplicate registrations: which two patients may be one person, and why.
 
 A pair is likely when both have the same national identifier (when both records hold one),
-or the same birth date and sex and names that are alike once case, accents, apostrophes and
+or the same birth date and (known) sex and names that are alike once case, accents, apostrophes and
 hyphens are set aside: the same, given and family names swapped, one name part of the other
 (a double-barrelled family name, a middle name), or close in spelling (Jaro-Winkler, the
 measure record linkage uses for names, from rapidfuzz). Each pair says why in words, for
@@ -125,7 +125,8 @@ def match(a: Person, b: Person) -> tuple[str, ...]:
     reasons: list[str] = []
     if _national(a) and _national(a) == _national(b):
         reasons.append("Same national identifier")
-    if a.birth_date == b.birth_date and a.sex == b.sex:
+    # An unknown sex (an unconscious arrival's) says nothing about being one person.
+    if a.birth_date == b.birth_date and a.sex == b.sex and a.sex != "unknown":
         alike = names_alike(a, b)
         if alike is not None:
             sex = SEX_LABELS.get(a.sex, a.sex).lower()

@@ -87,6 +87,8 @@ def test_it_needs_the_same_birth_date_and_sex_for_names() -> None:
     assert match(ana, person("b", "García", "Ana", born=date(1980, 5, 2))) == ()
     assert match(ana, person("b", "García", "Ana", sex="male")) == ()
     assert match(ana, person("b", "García", "Ana", sex="unknown")) == ()
+    unknown = person("u", "Unknown", "Unknown", sex="unknown")  # two unconscious arrivals
+    assert match(unknown, person("v", "Unknown", "Unknown", sex="unknown")) == ()
 
 
 def test_it_pairs_the_same_national_identifier_whatever_the_names() -> None:
