@@ -16,7 +16,9 @@ Two small indexes, neither on a command's path (the relay's follow-up fills them
   compared again, so a pair no longer alike (a name corrected since) or with a merged
   patient is left out.
 
-A patient's national identifier would be compared the same way; the record holds none yet.
+The rule also pairs two records with the same national identifier, but the record holds none
+yet: once it does, finding those pairs needs an index keyed by the identifier (as
+``M_PERSON_`` is by the identity key), since they may differ in birth date and sex.
 """
 
 from __future__ import annotations
