@@ -174,7 +174,8 @@ def merge_records(request: HttpRequest) -> HttpResponse:
     return admin.site.render(request, "patients/merge.html", {
         "survivor": survivor, "retired": retired, "sides": [survivor, retired], "form": form,
         "will": will, "conflicts": conflicts(will["refusal"], [survivor, retired]),
-        "confirmable": will["refusal"] is None, "swap_url": swap_url(survivor_id, retired_id)},
+        "confirmable": will["refusal"] is None, "swap_url": swap_url(survivor_id, retired_id),
+        "merge_label": f"Merge {retired['mrn']} into {survivor['mrn']}"},
         title=f"Merge {retired['mrn']} into {survivor['mrn']}: review and confirm")
 
 
