@@ -384,3 +384,9 @@ def _move_bed(store: Any, patient_id: str, saga: dict[str, Any]) -> None:
         return
     beds.move_holder(store, ward_id=stay.ward_id, bed=stay.bed,
                      occupant=Occupant.of(record.patient, stay))
+
+
+def merges_of(store: Any) -> list[dict[str, Any]]:
+    """Every merge's saga (ids, MRNs, state, times), for the operators' commands: read from
+    the change feed, so it costs a scan (never a page's read)."""
+    return list(store_of.all_sagas(store))

@@ -3,11 +3,13 @@ stopped between every pair of steps and resumed, ends as an uninterrupted merge 
 
 from __future__ import annotations
 
+import io
 import re
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
 import time_machine
+from django.core.management import CommandError, call_command
 
 from cosmos_backend.store import Query
 from cosmos_backend.uow import UnitOfWork
@@ -278,4 +280,27 @@ def test_an_undo_after_a_day_is_refused(his_store, pair) -> None:
         merges.unmerge_patients(merges.UnmergePatients(survivor, merge_id, "Too late now"),
                                 UnitOfWork(his_store), actor=CLERK)
     assert late.value.conflict == "undo-too-late"
+    assert queries.patient(his_store, retired)["mergedInto"]["state"] == "merged"
+
+
+def test_the_operators_see_a_stopped_merge_and_resume_it(
+        his_store, small_parts, monkeypatch, drain_worklists) -> None:
+    survivor, retired = _history(his_store, "A")
+    _kill_after(monkeypatch, 2)  # locked, one part copied
+    with pytest.raises(Killed):
+        _merge(his_store, survivor, retired)
+    monkeypatch.setattr(merges, "_checkpoint", lambda step: None)
+    drain_worklists()
+    out = io.StringIO()
+    call_command("check_worklists", stdout=out)
+    assert "1 merge(s) in progress" in out.getvalue()
+    assert "merging since" in out.getvalue()
+    listed = io.StringIO()
+    with pytest.raises(CommandError, match="1 merge"):
+        call_command("merges", stdout=listed)
+    mrn = queries.patient(his_store, retired)["mrn"]
+    assert f"{mrn} into" in listed.getvalue() and "Merging" in listed.getvalue()
+    resumed = io.StringIO()
+    call_command("merges", "--resume", "--all", stdout=resumed)
+    assert "0 in progress" in resumed.getvalue() and ": Merged," in resumed.getvalue()
     assert queries.patient(his_store, retired)["mergedInto"]["state"] == "merged"

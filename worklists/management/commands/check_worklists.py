@@ -11,6 +11,8 @@ from rich.progress import Progress
 
 from hisadmin.core import held_streams
 from hisadmin.core.store import get_store
+from patients.domain.merges import IN_PROGRESS
+from patients.use_cases.merges import merges_of
 from worklists.ops import maintenance
 
 
@@ -41,6 +43,13 @@ class Command(BaseCommand):
         for h in held:
             self.stdout.write(f"  {h.stream}: held at event {h.seq} ({h.event_type}) for "
                               f"the {h.consumer}, not current since {h.since}: {h.reason}")
+        # A merge of two records stopped between its steps shows both (or neither) in the
+        # views until it finishes: the relay or a command finishes it, or manage.py merges.
+        merging = [m for m in merges_of(store) if m["state"] in IN_PROGRESS]
+        self.stdout.write(f"{len(merging)} merge(s) in progress")
+        for m in merging:
+            self.stdout.write(f"  {m['mergeId']}: {m['retiredMrn']} into {m['survivorMrn']}, "
+                              f"{m['state']} since {m['updatedAt']} (manage.py merges --resume)")
         if held:  # the cause first: a held patient's rows are drifted too
             raise CommandError(f"{len(held)} held stream(s): mend the cause (repair the "
                                "record), then manage.py replay_dead_letters")
