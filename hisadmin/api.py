@@ -374,6 +374,7 @@ def _domain(request: HttpRequest, exc: DomainError) -> HttpResponse:
 
 
 api.add_decorator(idempotent, mode="view")
+api.add_router("/", "patients.api.duplicates.router")  # before the record's /patients/{id}
 api.add_router("/", patients_router)
 api.add_router("/", "patients.api.merges.router")  # /patients/{id}/merge, …/merges/…/undo
 api.add_router("/", "patients.api.results.router")  # before clinical: its …/{action}

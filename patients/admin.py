@@ -126,3 +126,20 @@ _site.register_page(section="Patients", label="SpO2 scale",
 _site.register_page(section="Patients", label="Observation chart",
                     route="patients/<str:patient_id>/observations/chart/", view=obsv.chart,
                     name="observations_chart", in_menu=False)
+
+from patients.pages import duplicates as dupv  # noqa: E402
+from patients.pages import merges as mergev  # noqa: E402
+
+# Records staff: one patient, one record ("records/…": not a patient id under "patients/").
+_site.register_page(section="Patients", label="Possible duplicates", route="records/duplicates/",
+                    view=dupv.duplicate_list, name="duplicate_list", action="find_duplicates",
+                    order=22, description="Patients who may be registered twice: merge them, "
+                                          "or say they are two people.")
+_site.register_page(section="Patients", label="Not the same person",
+                    route="records/duplicates/<str:pair_id>/not-same/",
+                    view=dupv.not_same_person, name="duplicate_not_same", in_menu=False)
+_site.register_page(section="Patients", label="Merge records", route="records/merge/",
+                    view=mergev.merge_records, name="records_merge", in_menu=False)
+_site.register_page(section="Patients", label="Undo merge",
+                    route="records/merged/<str:patient_id>/undo/",
+                    view=mergev.unmerge_records, name="records_unmerge", in_menu=False)

@@ -5,8 +5,10 @@ from django.apps import AppConfig
 from hisadmin.core import keys
 from hisadmin.core.consumers import register_consumer
 from hisadmin.core.store import register_indexes
+from patients.persistence import duplicates
 from patients.persistence.documents import COMPOSITE_INDEXES
 from patients.use_cases.beds import BED_EVENTS
+from patients.use_cases.duplicates import DUPLICATE_EVENTS
 from patients.use_cases.merges import MERGE_STEPS
 
 
@@ -15,6 +17,7 @@ class PatientsConfig(AppConfig):
 
     def ready(self) -> None:
         register_indexes(COMPOSITE_INDEXES)  # the container's policy serves this app's queries
+        register_indexes(duplicates.COMPOSITE_INDEXES)  # the listed pairs, by pair id
         register_consumer("patients.follow_up", queue="celery",  # the worker's default queue
                           stream_prefix=keys.PATIENT,
-                          event_types=(*BED_EVENTS, *MERGE_STEPS))
+                          event_types=(*BED_EVENTS, *MERGE_STEPS, *DUPLICATE_EVENTS))

@@ -136,10 +136,17 @@ EXAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
         "20261125T140000000000-1a2b3c4d", "Dr Patel (medical registrar)", AT,
         "critical-care", "Outreach team attending", "12", "Nurse Jones").payload(),
     **{step: functools.partial(_merge_example, step) for step in ev.MERGE_EVENTS},
+    EventType.NOT_SAME_PERSON: lambda: ev.NotSamePerson(
+        f"{PID}.9a1b2c3d-0e4f-4a5b-8c6d-7e8f9a0b1c2d",
+        [{"patientId": PID, "mrn": "000123"},
+         {"patientId": "9a1b2c3d-0e4f-4a5b-8c6d-7e8f9a0b1c2d", "mrn": "000456"}],
+        ["Same birth date (2 February 1955) and sex (female)",
+         "Similar names: SMITH, Ann and SMYTH, Ann"],
+        "Twins: different NHS numbers on their GP letters").payload(),
 }
 
 _NOT_PATIENT = {EventType.REFERENCE_ENTRY_ADDED, EventType.REFERENCE_ENTRY_CHANGED,
-                EventType.BED_CLEANED, EventType.NURSES_ASSIGNED}
+                EventType.BED_CLEANED, EventType.NURSES_ASSIGNED, EventType.NOT_SAME_PERSON}
 
 
 def example(event_type: str) -> dict[str, Any]:

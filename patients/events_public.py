@@ -279,6 +279,11 @@ class AdministrationData(_Record):
     note: str = ""
 
 
+class PairPatient(_Data):
+    patient_id: str
+    mrn: str
+
+
 class Handover(_Record):
     handover_id: str
     shift: str
@@ -416,6 +421,11 @@ PUBLIC: dict[type[ev.Event], dict[str, Decision]] = {
         "observation_id": KEEP, "told_whom": KEEP, "told_at": KEEP,
         "response": Keep(type=Literal["reviewed", "plan", "critical-care"]),
         "detail": KEEP, "recorded_by": KEEP, "recorded_by_name": KEEP},
+    ev.NotSamePerson: {
+        "pair_id": Keep("the two patients' ids, ordered, joined by a dot"),
+        "patients": Keep("the two patients, by id and MRN", type=list[PairPatient]),
+        "reasons": Keep("why they were listed as a possible duplicate, in words"),
+        "reason": Keep("why records staff decided they are two people")},
     ev.MergeEvent: {
         "step": TYPE_ONLY, "merge_id": KEEP, "survivor_id": KEEP, "survivor_mrn": KEEP,
         "retired_id": KEEP, "retired_mrn": KEEP,

@@ -2,8 +2,10 @@
 
 ``patients.follow_up`` runs after commands whose effects reach past the patient's own
 partition: the bed a discharge or transfer left goes to cleaning, a change of the
-patient's demographics or allergies reaches their bed card, and a merge of two records
-that stopped between its steps is run on to its end. It re-reads the event by id, so
+patient's demographics or allergies reaches their bed card, a merge of two records
+that stopped between its steps is run on to its end, and a registration or a correction
+is compared with the patients born the same day (possible duplicates). It re-reads the
+event by id, so
 the message carries nothing but a stream key and a sequence number (never a name or an
 allergy), and it is idempotent: redelivery (acks late) does no harm.
 """
@@ -11,9 +13,11 @@ allergy), and it is idempotent: redelivery (acks late) does no harm.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 
+from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
@@ -27,6 +31,11 @@ from patients.use_cases.beds import (
     bed_left,
     refresh_occupant,
     set_bed_to_cleaning,
+)
+from patients.use_cases.duplicates import (
+    DUPLICATE_EVENTS,
+    NotePossibleDuplicates,
+    note_possible_duplicates,
 )
 from patients.use_cases.merges import MERGE_STEPS, ResumeMerge, resume_merge
 
@@ -61,6 +70,18 @@ def _follow_up(stream_pk: str, seq: int) -> str:
     event = queries.event(store, stream_pk, int(seq))
     if event is None:
         return "gone"  # expired: a late hold is set to cleaning by the next admission anyway
+    done = []
+    if event["type"] in DUPLICATE_EVENTS:
+        before = (event.get("data") or {}).get("previous") or None
+        noted = note_possible_duplicates(NotePossibleDuplicates(
+            keys.suffix(stream_pk), before), UnitOfWork(store), actor=SYSTEM_ACTOR)
+        if noted:
+            done.append(f"{noted} possible duplicates noted")
+    rest = _beds_and_merges(store, stream_pk, event)
+    return "; ".join(done) if done and rest == "nothing to do" else "; ".join([*done, rest])
+
+
+def _beds_and_merges(store: DocumentStore, stream_pk: str, event: dict[str, Any]) -> str:
     left = bed_left(event["type"], event.get("data") or {})
     if left is not None:
         set_bed_to_cleaning(left, UnitOfWork(store), actor=SYSTEM_ACTOR)

@@ -59,6 +59,8 @@ class EventType(StrEnum):
     PATIENT_RECORDS_RETURNED = "PatientRecordsReturned"  # retired's: its history came back
     PATIENT_RECORDS_UNMERGED = "PatientRecordsUnmerged"  # survivor's: the copies removed
     PATIENT_UNMERGED = "PatientUnmerged"  # retired's: a record of its own again
+    # records staff decided two registrations are two people (in the pairs' own stream)
+    NOT_SAME_PERSON = "NotSamePerson"
 
 
 # What the audit trail calls each event.
@@ -103,6 +105,7 @@ EVENT_LABELS: dict[EventType, str] = {
     EventType.PATIENT_RECORDS_RETURNED: "Records returned from the merge",
     EventType.PATIENT_RECORDS_UNMERGED: "Merged records removed (merge undone)",
     EventType.PATIENT_UNMERGED: "Merge undone",
+    EventType.NOT_SAME_PERSON: "Not the same person",
 }
 
 # The event that places an order of each kind.
@@ -594,3 +597,20 @@ class MergeEvent(Event):
 
 
 MERGE_EVENTS = frozenset(MergeEvent.stored_as)
+
+
+@dataclass(frozen=True)
+class NotSamePerson(Event):
+    """Records staff decided that two registrations listed as a possible duplicate are two
+    people (``pairId``; ``patients``: ``{patientId, mrn}`` each; ``reasons``: why they were
+    listed; ``reason``: why they are not one), in the pairs' own stream."""
+
+    type = EventType.NOT_SAME_PERSON
+    pair_id: str
+    patients: list[dict[str, str]]
+    reasons: list[str]
+    reason: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"pairId": self.pair_id, "patients": self.patients, "reasons": self.reasons,
+                "reason": self.reason}

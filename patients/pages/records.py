@@ -47,7 +47,7 @@ from patients.domain.records import (
     identity_key,
     read_allergy,
 )
-from patients.pages import audit
+from patients.pages import audit, merge_notices
 from patients.pages import beds as beds_pages
 from patients.pages.forms import AdmitForm, DischargeForm, FindForm, RegisterForm
 from patients.pages.handover_notes import chart_handovers
@@ -213,17 +213,6 @@ def _chart_context(patient_id: str, events_from: str | None = None) -> dict[str,
             "allergy": banner["allergy"]}
 
 
-def merged_notice(lock: dict[str, Any]) -> dict[str, Any]:
-    """What the chart of a record merged into another says, in words, and where to go."""
-    merged = lock.get("state") == LockState.MERGED
-    return {"survivor_id": lock["survivorId"], "survivor_mrn": lock.get("survivorMrn") or "",
-            "text": ("This record was merged into" if merged else
-                     "This record is being merged with (or unmerged from)"),
-            "after": ("Everything recorded for this patient is on that record; this one "
-                      "takes no changes." if merged else
-                      "It takes no changes until that has finished (a moment).")}
-
-
 @requires("read")
 def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     context = _chart_context(patient_id, request.GET.get("events") or None)
@@ -243,16 +232,29 @@ def patient_chart(request: HttpRequest, patient_id: str) -> HttpResponse:
     if context["active_admission"] is not None and policy.allows(user, "discharge"):
         context["discharge_form"] = DischargeForm(
             initial={"etag": context["active_admission"]["etag"]})
-    if p.get("mergedInto"):  # a retired record: readable, every action on the survivor
-        context["merged"] = merged_notice(p["mergedInto"])
-        for part in (context, context["handover"], context["obs"] or {}):
-            for key in [k for k in part if k.startswith("can_") and k != "can_read_access_log"]:
-                part[key] = False
-        for note in context["handover"]["notes"]:
-            note["can_acknowledge"] = False
-        context.pop("discharge_form", None)
+    if p.get("mergedInto"):
+        _read_only(context, p["mergedInto"], user)
+    else:
+        context["merged_here"] = merge_notices.undoable(patient_id, user)
     return admin.site.render(request, "patients/chart.html", context,
                              title=f"{p['familyName'].upper()}, {p['givenName']} ({p['mrn']})")
+
+
+def _read_only(context: dict[str, Any], lock: dict[str, Any], user: Any) -> None:
+    """A record merged (or being merged) into another takes no command: no action is
+    offered, and the chart says where the patient's record is now (and, for records
+    staff, how to undo the merge)."""
+    for key in [k for k in context if k.startswith("can_") and k != "can_read_access_log"]:
+        context[key] = False
+    context.pop("discharge_form", None)
+    context["handover"] = {**context["handover"], "can_write": False, "notes": [
+        {**n, "can_acknowledge": False} for n in context["handover"]["notes"]]}
+    context["obs"] = {**context["obs"], "can_record": False, "can_escalate": False,
+                      "can_decide_scale": False}
+    merged = lock.get("state") == LockState.MERGED
+    context["merged_into"] = {"survivor_id": lock.get("survivorId"),
+                              "survivor_mrn": lock.get("survivorMrn"), "merged": merged,
+                              "can_undo": merged and policy.allows(user, "merge_records")}
 
 
 @requires("admit")

@@ -41,9 +41,9 @@ def test_the_retired_chart_leads_to_the_survivor(live_server, browser, make_user
     page = ctx.new_page()
     login(page, base, "records")
     page.goto(f"{base}/admin/patients/{retired['id']}/")
-    notice = page.locator("#merged-notice")
+    notice = page.locator("#merged-into")
     assert notice.is_visible()
-    assert f"This record was merged into {survivor['mrn']}" in notice.inner_text()
+    assert f"Merged into {survivor['mrn']}" in " ".join(notice.inner_text().split())
     assert page.locator(".object-tools a").count() == 0  # nothing to do here
     at_widths(page, shots, "merged-chart-clerk")
     for width in (1024, 1440):

@@ -187,4 +187,4 @@ def test_the_retired_chart_says_where_the_record_went_and_offers_no_action(
     said = " ".join(str(e) for e in refused.context["form"].non_field_errors())
     assert f"merged into {survivor_mrn}" in said
     survivor = nurse.get(f"/admin/patients/{pair['survivor']}/").content.decode()
-    assert 'id="merged-notice"' not in survivor and 'id="allergy-link"' in survivor
+    assert 'id="merged-into"' not in survivor and 'id="allergy-link"' in survivor
