@@ -7,9 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from cosmos_backend.store import Cond, Query
 from cosmos_backend.uow import UnitOfWork
-from hisadmin.core import keys, policy
+from hisadmin.core import policy
 from hisadmin.core.store import get_store
 from patients.domain.merges import SagaState, undo_deadline
 from patients.persistence import merges
@@ -21,11 +20,8 @@ def undoable(patient_id: str, user: Any) -> list[dict[str, Any]]:
     if not policy.allows(user, "merge_records"):
         return []
     store = get_store()
-    receipts = store.query_all(keys.patient(patient_id), Query(
-        where=(Cond("docType", "=", merges.RECEIPT),)))
     now, found = datetime.now(UTC), []
-    for doc in receipts:
-        r = doc["docContents"]
+    for r in merges.receipts(store, patient_id):
         if r.get("state") != "merged":
             continue
         saga = merges.load_saga(UnitOfWork(store), r["retiredId"], r["mergeId"]) or {}

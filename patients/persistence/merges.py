@@ -57,6 +57,12 @@ def stage_saga(uow: UnitOfWork, retired_id: str, saga: dict[str, Any]) -> None:
     uow.update(new_saga(retired_id, saga))
 
 
+def receipts(store: DocumentStore, patient_id: str) -> list[dict[str, Any]]:
+    """The merge receipts on ``patient_id``'s record (one per merge into it), one query."""
+    return [dict(d["docContents"]) for d in store.query_all(keys.patient(patient_id), Query(
+        where=(Cond("docType", "=", RECEIPT),)))]
+
+
 def load_receipt(uow: UnitOfWork, survivor_id: str, merge_id: str) -> dict[str, Any] | None:
     doc = uow.try_get(keys.patient(survivor_id), receipt_id(merge_id))
     return None if doc is None else dict(doc["docContents"])
