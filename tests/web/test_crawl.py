@@ -172,6 +172,7 @@ def registered_urls(w: dict[str, str]) -> Iterator[str]:
         "observation_id": w["observation"],
         "subscription_id": "no-such-subscription",  # a webhook's pages answer 404, not 500
         "destination_id": "no-such-destination",  # an HL7 destination's pages: 404, not 500
+        "pair_id": "no-such-pair",  # a possible duplicate pair no longer listed: 404, not 500
     }
     variants = [
         real,
