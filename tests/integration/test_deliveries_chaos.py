@@ -197,7 +197,7 @@ def test_merges_killed_between_steps_under_load_finish_and_reach_every_feed(
     env = {**stack.env, **SETTINGS}
     proc = start_light_worker(env, stack.base / "merges-0.log", "--relay-lease-ttl", "2")
     stack.procs.append(proc)
-    pairs = []
+    pairs, killed = [], 0
     for n, steps in enumerate(KILLED_AFTER):
         survivor = data.register(store, f"Merged{n}", "Ann")
         retired = data.register(store, f"Unknown{n}", "Female")
@@ -207,7 +207,11 @@ def test_merges_killed_between_steps_under_load_finish_and_reach_every_feed(
         other = data.register(store, f"Load{n}", "Ann")  # the ward's other work goes on
         data.admit(store, other)
         code = _merge_and_die(stack, survivor, retired, steps)
-        assert code == (-signal.SIGKILL if steps else 0), code
+        # Killed after its step, or finished first: the relay met the merge's first event and
+        # ran the saga's steps beside it, so fewer were left to this process than it was to
+        # die after. Either way the relay must finish what is left.
+        assert code in ((-signal.SIGKILL, 0) if steps else (0,)), code
+        killed += code == -signal.SIGKILL
         data.discharge(store, other)
         pairs.append((survivor, retired))
         if n == 2:
@@ -215,6 +219,8 @@ def test_merges_killed_between_steps_under_load_finish_and_reach_every_feed(
             proc = start_light_worker(env, stack.base / "merges-1.log", "--relay-lease-ttl",
                                       "2")
             stack.procs.append(proc)
+
+    assert killed >= 1  # dying right after the lock is never overtaken
 
     def merged() -> bool:
         return all((queries.patient(store, r).get("mergedInto") or {}).get("state")
