@@ -59,6 +59,8 @@ def test_a_nurse_records_a_due_dose_with_one_click(live_server, browser, make_us
     login(page, base, "nurse")
     page.goto(f"{base}/admin/patients/{pid}/")
     page.click("a.mar-link")
+    page.wait_for_url(f"{base}/admin/patients/{pid}/mar/")
+    page.wait_for_selector("#mar-scheduled")  # is_visible does not wait for the page to load
     assert page.is_visible("#patient-banner")
     row = page.locator(f'#mar-scheduled tr[data-order="{amox}"]')
     due = row.locator('.mar-slot[data-status="due"]').first
