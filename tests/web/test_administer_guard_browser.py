@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
@@ -66,14 +67,15 @@ def test_the_charts_administer_shows_each_guard_with_its_reason_box(
     page.click("input[type=submit]")
 
     box = page.locator("#guard-warnings")
-    assert box.is_visible() and "2 warnings to answer" in box.inner_text()
+    expect(box).to_be_visible()
+    assert "2 warnings to answer" in box.inner_text()
     checks = box.locator(".guard-warning")
     assert [checks.nth(i).get_attribute("data-check") for i in range(checks.count())] == [
         "dose-interval", "daily-dose"]
     assert "h between doses" in checks.nth(0).inner_text()
     assert "above the maximum daily dose" in checks.nth(1).inner_text()
-    assert page.is_visible("#id_override_dose_interval")
-    assert page.is_visible("#id_override_daily_dose")
+    expect(page.locator("#id_override_dose_interval")).to_be_visible()
+    expect(page.locator("#id_override_daily_dose")).to_be_visible()
     assert page.input_value("input[type=submit]") == "Record anyway"
     # the box sits inside the content, each reason box no wider than the page
     content = page.locator("#content-main").bounding_box()

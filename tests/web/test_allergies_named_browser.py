@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from playwright.sync_api import expect
 from django.test import RequestFactory
 from django.utils import timezone
 
@@ -56,14 +57,14 @@ def test_allergies_are_named_and_a_taken_handover_says_so(
     page.goto(f"{base}/admin/wards/MED-1/")
     flag = page.inner_text("#bed-M101 .bed-flag")
     assert flag == "Allergies: Penicillins, Latex"  # named, the severe one first
-    assert page.locator(f"text={TIMING}").count() == 0
+    expect(page.locator(f"text={TIMING}")).to_have_count(0)
     at_widths(page, shots, "bed-board-allergies-named")
 
     page.goto(f"{base}/admin/worklists/my-patients/")
     row = page.locator("#result_list tbody tr").first
     assert "Allergies: Penicillins, Latex" in row.inner_text()
     assert "Open, from" in row.inner_text()
-    assert page.locator(f"text={TIMING}").count() == 0
+    expect(page.locator(f"text={TIMING}")).to_have_count(0)
     assert "updated" in page.inner_text(".freshness")
     page.goto(f"{base}/admin/patients/{pid}/")
     page.click(f"#acknowledge-{shift.name}")
@@ -80,7 +81,7 @@ def test_allergies_are_named_and_a_taken_handover_says_so(
     login(page, base, "clara")  # the clerk's board names them alike, without timings
     page.goto(f"{base}/admin/wards/MED-1/")
     assert page.inner_text("#bed-M101 .bed-flag") == "Allergies: Penicillins, Latex"
-    assert page.locator(f"text={TIMING}").count() == 0
+    expect(page.locator(f"text={TIMING}")).to_have_count(0)
     at_widths(page, shots, "bed-board-clerk")
     ctx.close()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
@@ -74,7 +75,7 @@ def test_it_records_shows_and_removes_an_allergy(live_server, browser, make_user
     ctx.clear_cookies()
     login(page, base, "ward")
     page.goto(chart)
-    assert page.locator(".allergy-remove-link").count() == 0  # removal is the clinician's
+    expect(page.locator(".allergy-remove-link")).to_have_count(0)  # removal is the clinician's
     shoot(page, "chart-nurse", shots)
     page.click("#allergy-link")
     shoot(page, "form-nurse", shots)

@@ -7,6 +7,7 @@ import random
 from datetime import date, timedelta
 
 import pytest
+from playwright.sync_api import expect
 import time_machine
 
 from cosmos_backend.uow import UnitOfWork
@@ -68,8 +69,8 @@ def test_the_census_page_draws_the_fortnight_and_offers_its_csv(
     page.wait_for_selector("#census-table")
     chart = page.locator("svg.census-chart")
     assert chart.get_attribute("role") == "img"
-    assert page.locator("svg.census-chart rect[fill='url(#census-hatch)']").count() == DAYS
-    assert page.locator("#census-table tbody tr").count() == DAYS
+    expect(page.locator("svg.census-chart rect[fill='url(#census-hatch)']")).to_have_count(DAYS)
+    expect(page.locator("#census-table tbody tr")).to_have_count(DAYS)
     assert "Sun 29 Mar 2026" in page.locator("#census-table").inner_text()
     today = page.locator("#census-table tbody tr").last.inner_text()  # at 12:00
     assert "not yet" in today
@@ -83,6 +84,6 @@ def test_the_census_page_draws_the_fortnight_and_offers_its_csv(
     page.fill("#census-from", str(FIRST + timedelta(days=DAYS - 366)))
     page.click("#census-form input[type=submit]")
     page.wait_for_selector("#census-table")
-    assert page.locator("#census-table tbody tr").count() == 366
+    expect(page.locator("#census-table tbody tr")).to_have_count(366)
     page.screenshot(path=str(shots / f"census-year-{role}-{width}.png"))
     ctx.close()

@@ -10,6 +10,7 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
@@ -140,7 +141,7 @@ def test_enter_in_the_cancel_reason_box_does_not_press_ready(
     page.wait_for_selector("#order-cancel")
     assert queries.order(his_store, pid, orders["cxr"])["status"] == "created"  # not ready
     assert page.input_value("#id_reason") == "Ordered on the wrong patient"
-    assert page.locator("#cancel-diverted").count() == 1
+    expect(page.locator("#cancel-diverted")).to_have_count(1)
     page.screenshot(path=str(shots / "order-cancel-1024.png"), full_page=True)
     page.click("#cancel-submit")
     page.wait_for_selector("text=Order cancelled")

@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
@@ -76,7 +77,7 @@ def test_a_nurse_answers_a_due_dose_from_the_ward_list(live_server, browser, war
     assert "DUELIST, Vera" in row.inner_text() and "Due" in row.inner_text()
     page.screenshot(path=str(shots / f"medications-due-{width}.png"), full_page=True)
     row.locator("a.button", has_text="Record").click()
-    assert page.is_visible("#patient-banner")
+    expect(page.locator("#patient-banner")).to_be_visible()
     assert page.input_value("#id_dose") == "1"
     page.click("input[type=submit]")
     assert "Dose given recorded: " in page.inner_text("ul.messagelist")

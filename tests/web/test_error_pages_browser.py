@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
@@ -120,7 +121,8 @@ def test_the_error_pages_have_the_admin_look_and_a_way_back(
         response = page.goto(f"{base}{path}")
         assert response is not None and response.status == status, path
         assert page.inner_text("#content h1") == title
-        assert page.is_visible("#site-name") and page.is_visible("#nav-sidebar")
+        expect(page.locator("#site-name")).to_be_visible()
+        expect(page.locator("#nav-sidebar")).to_be_visible()
         assert page.locator("#nav-sidebar a").count() > 2  # the menu, not an empty frame
         page.screenshot(path=str(shots / f"error-{status}-{width}.png"), full_page=True)
     page.click("#error-home")
@@ -222,7 +224,7 @@ def test_the_patient_and_worklist_indexes_lead_to_the_work(
     page.click("#section-pages a:text('Admitted patients')")
     page.wait_for_url("**/admin/worklists/admitted/**")
     page.goto(f"{base}/admin/patients/")
-    assert page.is_visible("#find-register")  # a clerk may register from here
+    expect(page.locator("#find-register")).to_be_visible()  # a clerk may register from here
     page.screenshot(path=str(shots / f"patients-index-{width}.png"), full_page=True)
     page.fill("#id_q", "H0000001")
     page.click("form:has(#id_q) input[type=submit]")  # not the wristband scan's button

@@ -6,6 +6,7 @@ the author of the version on record. Screenshots at 1024 and 1440 px."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.web.browser_shots import at_widths, named_user, signed_in
 from tests.web.test_browser_flow import browser, login  # noqa: F401 - the fixture
@@ -32,7 +33,7 @@ def test_a_colleagues_handover_is_opened_and_replaced_only_on_purpose(
     page.wait_for_selector(".messagelist")
     page.click("#write-handover")  # her own: opened with its text, to correct it
     assert page.input_value("#id_situation") == "Stable on oxygen 2 L"
-    assert page.locator("#id_confirm_replace").count() == 0
+    expect(page.locator("#id_confirm_replace")).to_have_count(0)
     assert "Your handover for this shift" in page.inner_text("#content")
     at_widths(page, shots, "handover-own-reopened")
     page.fill("#id_situation", "Stable on oxygen 1 L")
@@ -60,7 +61,7 @@ def test_a_colleagues_handover_is_opened_and_replaced_only_on_purpose(
     note = page.locator("#handovers .handover-note").first
     assert "Desaturating at night" in note.inner_text()
     assert "Written by Dana Day" in note.inner_text()
-    assert note.locator("input[type=submit]").count() == 0  # hers now: not acknowledged by her
+    expect(note.locator("input[type=submit]")).to_have_count(0)  # hers now: not acknowledged by her
     note.locator(".handover-earlier summary").click()
     earlier = note.locator(".handover-earlier").inner_text()
     assert "Written by Maria Charge" in earlier and "Stable on oxygen 1 L" in earlier

@@ -5,6 +5,7 @@ messages in the log and deletes the destination after confirming. Screenshots at
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from hl7v2.persistence import store
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
@@ -59,7 +60,7 @@ def test_an_admin_adds_a_destination_and_reads_the_message_log(
     page.fill("#id_mrn", "H0000042")
     page.select_option("#id_status", "dead")
     page.click("input[value=Search]")
-    assert page.locator("#result_list tbody tr").count() == 1
+    expect(page.locator("#result_list tbody tr")).to_have_count(1)
     assert "Failed for good" in page.inner_text("#result_list")
     page.screenshot(path=str(shots / f"hl7-messages-search-{width}.png"), full_page=True)
     page.goto(f"{base}/admin/hl7/{dest.id}/delete/")

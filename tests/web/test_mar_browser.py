@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
@@ -61,7 +62,7 @@ def test_a_nurse_records_a_due_dose_with_one_click(live_server, browser, make_us
     page.click("a.mar-link")
     page.wait_for_url(f"{base}/admin/patients/{pid}/mar/")
     page.wait_for_selector("#mar-scheduled")  # is_visible does not wait for the page to load
-    assert page.is_visible("#patient-banner")
+    expect(page.locator("#patient-banner")).to_be_visible()
     row = page.locator(f'#mar-scheduled tr[data-order="{amox}"]')
     due = row.locator('.mar-slot[data-status="due"]').first
     assert due.locator(".mar-status").inner_text() == "Due"
@@ -70,7 +71,7 @@ def test_a_nurse_records_a_due_dose_with_one_click(live_server, browser, make_us
     due.locator("a.mar-record").click()
     assert page.input_value("#id_dose") == "1" and page.input_value("#id_unit") == "g"
     assert page.is_checked("#id_status_0")  # given
-    assert page.is_visible("#patient-banner")
+    expect(page.locator("#patient-banner")).to_be_visible()
     page.screenshot(path=str(shots / f"mar-record-form-{width}.png"), full_page=True)
     page.click("input[type=submit]")
 

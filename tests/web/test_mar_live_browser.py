@@ -11,6 +11,7 @@ import re
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
@@ -69,7 +70,7 @@ def test_an_open_mar_shows_a_dose_recorded_elsewhere_as_given(
     _turns_given(page, slot_id)
     given = page.locator(f'.mar-slot[data-slot-id="{slot_id}"]')
     assert given.locator(".mar-status").inner_text() == "Given"
-    assert given.locator("a.mar-record").count() == 0  # no second dose offered
+    expect(given.locator("a.mar-record")).to_have_count(0)  # no second dose offered
     assert "1 g at" in given.inner_text()
     page.screenshot(path=str(shots / f"mar-live-nurse-{width}.png"), full_page=True)
 
@@ -99,7 +100,7 @@ def test_a_clinicians_open_mar_follows_a_nurse_recording_in_another_window(
     make_user("nurse", "nurse")
     base = live_server.url
     watching = _open(browser, base, "doctor", pid, width)
-    assert watching.locator("#mar-live a.mar-record").count() == 0  # read only
+    expect(watching.locator("#mar-live a.mar-record")).to_have_count(0)  # read only
     slot_id = _due(watching, amox).get_attribute("data-slot-id")
 
     nurse = _open(browser, base, "nurse", pid, width)
@@ -109,6 +110,6 @@ def test_a_clinicians_open_mar_follows_a_nurse_recording_in_another_window(
     nurse.context.close()
 
     _turns_given(watching, slot_id)
-    assert watching.locator("#mar-live a.mar-record").count() == 0
+    expect(watching.locator("#mar-live a.mar-record")).to_have_count(0)
     watching.screenshot(path=str(shots / f"mar-live-clinician-{width}.png"), full_page=True)
     watching.context.close()

@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from playwright.sync_api import expect
 from django.test import Client
 
 from cosmos_backend.uow import UnitOfWork
@@ -125,10 +126,10 @@ def test_the_print_view_prints_and_the_mar_fits(live_server, browser, make_user,
         page.screenshot(path=str(shots / f"mar-by-shift-{width}.png"), full_page=True)
         if width == 1024:
             page.goto(f"{base}/admin/patients/{ward['pid']}/mar/print/")
-            assert page.is_visible("#print-now")
+            expect(page.locator("#print-now")).to_be_visible()
             page.emulate_media(media="print")
             assert not page.is_visible("#print-now")  # the tools are for the screen only
-            assert page.is_visible("#print-banner")
+            expect(page.locator("#print-banner")).to_be_visible()
             page.screenshot(path=str(shots / "mar-print-1024.png"), full_page=True)
             page.pdf(path=str(shots / "mar-print.pdf"), format="A4", landscape=True)
         ctx.close()

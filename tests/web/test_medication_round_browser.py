@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
@@ -107,7 +108,7 @@ def closed_everywhere(page: Any, base: str, pid: str, day: str, slot: str, statu
     assert api_slots(page, base, pid, day)[slot]["status"] == status
     cell = mar_cell(page, base, pid, day, slot)
     assert cell.count() == 1 and cell.get_attribute("data-status") == status
-    assert cell.locator("a.mar-record").count() == 0
+    expect(cell.locator("a.mar-record")).to_have_count(0)
     return cell
 
 
@@ -223,9 +224,9 @@ def test_an_early_dose_is_recorded_with_its_reason_and_the_mar_says_who_and_why(
     submit(page)
 
     warning = page.locator('#guard-warnings .guard-warning[data-check="early-dose"]')
-    assert warning.is_visible()
+    expect(warning).to_be_visible()
     assert "Early dose" in warning.inner_text() and "14:00" in warning.inner_text()
-    assert page.locator("#guard-warnings .guard-warning").count() == 1
+    expect(page.locator("#guard-warnings .guard-warning")).to_have_count(1)
     assert page.input_value("input[type=submit]") == "Record anyway"
     shoot(page, shots, "early-dose-warning")
     assert api_slots(page, base, pid, day)[two]["status"] == "upcoming"  # nothing yet
@@ -282,7 +283,7 @@ def test_a_second_record_of_a_slot_is_refused_and_a_dose_too_soon_waits_for_reas
     submit(second)
     choice = second.locator('input[name="slot_id"][type=radio]')
     assert choice.count() == 2  # the day's open dose times: 14:00 and 20:00
-    assert second.locator(f'input[name="slot_id"][value="{eight}"]').count() == 0
+    expect(second.locator(f'input[name="slot_id"][value="{eight}"]')).to_have_count(0)
     shoot(second, shots, "which-dose-time")
     second.check(f'input[name="slot_id"][value="{two}"]')
     submit(second)
@@ -291,7 +292,7 @@ def test_a_second_record_of_a_slot_is_refused_and_a_dose_too_soon_waits_for_reas
         "early-dose", "dose-interval"}
     assert "Not recorded yet" in second.inner_text("#guard-warnings")
     submit(second)  # no reasons: still refused, each box says so
-    assert second.locator("#guard-warnings .errorlist").count() == 2
+    expect(second.locator("#guard-warnings .errorlist")).to_have_count(2)
     shoot(second, shots, "dose-too-soon")
     drain_worklists()
     assert api_slots(second, base, pid, day)[two]["status"] == "upcoming"

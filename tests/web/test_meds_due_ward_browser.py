@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from playwright.sync_api import expect
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
@@ -54,7 +55,7 @@ def test_it_opens_on_her_assigned_ward_and_comes_back_after_record(
     assert "DUELIST, Vera" in row.inner_text()
     at_widths(page, shots, "meds-due-assigned", height=800)
     row.locator("a.button", has_text="Record").click()
-    assert page.locator(".mar-record-for a", has_text="Back to the list").count() == 1
+    expect(page.locator(".mar-record-for a", has_text="Back to the list")).to_have_count(1)
     at_widths(page, shots, "record-from-meds-due", height=800)
     page.click("input[type=submit][name=_save]")
     page.wait_for_selector("ul.messagelist")

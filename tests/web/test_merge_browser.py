@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
@@ -76,7 +77,7 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     conflict = page.locator("#merge-conflicts")
     assert "Allergy statuses contradict" in conflict.inner_text()
     assert "(for a clinician)" in conflict.inner_text()
-    assert page.locator("#merge-form").count() == 0
+    expect(page.locator("#merge-form")).to_have_count(0)
     page.screenshot(path=str(shots / f"merge-conflict-{width}.png"), full_page=True)
     # They turn out to be two people (cousins): said with a reason, then not listed again.
     page.go_back()
@@ -87,7 +88,7 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     page.screenshot(path=str(shots / f"not-same-person-{width}.png"), full_page=True)
     page.click("#not-same-submit")
     assert "are not the same person" in page.inner_text("ul.messagelist")
-    assert page.locator("section.pair").count() == 1
+    expect(page.locator("section.pair")).to_have_count(1)
 
     # Anna: the admitted record survives (swap if the list offered the other first).
     page.locator("section.pair", has_text="MÜLLER, Anna").locator("a.pair-merge").click()
@@ -111,7 +112,7 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     notice = page.inner_text("#merged-into")
     assert "Merged into" in notice and retired_mrn not in notice
     for action in ("#demographics-link", "#admit-link", "#allergy-link", "#wristband-link"):
-        assert page.locator(action).count() == 0, action
+        expect(page.locator(action), action).to_have_count(0)
     page.screenshot(path=str(shots / f"merge-retired-{width}.png"), full_page=True)
     page.click("#merged-into-link")
     assert f"/admin/patients/{pairs['anna']}/" in page.url
@@ -122,6 +123,6 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     page.screenshot(path=str(shots / f"unmerge-{width}.png"), full_page=True)
     page.click("#unmerge-submit")
     assert "Merge undone" in page.inner_text("ul.messagelist")
-    assert page.locator("#merged-into").count() == 0
-    assert page.locator("#demographics-link").count() == 1
+    expect(page.locator("#merged-into")).to_have_count(0)
+    expect(page.locator("#demographics-link")).to_have_count(1)
     assert outside == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.web.browser_shots import at_widths
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
@@ -42,9 +43,9 @@ def test_the_retired_chart_leads_to_the_survivor(live_server, browser, make_user
     login(page, base, "records")
     page.goto(f"{base}/admin/patients/{retired['id']}/")
     notice = page.locator("#merged-into")
-    assert notice.is_visible()
+    expect(notice).to_be_visible()
     assert f"Merged into {survivor['mrn']}" in " ".join(notice.inner_text().split())
-    assert page.locator(".object-tools a").count() == 0  # nothing to do here
+    expect(page.locator(".object-tools a")).to_have_count(0)  # nothing to do here
     at_widths(page, shots, "merged-chart-clerk")
     for width in (1024, 1440):
         page.set_viewport_size({"width": width, "height": 900})

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from playwright.sync_api import expect
 from django.utils import timezone
 
 from cosmos_backend.uow import UnitOfWork
@@ -92,7 +93,7 @@ def test_my_patients_reads_its_views_alone(live_server, browser, make_user, team
                   UnitOfWork(his_store), actor=CHARGE)
     drain_worklists()
     page.reload()
-    assert page.locator("#result_list tbody tr").count() == 1
+    expect(page.locator("#result_list tbody tr")).to_have_count(1)
     assert "O'BRIEN" not in page.inner_text("#result_list")
     at_widths(page, shots, "my-patients-reassigned")
     ctx.close()

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.web.test_browser_flow import browser, login  # noqa: F401 - the fixture
 
@@ -80,7 +81,7 @@ def test_a_nurse_records_a_set_by_keyboard_and_a_clinician_sees_the_patient_at_r
     assert "NEWS2 9 · High" in text and "Not escalated" in text and "first score" in text
     _shots(page, "at-risk-clinician")
     page.goto(f"{base}/admin/patients/{pid}/")
-    assert page.locator("#spo2-scale").count() == 1
+    expect(page.locator("#spo2-scale")).to_have_count(1)
     _shots(page, "chart-clinician")
     page.goto(f"{base}/admin/patients/{pid}/observations/new/")
     _shots(page, "form-clinician")
@@ -94,7 +95,7 @@ def test_a_nurse_records_a_set_by_keyboard_and_a_clinician_sees_the_patient_at_r
     page.goto(f"{base}/admin/patients/{pid}/")
     page.click("#observation-chart")
     page.wait_for_selector("#obs-chart svg")
-    assert page.locator("#obs-chart svg").count() == 2
+    expect(page.locator("#obs-chart svg")).to_have_count(2)
     _shots(page, "svg-chart-clinician")
     page.click("#print-chart")
     page.wait_for_selector(".obs-strip svg")

@@ -6,6 +6,7 @@ yet asked:"). Screenshots at 1024 and 1440 px."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.web.browser_shots import signed_in
 from tests.web.test_browser_flow import browser  # noqa: F401  (the browser fixture)
@@ -26,8 +27,8 @@ def test_the_form_says_allergies_are_unasked_once_with_a_link(live_server, brows
     form = page.locator("#content-main form")
     assert form.inner_text().count(UNASKED) == 1
     notice = page.locator("#allergies-unasked")
-    assert notice.is_visible()
-    assert notice.locator("a", has_text="record no known allergies").count() == 1
+    expect(notice).to_be_visible()
+    expect(notice.locator("a", has_text="record no known allergies")).to_have_count(1)
     page.screenshot(path=str(shots / f"prescribe-unasked-{width}.png"), full_page=True)
 
     page.select_option("#id_medication_code", "PARA")
@@ -36,14 +37,14 @@ def test_the_form_says_allergies_are_unasked_once_with_a_link(live_server, brows
     page.select_option("#id_frequency", "Q6H")
     page.click("input[type=submit][name=_save]")
     page.wait_for_selector("#order-warnings")
-    assert page.locator("#allergies-unasked").count() == 0  # now the check to answer
+    expect(page.locator("#allergies-unasked")).to_have_count(0)  # now the check to answer
     text = form.inner_text()  # said once, then named once more by its reason box's label
     assert text.count(f"{UNASKED} —") == 1 and f"{UNASKED}:" not in text
     assert text.count(UNASKED) == 2 and f"Reason to override ({UNASKED})" in text
     detail = page.inner_text("#order-warnings [data-check=allergy-status-unknown] "
                              ".order-warning-detail")
     assert detail.startswith(f"⚠ {UNASKED} — No allergy")
-    assert page.locator("#record-allergies-first a").count() == 2
+    expect(page.locator("#record-allergies-first a")).to_have_count(2)
     page.screenshot(path=str(shots / f"prescribe-unasked-refused-{width}.png"), full_page=True)
 
     page.click("#record-allergies-first a:has-text('record no known allergies')")

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from hisadmin.models import ApiToken
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
@@ -28,8 +29,8 @@ def test_an_admin_who_is_not_a_superuser_sees_privileges_read_only(
     login(page, live_server.url, "office-admin")
 
     page.goto(f"{live_server.url}/admin/auth/user/{nurse.pk}/change/")
-    assert page.locator("input[name=is_superuser]").count() == 0
-    assert page.locator("input[name=is_staff]").count() == 0
+    expect(page.locator("input[name=is_superuser]")).to_have_count(0)
+    expect(page.locator("input[name=is_staff]")).to_have_count(0)
     offered = page.locator("select[name=groups] option, input[name=groups]")
     labels = {offered.nth(i).evaluate("e => e.textContent || e.value").strip()
               for i in range(offered.count())}
@@ -37,7 +38,7 @@ def test_an_admin_who_is_not_a_superuser_sees_privileges_read_only(
     page.screenshot(path=str(shots / f"user-form-{width}.png"), full_page=True)
 
     page.goto(f"{live_server.url}/admin/hisadmin/apitoken/{token.pk}/change/")
-    assert page.locator("select[name=user]").count() == 0
+    expect(page.locator("select[name=user]")).to_have_count(0)
     assert "office-admin" in page.locator("#content").inner_text()
     page.screenshot(path=str(shots / f"token-page-{width}.png"), full_page=True)
     page.context.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
@@ -116,7 +117,7 @@ def test_a_laboratorys_preliminary_and_corrected_results_on_the_chart(
     page.wait_for_selector("#results .result")
     section = page.inner_text("#results")
     assert "Preliminary: not final" in section and "The final result is awaited" in section
-    assert page.locator("#results button.acknowledge").count() == 0
+    expect(page.locator("#results button.acknowledge")).to_have_count(0)
     page.locator("#results").screenshot(path=str(shots / f"results-preliminary-{width}.png"))
     record("final", "121")
     record("final", "131")  # a new final after completion: a correction
@@ -125,7 +126,7 @@ def test_a_laboratorys_preliminary_and_corrected_results_on_the_chart(
     section = page.inner_text("#results")
     assert "Corrected" in section and "<0.5" in section and "130-170 (L)" in section
     assert "Repeat in 24 h" in section and "haemolysed & re-spun" in section
-    assert page.locator("#results button.acknowledge").count() == 1  # told again
+    expect(page.locator("#results button.acknowledge")).to_have_count(1)  # told again
     page.click("#results details.result-history summary")
     assert "Preliminary" in page.inner_text("#results details.result-history")
     page.locator("#results").screenshot(path=str(shots / f"results-corrected-{width}.png"))

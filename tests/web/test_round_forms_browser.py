@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
@@ -181,13 +182,13 @@ def test_not_given_hours_ahead_needs_its_own_reason_and_the_cell_says_when(
     page.select_option("#id_reason", "held")
     submit(page)
     warning = page.locator('#guard-warnings .guard-warning[data-check="early-not-given"]')
-    assert warning.is_visible(), page.inner_text("#content")
+    expect(warning).to_be_visible()
     assert "Not given ahead of time" in warning.inner_text()
     assert "20:00" in warning.inner_text() and "13:5" in warning.inner_text()
     assert queries.order(his_store, pid, oid)["administrations"] == []  # nothing yet
     shoot(page, shots, "not-given-ahead-warning")
     submit(page)  # no reason: still refused
-    assert warning.locator(".errorlist").count() == 1
+    expect(warning.locator(".errorlist")).to_have_count(1)
     warning.locator("textarea").fill(GOOD)
     submit(page)
     assert "Dose not given recorded (the 20:00 dose): Held." in page.inner_text(
@@ -222,7 +223,7 @@ def test_a_new_prescription_is_recorded_from_medications_due_without_a_ready_ste
     clock.at("07:55")
     as_user(page, base, "nurse")
     cell = mar_cell(page, base, pid, day, eight)
-    assert cell.locator("a.mar-record").count() == 1  # recordable while "Created"
+    expect(cell.locator("a.mar-record")).to_have_count(1)  # recordable while "Created"
     assert "mark it ready" not in page.inner_text("#mar-scheduled")
     drain_worklists()
     page.goto(f"{base}/admin/worklists/medications-due/?ward=MED-1")
@@ -247,7 +248,7 @@ def test_the_charts_administer_is_the_record_form_and_a_second_dose_says_when_th
     said = page.inner_text(".mar-record-for")
     assert "dose due Wed 10 Jun, 14:00" in said and "Back to the chart" in said
     for field in ("#id_status_0", "#id_administered_at", "#id_reason", "#id_scanned_id"):
-        assert page.locator(field).count() == 1, field
+        expect(page.locator(field), field).to_have_count(1)
     units = page.locator("#id_unit option").all_inner_texts()
     assert "milligram" in units and "mg" not in units  # the list, in words
     shoot(page, shots, "chart-administer-form")

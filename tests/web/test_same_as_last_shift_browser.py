@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from playwright.sync_api import expect
 from django.utils import timezone
 
 from cosmos_backend.uow import UnitOfWork
@@ -41,7 +42,7 @@ def test_one_bed_is_set_as_last_shift_from_its_select(live_server, browser, make
     page.goto(f"{base}/admin/wards/MED-1/")
     options = page.locator("#nurse-M101 option").all_inner_texts()
     assert options[:2] == ["— nobody —", "Same as last shift: Dana Day"]
-    assert page.locator("#nurse-M103 option.same-as-last").count() == 0  # nobody then
+    expect(page.locator("#nurse-M103 option.same-as-last")).to_have_count(0)  # nobody then
     page.select_option("#nurse-M101", label="Same as last shift: Dana Day")
     page.locator("#shift-panel").scroll_into_view_if_needed()
     at_widths(page, shots, "bed-board-same-as-last")

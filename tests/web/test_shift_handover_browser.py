@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.web.test_browser_flow import browser, login  # noqa: F401 - the fixture
 
@@ -60,8 +61,8 @@ def test_it_assigns_hands_over_and_takes_over(live_server, browser, make_user, a
     page.goto(f"{base}/admin/worklists/my-patients/")
     page.wait_for_selector("table")
     assert "SHIFTWELL" in page.inner_text("#content")
-    assert page.locator("#toolbar").count() == 0  # no filters, so no Filter button
-    assert page.locator("#result_list td a", has_text="—").count() == 0  # no handover yet
+    expect(page.locator("#toolbar")).to_have_count(0)  # no filters, so no Filter button
+    expect(page.locator("#result_list td a", has_text="—")).to_have_count(0)  # no handover yet
     _shots(page, "my-patients")
     page.goto(f"{base}/admin/patients/{pid}/handovers/new/")
     page.fill("#id_situation", "Stable on oxygen 2 L")
@@ -72,7 +73,7 @@ def test_it_assigns_hands_over_and_takes_over(live_server, browser, make_user, a
     page.click("input[type=submit][name=_save]")
     page.wait_for_selector("#handovers .handover-note")
     assert "Not yet acknowledged" in page.inner_text("#handovers")
-    assert page.locator("#handovers input[type=submit]").count() == 0  # not her own
+    expect(page.locator("#handovers input[type=submit]")).to_have_count(0)  # not her own
     page.goto(f"{base}/admin/wards/MED-1/handover/")
     assert "Try weaning oxygen" in page.inner_text("#handover-sheet")
     _shots(page, "handover-sheet")

@@ -9,6 +9,7 @@ import base64
 import time
 
 import pytest
+from playwright.sync_api import expect
 from django_otp.oath import TOTP
 
 from testkit.fixtures import TEST_PASSWORD
@@ -128,7 +129,7 @@ def test_an_admin_enrols_an_app_then_needs_its_code(
     page.fill("#id_password", TEST_PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_selector("text=Enter the code your authenticator app shows")
-    assert page.locator("#totp-secret").count() == 0
+    expect(page.locator("#totp-secret")).to_have_count(0)
     page.screenshot(path=str(shots / f"2fa-code-{width}.png"), full_page=True)
     page.goto(f"{base}/admin/")  # nothing is reachable before the code
     assert "/admin/login/" in page.url
@@ -155,7 +156,7 @@ def test_an_admin_sees_who_viewed_a_record(
     login(nurse, base, "ward")
     nurse.goto(f"{base}/admin/patients/{pid}/")
     nurse.goto(f"{base}/admin/patients/{pid}/mar/")
-    assert nurse.locator("#access-log-link").count() == 0
+    expect(nurse.locator("#access-log-link")).to_have_count(0)
 
     page = browser.new_context(viewport={"width": width, "height": 800}).new_page()
     login(page, base, "privacy")  # with the authenticator code: an admin

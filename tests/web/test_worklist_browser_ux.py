@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from playwright.sync_api import expect
 from django.test import Client
 
 from testkit.fixtures import TEST_PASSWORD
@@ -143,7 +144,7 @@ def test_it_keeps_focus_and_scroll_and_says_when_the_server_cannot_be_reached(
         .textContent.startsWith('The server answered with an error (500)')""",
         timeout=15_000,
     )
-    assert page.locator("#result_list tbody a").count() == PATIENTS  # the rows stay
+    expect(page.locator("#result_list tbody a")).to_have_count(PATIENTS)  # the rows stay
     page.unroute(TABLE)
     _refreshes(page, 1)
     assert _indicator(page).startswith("updated ")
@@ -194,7 +195,7 @@ def test_a_printed_worklist_is_the_table_alone(open_list, shots: Path, width: in
     head = page.inner_text("#worklist-print-head")
     assert re.search(r"Printed .+ · data from \d\d:\d\d:\d\d \(\d+ s before printing\)", head)
     assert page.is_visible("#content h1") and page.is_visible("#result_list")
-    assert page.locator("#result_list tbody tr").count() == PATIENTS
+    expect(page.locator("#result_list tbody tr")).to_have_count(PATIENTS)
     page.screenshot(path=str(shots / f"worklist-print-{width}.png"), full_page=True)
     page.emulate_media(media="screen")
     assert not page.is_visible("#worklist-print-head") and page.is_visible("#toolbar")
