@@ -7,9 +7,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from playwright.sync_api import expect
 from django.test import RequestFactory
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.context import diagnostics

@@ -7,8 +7,8 @@ import random
 from datetime import date, timedelta
 
 import pytest
-from playwright.sync_api import expect
 import time_machine
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR

@@ -11,8 +11,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from playwright.sync_api import expect
 from django.test import Client
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR

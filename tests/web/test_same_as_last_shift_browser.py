@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from playwright.sync_api import expect
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor

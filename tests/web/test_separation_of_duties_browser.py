@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
 from django_otp.plugins.otp_totp.models import TOTPDevice
+from playwright.sync_api import expect
 
 from hisadmin.core.actor import Actor
 from hisadmin.core.store import get_store

@@ -9,8 +9,8 @@ import base64
 import time
 
 import pytest
-from playwright.sync_api import expect
 from django_otp.oath import TOTP
+from playwright.sync_api import expect
 
 from testkit.fixtures import TEST_PASSWORD
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)

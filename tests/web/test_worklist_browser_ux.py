@@ -13,8 +13,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.sync_api import expect
 from django.test import Client
+from playwright.sync_api import expect
 
 from testkit.fixtures import TEST_PASSWORD
 from tests import worklist_data as data
