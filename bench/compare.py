@@ -3,6 +3,8 @@
     python -m bench.compare                         # make bench: 1k and 100k, 3 rounds
     python -m bench.compare --quick                 # 1k patients, short phases, 1 round
     python -m bench.compare --smoke --sizes 50 --no-docs --out DIR   # the smoke test
+    python -m bench.compare --sizes 1000 --systems product --cosmos --costs-only
+                                                    # request charges on an account, no load
 
 Per size, every system — the product as deployed (``hisadmin.launcher``: gunicorn, Celery
 worker, change-feed relay, embedded Redis, embedded store), the baseline on SQLite, and the
@@ -416,9 +418,9 @@ def run_size(tmp: Path, n: int, systems: list[str], phases: Phases, cosmos: bool
         for system in made.values():
             system.close()
     for s in systems:
-        entry[s] = {**median_tree(runs[s]), "prep": made[s].prep, "repeats": runs[s],
+        entry[s] = {**(median_tree(runs[s]) if runs[s] else {}), "prep": made[s].prep, "repeats": runs[s],
                     "wall_s": round(took[s], 1)}
-    entry["ratios"] = ratios(runs)
+    entry["ratios"] = ratios(runs) if phases.repeats else {}
     return entry
 
 
@@ -437,6 +439,10 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--systems", default="product,sqlite,postgresql")
     parser.add_argument("--repeats", type=int, help="rounds of the whole comparison "
                         "(full: 3, quick: 1)")
+    parser.add_argument("--costs-only", action="store_true",
+                        help="seed and meter the per-command costs (round trips, bytes, "
+                             "request charges) only: no rounds under load; the result is "
+                             "costs-*.json, its table printed, the docs left as they are")
     parser.add_argument("--seconds", type=float, help="each phase under load runs this long "
                         "(full: 30); the ward-shift mix twice as long")
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -455,6 +461,8 @@ def main(argv: list[str] | None = None) -> Path:
     phases = SMOKE if args.smoke else QUICK if args.quick else FULL
     if args.repeats:
         phases = replace(phases, repeats=args.repeats)
+    if args.costs_only:
+        phases = replace(phases, repeats=0)
     if args.seconds:
         phases = replace(phases, load_seconds=args.seconds, mix_seconds=2 * args.seconds)
     systems = [s for s in args.systems.split(",") if s]
@@ -475,7 +483,8 @@ def main(argv: list[str] | None = None) -> Path:
     base_tmp = Path(tempfile.mkdtemp(prefix="his-bench-"))
     os.chmod(base_tmp, 0o755)  # the postgres user reaches its cluster directory through it
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"suite-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    kind = "costs" if args.costs_only else "suite"  # the report renders suite-*.json only
+    path = args.out / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     try:
         for n in sizes:
             tmp = base_tmp / f"{n}"
@@ -493,7 +502,10 @@ def main(argv: list[str] | None = None) -> Path:
     finally:
         shutil.rmtree(base_tmp, ignore_errors=True)
     print(f"results: {path.name}", flush=True)
-    if not args.no_docs:
+    if args.costs_only:
+        for n in sizes:
+            print("\n".join(render.cost_table(report, str(n))), flush=True)
+    elif not args.no_docs:
         render.write(args.out, args.docs)
     return path
 
