@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?=
 # The suite runs in worker processes (pytest-xdist); docs/testing.md has the measurements
 # behind these two and what keeps the workers' tests independent. TEST_WORKERS=0: in-process.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 TEST_DIST    ?= worksteal
 XDIST        := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist $(TEST_DIST))
 
