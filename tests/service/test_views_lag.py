@@ -96,10 +96,9 @@ def test_a_command_waits_while_the_views_are_behind_but_never_past_the_cap(
     assert counts["waits"] == 1 and counts["capped"] == 1 and counts["waited_ms"] >= 600
 
     # Reads never wait, however far behind the views are.
-    started = time.monotonic()
     read = nurse.get(f"/api/v1/patients/{seeded.id}")
     assert read.status_code == 200 and "Server-Timing" not in read
-    assert time.monotonic() - started < 0.5
+    assert views_lag.admission_counts()["waits"] == 1  # the command's, no other
 
     # The views catch up while a command waits: it goes on then, not at the cap.
     threading.Timer(0.15, views_lag.publish_lag, ("relay-a", 40.0)).start()
