@@ -65,7 +65,7 @@ def test_it_queues_in_the_request_and_writes_batches_in_the_background() -> None
     started = time.perf_counter()
     for n in range(25):
         log.record(access(n))
-    assert time.perf_counter() - started < 0.05
+    assert time.perf_counter() - started < 0.5  # written in the request: 25 × 0.05 s at least
     wait_for(lambda: len(sink.written()) == 25)
     assert sink.written() == [f"p{n}" for n in range(25)]  # in order
     assert max(len(b) for b in sink.batches) <= 10
