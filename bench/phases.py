@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import itertools
+import os
 import random
 import statistics
 import threading
@@ -68,6 +69,7 @@ OBSERVATION_SET = {"respiration_rate": 18, "spo2": 96, "on_oxygen": False, "syst
 # arrive on a ward) and polls each until its row shows, every POLL seconds.
 MIX_PROBE_RATE = 5.0
 MIX_PROBE_POLL = 0.01
+MIX_PROBE_EACH = os.environ.get("BENCH_PROBE_EACH", "1") != "0"  # a watcher per admission
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -267,8 +269,15 @@ class Prober:
     API's 201 received. The patients are registered (and projected) before, and discharged
     after, off the clock."""
 
-    def __init__(self, base: str, tokens: Tokens, count: int, poll: float = 0.0) -> None:
+    def __init__(self, base: str, tokens: Tokens, count: int, poll: float = 0.0,
+                 each: bool = False) -> None:
         self.base, self.tokens, self.poll = base, tokens, poll
+        # each: every admission is polled by a watcher of its own, so a row's detection never
+        # waits behind the reads of the rows admitted before it (under load a read takes
+        # 50-300 ms, and one watcher reading three pending rows in turn saw the third up to
+        # a second late); otherwise one watcher reads the pending rows in turn.
+        self.each = each
+        self.watchers: list[threading.Thread] = []
         self.client = HttpClient(base)
         depts = list(workload.DEPARTMENTS)
         self.people = []
@@ -312,7 +321,8 @@ class Prober:
         """Admit at ``rate`` per second (all, or until ``until()``); the rate achieved."""
         self.sending.set()
         watcher = threading.Thread(target=self._watch, daemon=True)
-        watcher.start()
+        if not self.each:
+            watcher.start()
         interval = 1.0 / rate
         start = time.perf_counter()
         sent = 0
@@ -327,11 +337,33 @@ class Prober:
                 self.tokens.admin)
             with self.lock:
                 self.committed[mrn] = time.perf_counter()
+            if self.each:
+                one = threading.Thread(target=self._watch_one, args=(mrn, dept), daemon=True)
+                one.start()
+                self.watchers.append(one)
             sent += 1
         achieved = sent / max(1e-6, time.perf_counter() - start)
         self.sending.clear()
-        watcher.join(60)
+        if self.each:
+            until = time.monotonic() + 60
+            for one in self.watchers:
+                one.join(max(0.0, until - time.monotonic()))
+        else:
+            watcher.join(60)
         return achieved
+
+    def _watch_one(self, mrn: str, dept: str) -> None:
+        """Poll one admission's row until it shows (at most 60 s)."""
+        c = HttpClient(self.base)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status, body = c.call("GET", f"/api/v1/worklists/admitted?department={dept}"
+                                  f"&q={mrn}", None, self.tokens.admin)
+            if status == 200 and body.get("items"):
+                with self.lock:
+                    self.visible[mrn] = time.perf_counter()
+                return
+            time.sleep(self.poll)
 
     def result(self) -> dict[str, Any]:
         lat = [(self.visible[m] - self.committed[m]) * 1000 for m in self.committed
@@ -498,7 +530,7 @@ def ward_mix(base: str, tokens: Tokens, patients: list[workload.PatientPlan], ph
     screens = screen_paths(client, tokens, phases.mix_screens)
     observer = Observer(base, tokens, in_beds(client, tokens), phases.mix_seconds)
     probe = Prober(base, tokens, int(MIX_PROBE_RATE * phases.mix_seconds) + 5,
-                   poll=MIX_PROBE_POLL)
+                   poll=MIX_PROBE_POLL, each=MIX_PROBE_EACH)
     pages: dict[str, list[float]] = {}
     errors: list[str] = []
     lock = threading.Lock()
