@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bench import workload
+
 API = "/api/v1"
 
 
@@ -84,9 +86,7 @@ def iteration(client: Client, tokens: Tokens, i: int, bed: tuple[str, str, str],
             hook(name)
         return _ok(status, out, name)
 
-    patient = cmd("register", "POST", "/patients", {
-        "given_name": "Bench", "family_name": f"Driver{i:06d}", "birth_date": "1961-04-12",
-        "sex": "female"})
+    patient = cmd("register", "POST", "/patients", workload.identity("stay", i))
     pid = patient["id"]
     cmd("admit", "POST", f"/patients/{pid}/admissions", {
         "department_id": dept, "ward_id": ward, "bed": bed_code, "reason": "Chest pain"})

@@ -86,8 +86,9 @@ def stats(values: list[float]) -> dict[str, Any]:
 
 
 class Ids:
-    """Numbers for the driver's patients (``Driver<number>``), unique across the phases and
-    repeats of one bench process: a name used twice would be a possible duplicate."""
+    """Numbers for the driver's patients (each number its own identity,
+    ``workload.identity("stay", n)``), unique across the phases and repeats of one bench
+    process."""
 
     _blocks = itertools.count(1)
 
@@ -100,10 +101,6 @@ class Ids:
 
 
 _unique = itertools.count(1)
-
-
-def unique_name(prefix: str) -> str:
-    return f"{prefix}{next(_unique):07d}"
 
 
 # ------------------------------------------------------------------ the phases
@@ -153,9 +150,8 @@ def settle(client: HttpClient, tokens: Tokens, timeout: float = 120) -> float:
     took (the baseline reads its own writes: one poll)."""
     started = time.perf_counter()
     n = next(_sentinels)
-    _, p = client.call("POST", "/api/v1/patients", {
-        "given_name": "Settle", "family_name": f"Settle{n:05d}", "birth_date": "1980-01-01",
-        "sex": "female"}, tokens.admin)
+    _, p = client.call("POST", "/api/v1/patients", workload.identity("settle", n),
+                       tokens.admin)
     status, body = client.call("POST", f"/api/v1/patients/{p['id']}/admissions", {
         "department_id": "MED", "ward_id": "MED-B1", "reason": "Settle"}, tokens.admin)
     if status >= 300:
@@ -282,9 +278,8 @@ class Prober:
         depts = list(workload.DEPARTMENTS)
         self.people = []
         for i in range(count):
-            _, p = self.client.call("POST", "/api/v1/patients", {
-                "given_name": "Fresh", "family_name": unique_name("Fresh"),
-                "birth_date": "1980-01-01", "sex": "male"}, tokens.admin)
+            _, p = self.client.call("POST", "/api/v1/patients",
+                                    workload.identity("probe", next(_unique)), tokens.admin)
             self.people.append((p["id"], p["mrn"], depts[i % len(depts)]))
         # The registrations are a burst, faster than the rate under test: their projection
         # is let finish before the timed admissions start.

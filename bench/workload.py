@@ -119,6 +119,19 @@ def family_name(rng: random.Random) -> str:
     return "".join(parts).capitalize()
 
 
+def identity(kind: str, n: int) -> dict[str, str]:
+    """The name, birth date and sex of the ``n``-th patient a phase registers (``kind``: the
+    driver's stays, the settling sentinels, the freshness probe), as the API takes them:
+    varied as a hospital's new patients are. Identical names and one birth date for all
+    would make every new patient a possible duplicate of every earlier one (a pair to note
+    per earlier patient, for every registration), which no hospital's registrations do."""
+    rng = random.Random(f"{kind}-{n}")
+    born = date(1930, 1, 1).toordinal() + rng.randrange(75 * 365)
+    return {"given_name": rng.choice(GIVEN), "family_name": family_name(rng),
+            "birth_date": date.fromordinal(born).isoformat(),
+            "sex": rng.choice(("female", "male"))}
+
+
 def _order(rng: random.Random, current: bool) -> OrderPlan:
     kind = rng.choices(("medication", "lab", "imaging"), (5, 3, 2))[0]
     urgency = "stat" if rng.random() < 0.1 else "routine"
