@@ -44,10 +44,10 @@ def test_a_nurse_records_a_set_by_keyboard_and_a_clinician_sees_the_patient_at_r
     assert page.evaluate("document.activeElement.name") == "scanned_id"
     page.keyboard.type("X123")
     page.keyboard.press("Enter")
-    assert "Wrong patient" in page.inner_text(".scan-result")
+    expect(page.locator(".scan-result")).to_contain_text("Wrong patient")  # filled by the script
     page.keyboard.type(mrn)
     page.keyboard.press("Enter")
-    assert "Wristband matches" in page.inner_text(".scan-result")
+    expect(page.locator(".scan-result")).to_contain_text("Wristband matches")
     assert page.evaluate("document.activeElement.name") == "respiration_rate"
     # the paper chart's order, Tab between fields, type-ahead in the choices
     for keys in ("25", "93", "A", "", "", "105", "60", "112", "A"):
