@@ -418,7 +418,8 @@ def run_size(tmp: Path, n: int, systems: list[str], phases: Phases, cosmos: bool
         for system in made.values():
             system.close()
     for s in systems:
-        entry[s] = {**(median_tree(runs[s]) if runs[s] else {}), "prep": made[s].prep, "repeats": runs[s],
+        measured = median_tree(runs[s]) if runs[s] else {}  # --costs-only: no rounds
+        entry[s] = {**measured, "prep": made[s].prep, "repeats": runs[s],
                     "wall_s": round(took[s], 1)}
     entry["ratios"] = ratios(runs) if phases.repeats else {}
     return entry

@@ -269,9 +269,8 @@ class Prober:
                  each: bool = False) -> None:
         self.base, self.tokens, self.poll = base, tokens, poll
         # each: every admission is polled by a watcher of its own, so a row's detection never
-        # waits behind the reads of the rows admitted before it (under load a read takes
-        # 50-300 ms, and one watcher reading three pending rows in turn saw the third up to
-        # a second late); otherwise one watcher reads the pending rows in turn.
+        # waits behind the reads of the rows admitted before it (a read under the mix's load
+        # takes tens to hundreds of ms); otherwise one watcher reads the pending rows in turn.
         self.each = each
         self.watchers: list[threading.Thread] = []
         self.client = HttpClient(base)
@@ -303,11 +302,7 @@ class Prober:
                 if time.monotonic() > deadline:
                     return
             for mrn, dept in pending:
-                status, body = c.call("GET", f"/api/v1/worklists/admitted?department={dept}"
-                                      f"&q={mrn}", None, self.tokens.admin)
-                if status == 200 and body.get("items"):
-                    with self.lock:
-                        self.visible[mrn] = time.perf_counter()
+                self._shows(c, mrn, dept)
             # Polled back to back (``poll`` 0), or every ``poll`` seconds while rows are
             # awaited; every 2 ms while none is.
             time.sleep(self.poll if pending else 0.002)
@@ -315,8 +310,8 @@ class Prober:
     def run(self, rate: float, until: Callable[[], bool] | None = None) -> float:
         """Admit at ``rate`` per second (all, or until ``until()``); the rate achieved."""
         self.sending.set()
-        watcher = threading.Thread(target=self._watch, daemon=True)
-        if not self.each:
+        watcher = None if self.each else threading.Thread(target=self._watch, daemon=True)
+        if watcher is not None:
             watcher.start()
         interval = 1.0 / rate
         start = time.perf_counter()
@@ -339,26 +334,27 @@ class Prober:
             sent += 1
         achieved = sent / max(1e-6, time.perf_counter() - start)
         self.sending.clear()
-        if self.each:
-            until = time.monotonic() + 60
-            for one in self.watchers:
-                one.join(max(0.0, until - time.monotonic()))
-        else:
-            watcher.join(60)
+        until = time.monotonic() + 60
+        for one in self.watchers if watcher is None else [watcher]:
+            one.join(max(0.0, until - time.monotonic()))
         return achieved
 
     def _watch_one(self, mrn: str, dept: str) -> None:
         """Poll one admission's row until it shows (at most 60 s)."""
         c = HttpClient(self.base)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            status, body = c.call("GET", f"/api/v1/worklists/admitted?department={dept}"
-                                  f"&q={mrn}", None, self.tokens.admin)
-            if status == 200 and body.get("items"):
-                with self.lock:
-                    self.visible[mrn] = time.perf_counter()
-                return
+        while time.monotonic() < deadline and not self._shows(c, mrn, dept):
             time.sleep(self.poll)
+
+    def _shows(self, c: HttpClient, mrn: str, dept: str) -> bool:
+        """Read the admission's row once; when it shows, note when."""
+        status, body = c.call("GET", f"/api/v1/worklists/admitted?department={dept}&q={mrn}",
+                              None, self.tokens.admin)
+        if status == 200 and body.get("items"):
+            with self.lock:
+                self.visible[mrn] = time.perf_counter()
+            return True
+        return False
 
     def result(self) -> dict[str, Any]:
         lat = [(self.visible[m] - self.committed[m]) * 1000 for m in self.committed
