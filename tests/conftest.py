@@ -185,6 +185,22 @@ def pytest_configure(config: pytest.Config) -> None:
                             "to exercise the outbox's mechanics; they are not checked")
     events_check.install()
     own_var_dir(config)
+    start_test_clock(config)
+
+
+def start_test_clock(config: pytest.Config) -> None:
+    """``HIS_TEST_CLOCK=2026-11-28T23:50:00+00:00`` starts the whole run's clock there (it
+    ticks on): a way to look for tests and code that hold only at some times of day. Only
+    this process's clock moves, not a worker or relay started apart, nor the browser's."""
+    at = os.environ.get("HIS_TEST_CLOCK")
+    if not at:
+        return
+    import time_machine
+    from datetime import datetime
+
+    traveller = time_machine.travel(datetime.fromisoformat(at), tick=True)
+    traveller.start()
+    config.add_cleanup(traveller.stop)
 
 
 def own_var_dir(config: pytest.Config) -> None:

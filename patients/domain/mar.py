@@ -272,6 +272,13 @@ def slot_status(slot: datetime, entry: Mapping[str, Any] | None, now: datetime,
     return "missed"
 
 
+def of_day(entry: Mapping[str, Any], day: Day) -> bool:
+    """An administration recorded within ``day``, or answering one of its dose times."""
+    slot = slot_of(entry)
+    return (day.start <= administered_at(entry) < day.end
+            or (slot is not None and day.start <= slot < day.end))
+
+
 def day_record(order: Mapping[str, Any], hours: float | Decimal, day: Day, now: datetime
                ) -> dict[str, Any]:
     """The order's MAR row for ``day``: ``slots`` ({slotId, scheduledFor, status,
@@ -289,9 +296,7 @@ def day_record(order: Mapping[str, Any], hours: float | Decimal, day: Day, now: 
               "status": slot_status(t, by_slot.get(slot_key(t)), now, day.end),
               "administration": by_slot.get(slot_key(t))}
              for t in answered_times(order, hours, day, entries)]
-    todays = [e for e in entries
-              if day.start <= administered_at(e) < day.end
-              or (slot_of(e) is not None and day.start <= slot_of(e) < day.end)]  # type: ignore[operator]
+    todays = [e for e in entries if of_day(e, day)]
     todays.sort(key=administered_at)
     return {"slots": slots, "administrations": todays, "dataErrors": data_errors(order)}
 
@@ -304,13 +309,15 @@ def active_on(order: Mapping[str, Any], day: Day, tz: tzinfo = UTC) -> bool:
         return False
     if not readable_course(order):
         return order.get("status") not in ("completed", "cancelled")
+    # A dose recorded that day, or answering a dose time of that day, keeps the row, even
+    # when the order stopped before the day began (a dose given early for 00:05, then the
+    # order cancelled at 23:50) or starts after it ended.
+    if any(of_day(e, day) for e in order.get("administrations") or []):
+        return True
     start, end = order_start(order, tz), order_end(order, tz)
     if start >= day.end or (end is not None and end < day.start):
         return False
-    return order.get("status") not in ("completed", "cancelled") or any(
-        day.start <= administered_at(e) < day.end
-        or (slot_of(e) is not None and day.start <= slot_of(e) < day.end)  # type: ignore[operator]
-        for e in order.get("administrations") or [])
+    return order.get("status") not in ("completed", "cancelled")
 
 
 def prn_conflict(entries: Iterable[Mapping[str, Any]], at: datetime,

@@ -25,6 +25,7 @@ from patients.domain.errors import (
 )
 from patients.persistence import queries
 from patients.use_cases.administrations import SlotRequired
+from tests.web.fixed_clock import fixed_clock  # noqa: F401
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
 CLERK = Actor(id="7", username="clerk1", display_name="Clerk One", roles=("clerk",))
@@ -262,11 +263,15 @@ def test_a_second_dose_in_the_same_window_says_when_the_first_was_given(
     assert {c["scheduled_for"][11:16] for c in err.value.candidates} == {"07:00", "19:00"}
 
 
-def test_a_stopped_orders_mar_row_keeps_its_dose_times_up_to_the_stop(his_store, patient
-                                                                      ) -> None:
+@pytest.mark.parametrize("clock", ["23:50", "00:03", "13:10"])
+def test_a_stopped_orders_mar_row_keeps_its_dose_times_up_to_the_stop(
+        his_store, patient, fixed_clock, clock: str) -> None:  # noqa: F811
     """A dose given a little early, then the order cancelled before the dose's time: the
     row still has that dose time, with the administration in it; the times after the stop
-    that nobody answered are gone. An order cancelled after its doses keeps them too."""
+    that nobody answered are gone. An order cancelled after its doses keeps them too. At
+    23:50 the dose time is after midnight: the next day's MAR still shows the stopped
+    order's row with its dose."""
+    fixed_clock("2026-06-10", clock)
     tz = hospital_time_zone()
     now = datetime.now(UTC)
     soon = now.replace(second=0, microsecond=0) + timedelta(minutes=20)

@@ -1,6 +1,7 @@
 """A stopped order on the MAR page, in a real browser: a dose given a little early and the
-order cancelled before the dose's time keeps its dose time, with the dose in it. Screenshots
-at 1024 and 1440 px, as the nurse."""
+order cancelled before the dose's time keeps its dose time, with the dose in it. The clock is
+put at 23:50, so the dose time is after midnight and the stop before it: the next day's MAR
+still shows the row. Screenshots at 1024 and 1440 px, as the nurse."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
 from hisadmin.core.inputs import hospital_time_zone
 from patients import use_cases
 from tests.web.browser_shots import at_widths
+from tests.web.fixed_clock import fixed_clock  # noqa: F401
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -21,7 +24,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_a_cancelled_orders_given_dose_stays_in_its_slot(live_server, browser, his_store,  # noqa: F811
                                                          reference_data, make_user,
-                                                         shots) -> None:
+                                                         shots, fixed_clock) -> None:  # noqa: F811
+    fixed_clock("2026-06-10", "23:50")
     nurse = make_user("nurse", "nurse")
     by_nurse = Actor(id=str(nurse.pk), username="nurse", display_name="Nurse",
                      roles=("nurse",))
@@ -53,9 +57,9 @@ def test_a_cancelled_orders_given_dose_stays_in_its_slot(live_server, browser, h
     day = soon.astimezone(hospital_time_zone()).date()
     page.goto(f"{live_server.url}/admin/patients/{pid}/mar/?date={day}")
     row = page.locator(f'#mar-scheduled tr[data-order="{order.order_id}"]')
-    assert "Cancelled" in row.inner_text()
+    expect(row).to_contain_text("Cancelled")
     slot = row.locator(".mar-slot")
-    assert slot.count() == 1
+    expect(slot).to_have_count(1)
     assert slot.get_attribute("data-status") == "given"
     assert slot.get_attribute("data-slot") == soon.astimezone(UTC).isoformat()
     assert "400 mg" in slot.inner_text()
