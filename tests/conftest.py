@@ -195,8 +195,9 @@ def start_test_clock(config: pytest.Config) -> None:
     at = os.environ.get("HIS_TEST_CLOCK")
     if not at:
         return
-    import time_machine
     from datetime import datetime
+
+    import time_machine
 
     traveller = time_machine.travel(datetime.fromisoformat(at), tick=True)
     traveller.start()
