@@ -116,7 +116,13 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # Users, sessions and login attempts, written by every web process and thread at once.
+    # IMMEDIATE: a transaction takes the write lock when it begins, so one that read first
+    # never fails at once on upgrading its lock ("database is locked" whatever the timeout);
+    # WAL: readers never wait for the writer.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 30, "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"})
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Wherever a password is set (the admin's user pages, "change password", import_staff).

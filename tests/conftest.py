@@ -204,6 +204,21 @@ def start_test_clock(config: pytest.Config) -> None:
     config.add_cleanup(traveller.stop)
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None,
+                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The test database in a file of this worker's own, as the product keeps it, not
+    SQLite's in-memory one: the live server then gives each request thread its own
+    connection (the in-memory database is one connection shared by every thread, and two
+    requests at once, two windows of a test, broke each other's transactions)."""
+    from django.db import connections
+
+    found = connections["default"].settings_dict
+    if found["ENGINE"].endswith("sqlite3"):
+        found.setdefault("TEST", {})["NAME"] = str(
+            tmp_path_factory.mktemp("django-db") / "django.sqlite3")
+
+
 def own_var_dir(config: pytest.Config) -> None:
     """This process's own data directory in place of the checkout's ``var/``: a test that
     reaches the product's default store (rather than ``his_store``'s fresh one) writes into a
