@@ -30,7 +30,7 @@ from typing import Any
 from cosmos_backend import errors
 from cosmos_backend.envelope import wrap
 from cosmos_backend.outbox import append_events
-from cosmos_backend.store import Cond, Document, DocumentStore, Query
+from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, Cond, Document, DocumentStore, Query
 from cosmos_backend.uow import StaleWrite, UnitOfWork
 from hisadmin.core import keys
 from hisadmin.core.actor import Actor
@@ -134,22 +134,46 @@ def enter(store: DocumentStore, patient_id: str, *, before: dict[str, Any] | Non
         _left(store, old["birthDate"], old["sex"], patient_id)
     if c.get("mergedInto"):
         return 0
-    me, noted = person(c), 0
+    me = person(c)
+    found = []
     for other in _entered(store, c):
         them = Person(other["patientId"], other["familyName"], other["givenName"],
                       me.birth_date, me.sex, other.get("nationalId"))
-        if not match(me, them):
+        if match(me, them):
+            found.append(tuple(sorted((me.patient_id, them.patient_id))))
+    return _note(store, found, (now or datetime.now(UTC)).isoformat())
+
+
+def _note(store: DocumentStore, found: list[tuple[str, ...]], at: str) -> int:
+    """Note the pairs not noted yet: one query of the pairs partition for those already
+    there, then the new ones in transactional batches (a hundred at most each), not a write
+    apiece: a patient registered under a placeholder name and birth date (a major
+    incident's unidentified patients) is alike to every earlier one. A batch that meets a
+    pair noted meanwhile (another follow-up of the same patients) is noted one by one."""
+    noted = 0
+    for start in range(0, len(found), MAX_BATCH_OPERATIONS):
+        chunk = {pair_doc_id(first, second): (first, second)
+                 for first, second in found[start:start + MAX_BATCH_OPERATIONS]}
+        there = {d["id"] for d in store.query_all(
+            PAIRS, Query(where=(Cond("id", "in", sorted(chunk)),)))}
+        docs = [wrap(doc_id=doc_id, pk=PAIRS, doc_type=PAIR, sub_type=OPEN, contents={
+                    "pairId": pair_id(first, second), "first": first, "second": second,
+                    "foundAt": at})
+                for doc_id, (first, second) in chunk.items() if doc_id not in there]
+        if not docs:
             continue
-        first, second = sorted((me.patient_id, them.patient_id))
         try:
-            store.create(wrap(doc_id=pair_doc_id(first, second), pk=PAIRS, doc_type=PAIR,
-                              sub_type=OPEN, contents={
-                                  "pairId": pair_id(first, second), "first": first,
-                                  "second": second,
-                                  "foundAt": (now or datetime.now(UTC)).isoformat()}))
-            noted += 1
-        except errors.Conflict:
-            pass
+            store.execute_batch(PAIRS, [BatchOp.create(d) for d in docs])
+            noted += len(docs)
+        except errors.BatchFailed as failed:
+            if not isinstance(failed.cause, errors.Conflict):
+                raise
+            for d in docs:
+                try:
+                    store.create(d)
+                    noted += 1
+                except errors.Conflict:
+                    pass
     return noted
 
 

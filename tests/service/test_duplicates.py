@@ -115,3 +115,49 @@ def test_backfill_finds_pairs_among_records_the_index_never_saw(
     assert duplicates.backfill(his_store) == (2, 0)  # again: nothing new
     [(_, _, reasons)] = listed(his_store)
     assert reasons[1] == "Same name apart from case, accents or punctuation"
+
+
+def test_alike_unidentified_patients_are_noted_in_batches_not_a_write_each(
+        his_store: DocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A major incident: unidentified men registered under one placeholder name and birth
+    date. Each is alike to every earlier one; the 130th registration notes its 129
+    pairs in two batches (a hundred at most each), not 129 writes, and noting again finds
+    them all there."""
+    pids = [use_cases.register_patient(use_cases.RegisterPatient(
+        "Male", "Unknown", date(1900, 1, 1), "male", confirm_not_duplicate=True),
+        UnitOfWork(his_store), actor=CLERK).patient_id for _ in range(130)]
+    for pid in pids[:-1]:
+        duplicates.enter(his_store, pid)
+    writes: list[str] = []
+    for name in ("create", "replace", "upsert", "execute_batch"):
+        real = getattr(his_store, name)
+        monkeypatch.setattr(his_store, name, lambda *a, _n=name, _r=real, **k: (
+            writes.append(_n), _r(*a, **k))[1])
+    assert duplicates.enter(his_store, pids[-1]) == 129
+    # the births index's one replace, then the pairs' two batches
+    assert writes == ["replace", "execute_batch", "execute_batch"]
+    assert his_store.count_query(duplicates.PAIRS, Query(
+        where=(Cond("docSubType", "=", duplicates.OPEN),))) == 130 * 129 // 2
+    writes.clear()
+    assert duplicates.enter(his_store, pids[-1]) == 0
+    assert writes == []
+
+
+def test_a_pair_noted_meanwhile_does_not_lose_the_rest_of_the_batch(
+        his_store: DocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two follow-ups of alike patients at once: the other noted one of this batch's pairs
+    between the look and the batch. The batch is refused whole; the pairs are then noted one
+    by one, and the one already there stays as the other noted it."""
+    a = register(his_store, "Doe", "Jane")
+    b = register(his_store, "Doe", "Jane")
+    c = use_cases.register_patient(use_cases.RegisterPatient(
+        "Jane", "Doe", BORN, "female", confirm_not_duplicate=True),
+        UnitOfWork(his_store), actor=CLERK).patient_id
+    real = his_store.query_all
+    monkeypatch.setattr(his_store, "query_all", lambda pk, q, **k: (
+        [] if pk == duplicates.PAIRS else real(pk, q, **k)))
+    duplicates._note(his_store, [tuple(sorted((a, c)))], "2026-01-01T00:00:00+00:00")
+    assert duplicates.enter(his_store, c) == 1  # (b, c); (a, c) was there
+    monkeypatch.undo()
+    assert {p.pair_id for p in duplicates.page(his_store, page_size=50)[0]} == {
+        pair_id(a, b), pair_id(a, c), pair_id(b, c)}
