@@ -13,6 +13,7 @@ from django.test import Client
 
 from hisadmin.core.roles import ensure_groups
 from hisadmin.models import ApiToken
+from tests.web.keep_connection import keeping_the_tests_connection
 
 
 # The test kit's fixtures (testkit.fixtures) under the names these tests use.
@@ -85,7 +86,8 @@ def openapi_schema(django_db_setup: None, django_db_blocker: Any) -> Any:
         reader = User.objects.create_user("openapi-reader")
         reader.groups.add(Group.objects.get(name="clerk"))
         _, raw = ApiToken.issue(reader, "openapi")
-        schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", WSGIHandler(),
-                                                headers={"Authorization": f"Bearer {raw}"})
+        with keeping_the_tests_connection():
+            schema = schemathesis.openapi.from_wsgi(
+                "/api/v1/openapi.json", WSGIHandler(), headers={"Authorization": f"Bearer {raw}"})
         transaction.set_rollback(True)
     return schema

@@ -27,6 +27,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from hisadmin.models import ApiToken
+from tests.web.keep_connection import keeping_the_tests_connection
 
 pytestmark = [pytest.mark.django_db, pytest.mark.service]
 
@@ -112,7 +113,8 @@ def test_it_answers_as_its_openapi_document_says(
             suppress_health_check=list(HealthCheck),
         )
         def run(case: schemathesis.Case) -> None:
-            response = case.call_and_validate(headers=auth, checks=CHECKS)
+            with keeping_the_tests_connection():
+                response = case.call_and_validate(headers=auth, checks=CHECKS)
             answered[response.status_code] += 1
 
         try:

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from wsgiref.util import setup_testing_defaults
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.http import HttpResponse
 from django.test import Client, override_settings
 
@@ -23,6 +21,7 @@ from hisadmin.core import access_log
 from hisadmin.middleware import CachedCSPMiddleware, TwoChainHandler
 from hisadmin.models import ApiToken
 from operations.models import AccessRecord
+from tests.web.keep_connection import keeping_the_tests_connection
 
 pytestmark = pytest.mark.django_db
 SECURITY_HEADERS = ("Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options",
@@ -41,15 +40,8 @@ class Answer:
 
 
 @pytest.fixture
-def app() -> Iterator[TwoChainHandler]:
-    # As Django's test client does: a request's end must not close the test's transaction.
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        yield TwoChainHandler()
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
+def app() -> TwoChainHandler:
+    return TwoChainHandler()
 
 
 @pytest.fixture
@@ -78,9 +70,10 @@ def call(app: TwoChainHandler, monkeypatch: pytest.MonkeyPatch) -> Callable[...,
             started.update(status=int(status.split()[0]), headers=dict(headers))
 
         served.clear()
-        response = app(environ, start_response)
-        content = b"".join(response)
-        response.close()  # what a server does: request_finished
+        with keeping_the_tests_connection():
+            response = app(environ, start_response)
+            content = b"".join(response)
+            response.close()  # what a server does: request_finished
         return Answer(started["status"], started["headers"], content, served[-1])
 
     return call
