@@ -41,6 +41,9 @@ def test_a_nurse_records_a_set_by_keyboard_and_a_clinician_sees_the_patient_at_r
     page.goto(f"{base}/admin/patients/{pid}/")
     page.click("#record-observations")
     page.wait_for_selector("#news2-live")
+    # the form's script runs once the page has loaded: an Enter before that is the
+    # browser's own (it sends the form, which the server answers with its errors)
+    page.wait_for_load_state("load")
     assert page.evaluate("document.activeElement.name") == "scanned_id"
     page.keyboard.type("X123")
     page.keyboard.press("Enter")

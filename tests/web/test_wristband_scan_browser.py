@@ -7,6 +7,7 @@ confirmed by scan. Screenshots at 1280 and 1920 px, the print views with print m
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (fixture)
 
@@ -74,7 +75,8 @@ def test_a_nurse_scans_prints_and_records_by_scan(live_server, browser, make_use
     page.click("#id_scanned_id")
     page.keyboard.type("BR0078\n")  # the neighbour's band
     said = page.locator(".scan-result")
-    assert "Wrong patient" in said.inner_text() and said.get_attribute("data-match") == "no"
+    expect(said).to_contain_text("Wrong patient")
+    expect(said).to_have_attribute("data-match", "no")
     assert "/record/" in page.url  # Enter did not record anything
     page.click("input[type=submit]")  # recorded anyway: the server refuses it on the field
     page.wait_for_selector(".errorlist")
@@ -84,7 +86,7 @@ def test_a_nurse_scans_prints_and_records_by_scan(live_server, browser, make_use
 
     page.click("#id_scanned_id")
     page.keyboard.type("br0077\n")
-    assert said.get_attribute("data-match") == "yes"
+    expect(said).to_have_attribute("data-match", "yes")
     assert page.evaluate("document.activeElement.type") == "submit"  # on to Record
     page.screenshot(path=str(shots / f"scan-match-{width}.png"), full_page=True)
     page.keyboard.press("Enter")
