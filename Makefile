@@ -46,7 +46,7 @@ test: test-deps
 # The inner loop: unit and service tests (domain rules, use cases, the embedded store), no
 # browser, no stack, no other process to wait for. `make test` stays the whole suite.
 test-quick: install
-	$(BIN)/python -m pytest -m "(unit or service) and not browser and not integration and not slow" \
+	$(BIN)/python -m pytest -m "(unit or service) and not browser and not integration and not slow and not fuzz" \
 	  $(XDIST) --durations=10 $(PYTEST_ARGS)
 
 BENCH_STAMP := $(VENV)/.bench-installed

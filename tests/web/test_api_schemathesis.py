@@ -29,7 +29,7 @@ from schemathesis.specs.openapi.checks import (
 from hisadmin.models import ApiToken
 from tests.web.keep_connection import keeping_the_tests_connection
 
-pytestmark = [pytest.mark.django_db, pytest.mark.service]
+pytestmark = [pytest.mark.django_db, pytest.mark.service, pytest.mark.fuzz]
 
 CHECKS = [
     not_a_server_error,
