@@ -19,8 +19,6 @@ import time
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-import qrcode
-import qrcode.image.svg
 from django import forms
 from django.conf import settings
 from django.contrib import admin
@@ -135,6 +133,10 @@ def _pending_user(request: HttpRequest) -> tuple[Any, dict[str, Any]] | None:
 
 def _qr_data_uri(uri: str) -> str:
     """The otpauth URI as an SVG QR code in a data: URI (the CSP allows data: images)."""
+    # Imported here: qrcode brings Pillow and an XML writer (about 4.5 MB in every process
+    # that imports this module) for a page an administrator sees once, at enrolment.
+    import qrcode.image.svg
+
     buffer = io.BytesIO()
     qrcode.make(uri, image_factory=qrcode.image.svg.SvgPathImage, box_size=8).save(buffer)
     return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode()

@@ -7,9 +7,9 @@
     default 1 x 8) and ONE Celery worker process with a thread pool for the
     ``projections`` and ``celery`` queues (``HIS_WORKER_THREADS``, default 4), the webhook
     deliveries on their own lane of threads (``HIS_WEBHOOK_THREADS``, default 2) and the
-    change-feed relay as a thread inside it. The worker runs at a lower CPU priority
-    (``HIS_WORKER_NICE``, default 10; 0 for none): on one machine the people waiting on a
-    command come first, and the projections catch up in the gaps.
+    change-feed relay as a thread inside it. The worker runs at the web's CPU priority
+    (``HIS_WORKER_NICE``, default 0; up to 19 for a lower one): a view may not fall behind,
+    and a command waits for the views when they do (admission control).
 ``separate``
     the processes production scales one by one: gunicorn 2 x 4, a prefork worker for
     ``projections,celery``, a prefork worker for ``webhooks``, and ``manage.py run_relay``.
@@ -149,14 +149,16 @@ def commands(mode: str, port: str, env: dict[str, str]) -> dict[str, list[str]]:
 def niceness(mode: str, env: dict[str, str]) -> dict[str, int]:
     """Name → how much lower than the web a process runs (``os.nice``); light mode only.
 
-    Measured with ``bench.compare --sizes 1000 --systems product`` (full phases), with
-    ``HIS_WORKER_NICE=0`` and without:
-    eight clients 360 → 432 commands/s and p50 7.4 → 6.4 ms with the worker at 10; the
-    freshness at 50 admissions/s unchanged (p99 67 / 73 ms), the worker's CPU still taken
-    whenever the web leaves a core free."""
+    Default 0 since the views have a store file of their own. Quick runs at 1,000 patients
+    (``bench.compare --quick --sizes 1000 --systems product``, taking turns): under the
+    ward-shift mix the views' freshness p99 was 257, 292, 279 ms at 0 against 316–427 ms
+    (five runs) at 10; commands/s at eight clients 337–392 against 372–450. A view may not
+    fall behind; a command may wait (docs/operations.md). Before the views had their own
+    file, 10 measured better (eight clients 360 → 432 commands/s, freshness unchanged):
+    the worker's writes then queued behind the web's for one write lock anyway."""
     if mode != "light":
         return {}
-    raw = env.get("HIS_WORKER_NICE", "10") or "10"
+    raw = env.get("HIS_WORKER_NICE", "0") or "0"
     if not raw.isdigit() or int(raw) > 19:
         raise ValueError(f"HIS_WORKER_NICE must be a whole number from 0 to 19 (got {raw!r})")
     return {"worker": int(raw)}

@@ -6,22 +6,32 @@ same way (orjson) without a router importing the assembly.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from hisadmin.core.renderers import ORJSONRenderer
-
-_RENDERER = ORJSONRenderer()
 PROBLEM_TYPE = "application/problem+json"
 PROBLEM_TYPES = "/api/v1/problems/"  # the prefix of this API's own problem types
+
+
+@cache
+def _renderer() -> Any:
+    """The API's renderer, imported on first use: this module is imported by every process
+    (the accounts app's pages, the worker's use cases), and the renderer brings django-ninja
+    (about 11 MB) that a Celery worker never needs."""
+    # django-ninja loads on the first answer, never in the worker (see the docstring)
+    from hisadmin.core.renderers import ORJSONRenderer
+
+    return ORJSONRenderer()
 
 
 def json_response(request: HttpRequest, body: Any, status: int = 200, *,
                   etag: str | None = None, location: str | None = None) -> HttpResponse:
     """``body`` rendered as JSON, with an ``ETag`` and a ``Location`` when given."""
-    response = HttpResponse(_RENDERER.render(request, body, response_status=status),
-                            status=status, content_type=_RENDERER.media_type)
+    renderer = _renderer()
+    response = HttpResponse(renderer.render(request, body, response_status=status),
+                            status=status, content_type=renderer.media_type)
     if etag:
         response["ETag"] = etag
     if location:

@@ -11,9 +11,6 @@ from __future__ import annotations
 import uuid
 from xml.dom import minidom
 
-from barcode import Code128
-from barcode.writer import SVGWriter
-
 # A thermal wristband or label printer has 8 dots a millimetre (203 dpi): a bar of 0.25 mm is
 # two dots, wide enough for any scanner at arm's length; the quiet zone is ten modules.
 MODULE_MM = 0.25
@@ -25,7 +22,11 @@ def code128_svg(text: str, *, height_mm: float = 10.0, module_mm: float = MODULE
     """``text`` as a Code 128 barcode: an ``<svg>`` element (no XML prolog) of black bars on
     white, ``height_mm`` tall, each module ``module_mm`` wide. ``label`` is its accessible
     name (default "Barcode of <text>")."""
-    code = Code128(text, writer=SVGWriter())
+    # Imported on first use: python-barcode brings Pillow (about 4.3 MB), and every process
+    # that loads the admin imports this module, the Celery worker included.
+    import barcode.writer
+
+    code = barcode.Code128(text, writer=barcode.writer.SVGWriter())
     code.writer.with_doctype = False
     raw = code.render({"module_width": module_mm, "module_height": height_mm,
                        "quiet_zone": QUIET_MM, "write_text": False, "margin_top": 0,

@@ -11,8 +11,9 @@ import pytest
 from hisadmin import launcher
 
 
-def test_light_mode_runs_the_worker_below_the_web() -> None:
-    assert launcher.niceness("light", {}) == {"worker": 10}
+def test_light_mode_runs_the_worker_at_the_webs_priority_unless_told() -> None:
+    assert launcher.niceness("light", {}) == {"worker": 0}
+    assert launcher.niceness("light", {"HIS_WORKER_NICE": "10"}) == {"worker": 10}
     assert launcher.niceness("light", {"HIS_WORKER_NICE": "0"}) == {"worker": 0}
     assert launcher.niceness("light", {"HIS_WORKER_NICE": "19"}) == {"worker": 19}
     assert launcher.niceness("separate", {"HIS_WORKER_NICE": "5"}) == {}
