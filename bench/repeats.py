@@ -19,6 +19,7 @@ RATIOS: dict[str, tuple[tuple[str, ...], str]] = {
     "command_p99_8": (("throughput_wide", "under_load", "p99_ms"), "lower"),
     "throughput_4": (("throughput", "commands_per_s"), "higher"),
     "throughput_8": (("throughput_wide", "commands_per_s"), "higher"),
+    "throughput_8_current": (("throughput_wide", "commands_per_s_current"), "higher"),
     "mix_commands_per_s": (("ward_mix", "commands_per_s"), "higher"),
     "mix_command_p50": (("ward_mix", "command_p50_ms"), "lower"),
     "mix_command_p99": (("ward_mix", "command_p99_ms"), "lower"),

@@ -302,7 +302,9 @@ ROUND_METRICS = (
     ("command p95, 4 clients", "command_p95_4"), ("command p99, 4 clients", "command_p99_4"),
     ("command p50, 8 clients", "command_p50_8"), ("command p95, 8 clients", "command_p95_8"),
     ("command p99, 8 clients", "command_p99_8"), ("commands/s, 4 clients", "throughput_4"),
-    ("commands/s, 8 clients", "throughput_8"), ("ward mix commands/s", "mix_commands_per_s"),
+    ("commands/s, 8 clients", "throughput_8"),
+    ("commands/s, 8 clients, the views current", "throughput_8_current"),
+    ("ward mix commands/s", "mix_commands_per_s"),
     ("ward mix command p50", "mix_command_p50"), ("ward mix command p99", "mix_command_p99"),
     ("ward mix page p50", "mix_page_p50"), ("ward mix page p99", "mix_page_p99"),
     ("ward mix observation set p99", "mix_observation_p99"),
@@ -498,6 +500,9 @@ def _memory_cell(run: dict[str, Any], entry: dict[str, Any]) -> str:
             f"{_status(ratio <= 2)}")
 
 
+MIX_FRESHNESS_MS = 250  # under the ward mix: a view may not fall behind (VIEWS_LAG_BOUND_MS)
+
+
 def _mix_freshness_cell(entry: dict[str, Any]) -> str:
     m = get(entry, "product", "ward_mix") or {}
     if m.get("freshness_p99_ms") is None:
@@ -510,7 +515,7 @@ def _mix_freshness_cell(entry: dict[str, Any]) -> str:
     lost = get(m, "freshness", "not_visible")
     return (f"{m['freshness_p99_ms']:.0f} ms{spread}" + (f", {lost:g} never visible"
                                                         if lost else "")
-            + f" · {_status(m['freshness_p99_ms'] <= 100 and not lost)}")
+            + f" · {_status(m['freshness_p99_ms'] <= MIX_FRESHNESS_MS and not lost)}")
 
 
 def _freshness_cell(entry: dict[str, Any]) -> str:
@@ -593,8 +598,9 @@ def targets(run: dict[str, Any]) -> tuple[list[str], list[str]]:
     rows = [*head,
             row(f"throughput, {narrow} clients ≥ 1.0×",
                 lambda s, e: _throughput_cell(run, e, "throughput", 1.0, "throughput_4")),
-            row(f"throughput, {wide} clients ≥ 1.2×",
-                lambda s, e: _throughput_cell(run, e, "throughput_wide", 1.2, "throughput_8")),
+            row(f"throughput, {wide} clients, the views current ≥ 1.0×",
+                lambda s, e: _ratio_cell(run, e, ("throughput_wide", "commands_per_s_current"),
+                                         1.0, "throughput_8_current", higher=True)),
             row(f"command p50 under {narrow} clients ≤ 1.0×",
                 lambda s, e: _latency_cell(run, e, "throughput", 1.0, "command_p50_4")),
             row(f"command p50 under {wide} clients ≤ 1.0×",
@@ -602,10 +608,11 @@ def targets(run: dict[str, Any]) -> tuple[list[str], list[str]]:
             row("ward mix: page p99 ≤ 0.5×",
                 lambda s, e: _latency_cell(run, e, "ward_mix", 0.5, "mix_page_p99",
                                            ("page_p99_ms",))),
-            row("ward mix: command p99 ≤ 1.0×",
-                lambda s, e: _latency_cell(run, e, "ward_mix", 1.0, "mix_command_p99",
+            row("ward mix: command p99 ≤ 1.5×",
+                lambda s, e: _latency_cell(run, e, "ward_mix", 1.5, "mix_command_p99",
                                            ("command_p99_ms",))),
-            row("ward mix: freshness p99 ≤ 100 ms", lambda s, e: _mix_freshness_cell(e))]
+            row(f"ward mix: freshness p99 ≤ {MIX_FRESHNESS_MS:g} ms",
+                lambda s, e: _mix_freshness_cell(e))]
     for w in WORKLISTS:
         label = (f"patient {w.replace('_', ' ')} (a search: reported, no target)"
                  if w in SEARCHES else f"{w.replace('_', ' ')} page ≥ 3× faster at 100k (p50)")
