@@ -101,3 +101,23 @@ def test_a_new_request_for_the_same_person_is_a_question_not_a_replay(team) -> N
         clerk.post("/api/v1/patients", JOSE, content_type=J, HTTP_IDEMPOTENCY_KEY="k2").status_code
         == 409
     )
+
+
+def test_the_benchs_clerk_confirms_a_possible_duplicate_and_registers(team, his_store) -> None:
+    """The bench's stays register new patients whose names and birth dates now and then meet a
+    seeded patient's: its driver answers the 409 as a clerk does (another person) instead of
+    stopping the client (``bench.driver.register``)."""
+    from bench.driver import Tokens, register
+
+    class Clerk:  # the driver's client protocol over the clerk's API client
+        def call(self, method, path, body=None, token=None, headers=None):
+            answer = getattr(team["clerk"], method.lower())(path, body, content_type=J)
+            return answer.status_code, answer.json()
+
+    tokens = Tokens(admin="", nurse="")
+    first = register(Clerk(), tokens, JOSE)
+    before = his_store.count()
+    second = register(Clerk(), tokens, JOSE)
+    assert second["id"] != first["id"] and second["family_name"] == JOSE["family_name"]
+    assert his_store.count() > before
+    assert team["clerk"].post("/api/v1/patients", JOSE, content_type=J).status_code == 409
