@@ -446,12 +446,15 @@ def test_a_message_that_takes_too_long_to_read_is_ar_at_the_limit(
     real = receive.read
 
     def slow(text: str) -> Any:
-        time.sleep(1.5)  # a pathological message the size limits let through
+        time.sleep(3.0)  # a pathological message the size limits let through
         return real(text)
 
     monkeypatch.setattr(receive, "read", slow)
     begun = time.perf_counter()
     ack = send(oru("SLOW1", lab_order.mrn, lab_order.orders["lab"]))
-    assert time.perf_counter() - begun < 1.0
+    # Answered at the 0.3 s limit, long before the read would end; the margin is for a busy
+    # machine (1.24 s under four workers in run AG, when the read took 1.5 s and the bound
+    # was 1.0 s).
+    assert time.perf_counter() - begun < 2.0
     assert ack.msa.msa_1.value == "AR" and err(ack)[1] == "100"
     assert results(lab_order) == []

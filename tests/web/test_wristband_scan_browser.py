@@ -58,8 +58,11 @@ def test_a_nurse_scans_prints_and_records_by_scan(live_server, browser, make_use
     page.wait_for_selector("#wristband")
     assert page.locator("#band-mrn").inner_text() == "BR0077"
     assert "Latex" in page.locator("#band-allergy").inner_text()
+    # The print stylesheet may still be loading when the band shows (run AG, four workers):
+    # wait for the page's load, then let the check retry until the print rules apply.
+    page.wait_for_load_state("load")
     page.emulate_media(media="print")
-    assert not page.locator("#print-now").is_visible()  # no tools, no navigation on paper
+    expect(page.locator("#print-now")).to_be_hidden()  # no tools, no navigation on paper
     page.screenshot(path=str(shots / f"wristband-print-{width}.png"))
     page.emulate_media(media="screen")
     page.screenshot(path=str(shots / f"wristband-screen-{width}.png"))
