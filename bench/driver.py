@@ -90,23 +90,23 @@ def iteration(client: Client, tokens: Tokens, i: int, bed: tuple[str, str, str],
     dose, given now), discharge. ``hook(name)`` runs after each command (cost counters)."""
     dept, ward, bed_code = bed
 
+    def timed(name: str, send: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        try:
+            return send()
+        finally:
+            if timings is not None:
+                timings.add(name, (time.perf_counter() - start) * 1000)
+            if hook is not None:
+                hook(name)
+
     def cmd(name: str, method: str, path: str, body: dict[str, Any],
             etag: str | None = None) -> Any:
-        start = time.perf_counter()
-        status, out = client.call(method, API + path, body, tokens.admin,
-                                  {"If-Match": etag} if etag else None)
-        if timings is not None:
-            timings.add(name, (time.perf_counter() - start) * 1000)
-        if hook is not None:
-            hook(name)
+        status, out = timed(name, lambda: client.call(method, API + path, body, tokens.admin,
+                                                      {"If-Match": etag} if etag else None))
         return _ok(status, out, name)
 
-    start = time.perf_counter()
-    patient = register(client, tokens, workload.identity("stay", i))
-    if timings is not None:
-        timings.add("register", (time.perf_counter() - start) * 1000)
-    if hook is not None:
-        hook("register")
+    patient = timed("register", lambda: register(client, tokens, workload.identity("stay", i)))
     pid = patient["id"]
     cmd("admit", "POST", f"/patients/{pid}/admissions", {
         "department_id": dept, "ward_id": ward, "bed": bed_code, "reason": "Chest pain"})

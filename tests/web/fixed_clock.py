@@ -5,6 +5,7 @@ ticks on from where it is put."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -24,6 +25,15 @@ def london(day: str, clock: str) -> datetime:
 def slot_of(order_id: str, day: str, clock: str) -> str:
     """The slot id of the order's dose at a London wall-clock time (its minute in UTC)."""
     return f"{order_id}.{london(day, clock).astimezone(UTC):%Y%m%dT%H%MZ}"
+
+
+_UTC_WORD = re.compile(r"\bUTC\b")
+
+
+def names_utc(html: str) -> bool:
+    """Whether a page says "UTC" anywhere (text or attributes) as a word: a CSRF token is
+    random letters and may hold the three (run AH)."""
+    return bool(_UTC_WORD.search(html))
 
 
 def utc_text(day: str, clock: str) -> str:

@@ -8,6 +8,10 @@ from collections.abc import Callable
 import pytest
 from django.test import Client
 
+from bench.driver import Tokens, register
+from bench.product_side import _TestClient
+from hisadmin.models import ApiToken
+
 pytestmark = pytest.mark.django_db
 J = "application/json"
 JOSE = {"given_name": "José", "family_name": "Müller", "birth_date": "1970-01-01", "sex": "male"}
@@ -103,21 +107,17 @@ def test_a_new_request_for_the_same_person_is_a_question_not_a_replay(team) -> N
     )
 
 
-def test_the_benchs_clerk_confirms_a_possible_duplicate_and_registers(team, his_store) -> None:
+def test_the_benchs_clerk_confirms_a_possible_duplicate_and_registers(
+        team, his_store, make_user) -> None:
     """The bench's stays register new patients whose names and birth dates now and then meet a
     seeded patient's: its driver answers the 409 as a clerk does (another person) instead of
-    stopping the client (``bench.driver.register``)."""
-    from bench.driver import Tokens, register
-
-    class Clerk:  # the driver's client protocol over the clerk's API client
-        def call(self, method, path, body=None, token=None, headers=None):
-            answer = getattr(team["clerk"], method.lower())(path, body, content_type=J)
-            return answer.status_code, answer.json()
-
-    tokens = Tokens(admin="", nurse="")
-    first = register(Clerk(), tokens, JOSE)
+    stopping the client (``bench.driver.register``), over the API with a clerk's token."""
+    clerk = _TestClient()  # the driver's client protocol over Django's test client
+    token = ApiToken.issue(make_user("bench-clerk", "clerk"), "bench")[1]
+    tokens = Tokens(admin=token, nurse=token)
+    first = register(clerk, tokens, JOSE)
     before = his_store.count()
-    second = register(Clerk(), tokens, JOSE)
+    second = register(clerk, tokens, JOSE)
     assert second["id"] != first["id"] and second["family_name"] == JOSE["family_name"]
     assert his_store.count() > before
     assert team["clerk"].post("/api/v1/patients", JOSE, content_type=J).status_code == 409

@@ -3,15 +3,12 @@ section with flags in words, acknowledging."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from django.test import Client
 
-pytestmark = pytest.mark.django_db
-# "UTC" as a word: a page's CSRF token is random letters and may hold the three (run AH).
-UTC = re.compile(r"\bUTC\b")
+from tests.web.fixed_clock import names_utc
 
+pytestmark = pytest.mark.django_db
 J = "application/json"
 
 
@@ -111,7 +108,7 @@ def test_results_read_in_words_with_their_precision_on_the_chart_and_order_page(
         assert summary in html, page
         assert '<td class="result-value">5.0</td>' in html  # not "5"
         assert '<td class="result-value">120.0</td>' in html
-        assert not UTC.search(html) and "resulted 20" not in html  # local time, in words
+        assert not names_utc(html) and "resulted 20" not in html  # local time, in words
 
 
 def test_a_measurement_takes_a_decimal_comma_and_refuses_a_group_separator(
