@@ -97,7 +97,7 @@ def main() -> None:
                 with lock:
                     pending = [p for p in committed if p not in visible]
                 for pid in pending:
-                    if store.try_read(view_pk(ADMITTED, gen, "MED"), pid) is not None:
+                    if store.try_read(view_pk(store, ADMITTED, gen, "MED"), pid) is not None:
                         visible[pid] = time.perf_counter()
                 if time.monotonic() > deadline + args.seconds:
                     return

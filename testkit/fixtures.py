@@ -39,6 +39,7 @@ from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.roles import ensure_groups
 from patients import use_cases
 from worklists.delivery.projector import project_event
+from worklists.persistence import generations
 
 JSON = "application/json"
 # What each kind of order needs beyond its kind, valid with the shipped reference data.
@@ -62,8 +63,10 @@ def his_store_path(tmp_path: Path, settings: Any) -> Iterator[Path]:
     cfg.update(backend="embedded", path=str(path))
     settings.DOCUMENT_STORE = cfg
     handles.reset_handles()
+    generations.forget()
     yield path
     handles.reset_handles()
+    generations.forget()
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from django.test import Client
 
-from cosmos_backend.store import DocumentStore, Query
+from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import held_streams, keys
 from hisadmin.core import store as handles
@@ -34,7 +34,7 @@ from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
 from tests.service.test_held_streams import place_raw_medication
 from worklists.persistence import generations
 from worklists.persistence.deadletters import DeadLetter, all_letters
-from worklists.persistence.view_rows import view_pk
+from worklists.persistence.view_rows import bucket_docs, row_id_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -85,8 +85,7 @@ def healthz(stack: WorklistStack, settings: object) -> Iterator[Callable[[], obj
 def rows(store: DocumentStore, view: str, bucket: str = "MED") -> dict[str, dict]:
     """A view bucket's rows in the active generation, by id."""
     gen = generations.active_generation(store)
-    return {d["id"]: d["docContents"] for d in store.query_all(view_pk(view, gen, bucket),
-                                                                Query())}
+    return {row_id_of(d): d["docContents"] for d in bucket_docs(store, gen, view, bucket)}
 
 
 def letters_of(store: DocumentStore, stream: str) -> dict[int, DeadLetter]:

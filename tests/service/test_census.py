@@ -16,9 +16,8 @@ from tests import worklist_data as data
 from worklists.delivery.projector import project_events
 from worklists.ops import maintenance
 from worklists.persistence import generations
-from worklists.persistence.view_rows import view_pk
+from worklists.persistence.view_rows import bucket_docs, row_id_of
 from worklists.projection.census import CENSUS, month_buckets
-from worklists.read import queries
 from worklists.read.census import ward_census
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db]
@@ -46,8 +45,8 @@ def _census_rows(store, gen: int) -> dict:
     rows = {}
     for ward in ("CARD-A", "CARD-CCU"):
         for bucket in month_buckets(ward, now, now):
-            for doc in store.query_all(view_pk(CENSUS, gen, bucket), queries.Query()):
-                rows[(bucket, doc["id"])] = {k: v for k, v in doc["docContents"].items()
+            for doc in bucket_docs(store, gen, CENSUS, bucket):
+                rows[(bucket, row_id_of(doc))] = {k: v for k, v in doc["docContents"].items()
                                              if k not in ("projectedAt", "seq")}
     return rows
 

@@ -77,7 +77,7 @@ def poisoned(his_store, his_reference_data, through_tasks):
 
 def order_rows(store, dept: str = "MED") -> list[str]:
     gen = generations.active_generation(store)
-    return [d["id"] for d in store.query_all(view_pk("Orders", gen, dept), queries.Query())]
+    return [d["id"] for d in store.query_all(view_pk(store, "Orders", gen, dept), queries.Query())]
 
 
 def test_it_holds_the_stream_of_an_event_that_fails_for_good(poisoned, his_store) -> None:

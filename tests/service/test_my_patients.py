@@ -12,7 +12,6 @@ import time_machine
 from django.core.management import call_command
 
 from cosmos_backend.outbox import stream_head
-from cosmos_backend.store import Query
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import consumers, keys
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
@@ -40,7 +39,7 @@ from worklists.delivery import catch_up, tasks
 from worklists.delivery.projector import project_events
 from worklists.ops import maintenance
 from worklists.persistence import generations, ward_shifts
-from worklists.persistence.view_rows import view_pk
+from worklists.persistence.view_rows import bucket_docs, delete_row, row_id_of
 from worklists.projection.rows import MY_PATIENTS, SHIFT_BEDS
 from worklists.read.my_patients import my_patients
 
@@ -77,8 +76,8 @@ def ward(his_store, drain_worklists) -> dict[str, str]:
 
 
 def _rows(store, gen: int) -> dict:
-    docs = store.query_all(view_pk(MY_PATIENTS, gen, "CARD-A"), Query())
-    return {d["id"]: {k: v for k, v in d["docContents"].items()
+    docs = bucket_docs(store, gen, MY_PATIENTS, "CARD-A")
+    return {row_id_of(d): {k: v for k, v in d["docContents"].items()
                       if k not in ("projectedAt", "seq")} for d in docs}
 
 
@@ -136,8 +135,8 @@ def _no_record_reads(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _shift_rows(store, gen: int) -> dict:
-    docs = store.query_all(view_pk(SHIFT_BEDS, gen, "CARD-A"), Query())
-    return {d["id"]: {k: v for k, v in d["docContents"].items()
+    docs = bucket_docs(store, gen, SHIFT_BEDS, "CARD-A")
+    return {row_id_of(d): {k: v for k, v in d["docContents"].items()
                       if k not in ("projectedAt", "seq")} for d in docs}
 
 
@@ -202,7 +201,7 @@ def test_a_rebuild_writes_the_same_shift_rows_and_drops_the_old_ones(ward, his_s
 def test_the_check_names_a_drifted_shift_row_and_repairs_it(ward, his_store) -> None:
     ids = list(maintenance.patient_ids(his_store))
     assert maintenance.check(his_store, ids).drifted == {}
-    his_store.delete(view_pk(SHIFT_BEDS, 1, "CARD-A"), _shift().name)
+    delete_row(his_store, 1, (SHIFT_BEDS, "CARD-A", _shift().name))
     assert _read(his_store, "n1") == []
     report = maintenance.check(his_store, ids, repair=True)
     assert report.drifted == {"ward CARD-A": [f"missing ShiftBeds row {_shift().name}"]}
@@ -212,7 +211,7 @@ def test_the_check_names_a_drifted_shift_row_and_repairs_it(ward, his_store) -> 
 
 def test_a_starting_relay_fills_the_shift_rows_an_upgraded_store_lacks(ward, his_store) -> None:
     rows = _shift_rows(his_store, 1)
-    his_store.delete(view_pk(SHIFT_BEDS, 1, "CARD-A"), _shift().name)  # as before this release
+    delete_row(his_store, 1, (SHIFT_BEDS, "CARD-A", _shift().name))  # as before this release
     assert _read(his_store, "n1") == []
     assert "shift-rows" in consumers._sweepers  # started beside every relay
     catch_up.start_thread().stop()

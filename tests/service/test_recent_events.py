@@ -62,8 +62,8 @@ def _census(store: DocumentStore) -> set[str]:
 def test_the_tasks_of_a_relay_in_the_worker_read_no_event_again(
         his_store: DocumentStore, his_reference_data: None,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # The live generations stay cached through the test however slow the machine is.
-    monkeypatch.setattr(generations, "_live", ExpiringCache(60))
+    # The generation pointer stays cached through the test however slow the machine is.
+    monkeypatch.setattr(generations, "_pointers", ExpiringCache(60))
     meter = Meter()
     counting = CountingStore(his_store, meter)
     trips = {}

@@ -3,6 +3,7 @@ with one container (everything in one file) by `cosmos_init`, which `make run` r
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from tests import worklist_data as data
 from worklists.delivery.projector import project_event
+from worklists.persistence import generations
 from worklists.read import queries
 
 pytestmark = [pytest.mark.service]
@@ -100,6 +102,10 @@ def test_a_one_container_store_is_upgraded_with_nothing_lost(
             and key[0] != "leases"}
     assert after_clinical == kept
     moved = {key: value for key, value in before.items() if key not in kept}
+    # … and the generation pointer written, naming the layout the views were made in (this
+    # release's: nothing of a ward's lists in partitions of their own)
+    pointer = after_views.pop(("V_Meta", "generation"))
+    assert json.loads(pointer[0])["docContents"]["layouts"] == {"1": generations.LAYOUT}
     assert after_views == moved
 
     # Again: nothing to move, nothing changes.

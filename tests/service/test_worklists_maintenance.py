@@ -15,7 +15,7 @@ from worklists.delivery.projector import project_event
 from worklists.ops import maintenance
 from worklists.persistence import generations
 from worklists.persistence.deadletters import all_letters, record
-from worklists.persistence.view_rows import view_pk
+from worklists.persistence.view_rows import bucket_docs, read_row, row_id_of, view_pk
 from worklists.persistence.writer import build_patients, rebuild_patient
 from worklists.read import queries
 
@@ -49,9 +49,9 @@ def _snapshot(store, gen: int) -> dict:
     for view, buckets in [("Admitted", ["CARD", "MED", "SURG"]), ("Orders", ["CARD", "MED", "SURG"]),
                           ("MyOrders", ["9"]), ("Names", ["FA"])]:
         for bucket in buckets:
-            for doc in store.query_all(view_pk(view, gen, bucket), queries.Query()):
+            for doc in bucket_docs(store, gen, view, bucket):
                 c = {k: v for k, v in doc["docContents"].items() if k not in ("projectedAt", "seq")}
-                rows[(view, bucket, doc["id"])] = c
+                rows[(view, bucket, row_id_of(doc))] = c
     return rows
 
 
@@ -65,7 +65,7 @@ def test_it_rebuilds_exactly_the_incrementally_maintained_views(hospital, his_st
 
 
 def test_it_reports_and_repairs_drift(hospital, his_store, capsys) -> None:
-    row = next(d for d in his_store.query_all(view_pk("Admitted", 1, "MED"), queries.Query()))
+    row = next(d for d in his_store.query_all(view_pk(his_store, "Admitted", 1, "MED"), queries.Query()))
     his_store.delete(row["partitionKey"], row["id"])
     ids = list(maintenance.patient_ids(his_store))
     report = maintenance.check(his_store, ids)
@@ -174,16 +174,16 @@ def test_a_tracker_of_a_release_before_the_buckets_converges_and_a_rebuild_drops
     data.discharge(his_store, pid)  # rows deleted and changed
     drain_worklists()
     assert maintenance.check_patient(his_store, gen, pid) == []
-    for view, bucket, row_id in admitted:  # the old tracker's rows are the patient's still
-        assert his_store.try_read(view_pk(view, gen, bucket), row_id) is None
+    for key in admitted:  # the old tracker's rows are the patient's still
+        assert read_row(his_store, gen, key) is None
     assert trackers.read_legacy_tracker(his_store, pid, gen) is None
     assert trackers.read_tracker(his_store, pid, gen).etag is not None
     owned = trackers.read_tracker(his_store, pid, gen).rows
     new, old = maintenance.rebuild(his_store, hospital)
     assert his_store.try_read(trackers.legacy_pk(pid), trackers.legacy_id(old)) is None
     assert his_store.try_read(trackers.tracker_pk(pid, old), pid) is None
-    for view, bucket, row_id in owned:
-        assert his_store.try_read(view_pk(view, old, bucket), row_id) is None
+    for key in owned:
+        assert read_row(his_store, old, key) is None
     assert maintenance.check_patient(his_store, new, pid) == []
 
 

@@ -138,7 +138,7 @@ def test_rows_of_a_tracker_of_an_older_shape_are_written_again(hospital, his_sto
     gen = generations.active_generation(his_store)
     state, owned, etag, _ = read_tracker(his_store, pid, gen)
     [key] = [k for k in owned if k[0] == NAMES]
-    doc = his_store.read(view_pk(NAMES, gen, key[1]), pid)
+    doc = his_store.read(view_pk(his_store, NAMES, gen, key[1]), pid)
     assert doc["QueryGiven"] == "JOHN"
     old = {k: v for k, v in doc.items() if k != "QueryGiven" and not k.startswith("_")}
     his_store.replace(old, if_match=doc["_etag"])
@@ -146,5 +146,5 @@ def test_rows_of_a_tracker_of_an_older_shape_are_written_again(hospital, his_sto
                  owned, etag)
     data.place_order(his_store, pid, admission)  # any event of the patient
     drain_worklists()
-    assert his_store.read(view_pk(NAMES, gen, key[1]), pid)["QueryGiven"] == "JOHN"
+    assert his_store.read(view_pk(his_store, NAMES, gen, key[1]), pid)["QueryGiven"] == "JOHN"
     assert read_tracker(his_store, pid, gen).state.shape == PatientState(pid).shape

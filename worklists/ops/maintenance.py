@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from cosmos_backend import errors
 from cosmos_backend.outbox import stream_head
-from cosmos_backend.store import DocumentStore
+from cosmos_backend.store import DocumentStore, Query
 from hisadmin.core import keys
 from worklists.persistence import generations, view_rows, ward_shifts
 from worklists.persistence.feed import patient_ids
@@ -33,7 +33,8 @@ from worklists.persistence.writer import build_patients, rebuild_patient
 from worklists.projection.rows import rows_for
 from worklists.projection.state import RowKey
 
-__all__ = ["patient_ids", "rebuild", "drop_generation", "Report", "check", "check_patient"]
+__all__ = ["patient_ids", "rebuild", "drop_generation", "Report", "check", "check_patient",
+           "settle_layout"]
 
 Progress = Callable[[int], None]
 # Patients per bulk build step: enough that a view partition's rows fill batches, small
@@ -185,3 +186,23 @@ def check_patient(store: DocumentStore, gen: int, patient_id: str) -> list[str]:
         if key not in expected and view_rows.read_row(store, gen, key) is not None:
             problems.append(f"extra {key[0]} row")
     return problems
+
+
+def settle_layout(store: DocumentStore) -> str | None:
+    """Name the first generation's layout in a store that has no generation pointer yet
+    (``cosmos_init``, before any process starts): the layout before layouts when a ward's
+    list has rows in a partition of its own (views made by an earlier release), else this
+    release's. What it did, for the operator, or None (a pointer exists: nothing to do)."""
+    if generations.has_pointer(store):
+        return None
+    gen = generations.FIRST
+    old = any(store.query(keys.view(view, f"g{gen}_{bucket}"), Query(), page_size=1).items
+              for ward in ward_shifts.wards(store) for view, bucket in view_rows.ward_buckets(ward))
+    layout = generations.BEFORE_LAYOUTS if old else generations.LAYOUT
+    if not generations.mark_layout(store, layout):
+        return None
+    if old:
+        return (f"views: generation {gen} keeps the layout it was made with (each ward's list "
+                "in a partition of its own); 'manage.py rebuild_worklists' moves them into "
+                "one partition per ward, online")
+    return f"views: generation {gen} uses layout {layout} (one partition per ward)"

@@ -10,5 +10,5 @@ above this package works with rows, states, dataclasses and plain dicts.
 # The partitions this package writes, all in the views container (hisadmin.core.store):
 # the generation pointer (generations.META_PK), dead letters (deadletters.DEAD_LETTERS_PK),
 # trackers (trackers: V_Track_g<gen>_<bucket>, and the older V_Track_<patientId>) and view
-# rows (view_rows: V_<View>_g<gen>_<bucket>).
+# rows (view_rows: V_<View>_g<gen>_<bucket>, and a ward's lists together in V_Ward_g<gen>_<ward>).
 VIEW_PARTITIONS = (r"V_Meta$", r"V_DeadLetters$", r"V_Track_", r"V_[A-Za-z]+_g\d+_")

@@ -150,7 +150,7 @@ def _plan(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
         if careful or (row.key in owned and not known):
             left[row.key] = _write_row(store, row, gen, new.seq, rewrite)
         else:
-            pk, op = view_rows.write_op(row, gen, new.seq, known)
+            pk, op = view_rows.write_op(store, row, gen, new.seq, known)
             fast.setdefault(pk, []).append((row.key, op))
     for key in [*deletes, *sorted(stray)]:
         known = etags.get(key)
@@ -158,7 +158,7 @@ def _plan(store: DocumentStore, gen: int, old: PatientState, new: PatientState,
             _delete_row(store, key, gen, new.seq, new.patient_id)
         else:
             touched.add(key)
-            pk, op = view_rows.delete_op(gen, key, known)
+            pk, op = view_rows.delete_op(store, gen, key, known)
             fast.setdefault(pk, []).append((key, op))
     return sorted(after), left, fast
 
@@ -430,7 +430,7 @@ def build_patients(store: DocumentStore, gen: int, patient_ids: list[str]) -> Bu
         rows = rows_for(state)
         keys_of[pid] = set(rows)
         for row in rows.values():
-            by_pk.setdefault(view_pk(row.view, gen, row.bucket), []).append(
+            by_pk.setdefault(view_pk(store, row.view, gen, row.bucket), []).append(
                 (pid, row, state.seq))
     careful: set[str] = set()
     etags_of: dict[str, Etags] = {}

@@ -1,6 +1,6 @@
 """The views' query shapes: sorts, indexed filters and the composite index of each.
 
-Where rows are stored (``V_<View>_g<gen>_<bucket>``), and the partitions of trackers, the
+Where rows are stored (``V_<View>_g<gen>_<bucket>``, or a ward's ``V_Ward_g<gen>_<ward>``), and the partitions of trackers, the
 generation pointer and dead letters, is :mod:`worklists.persistence`'s business.
 """
 

@@ -1,5 +1,7 @@
 """Create the database and its containers (clinical, views, leases), idempotently, and
-upgrade an embedded store made with one container: its views move to their own file."""
+upgrade an embedded store made with one container: its views move to their own file. A
+store made before the views' layouts keeps its views where they are until the next rebuild
+(:func:`worklists.ops.maintenance.settle_layout`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from cosmos_backend.azure import provision
 from cosmos_backend.embedded import EmbeddedStore
 from hisadmin.core import keys
 from hisadmin.core import store as handles
+from worklists.ops.maintenance import settle_layout
 
 
 class Command(BaseCommand):
@@ -31,6 +34,9 @@ class Command(BaseCommand):
         else:
             for line in upgrade_embedded(cfg["path"], cfg["feed_range_count"]):
                 self.stdout.write(f"  {line}")
+        settled = settle_layout(handles.get_store())
+        if settled:
+            self.stdout.write(f"  {settled}")
         self.stdout.write(self.style.SUCCESS("store ready"))
 
 
