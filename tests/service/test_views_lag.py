@@ -15,9 +15,10 @@ from types import SimpleNamespace
 import pytest
 from django.core.management import call_command
 
-from hisadmin.core import views_lag
+from hisadmin.core import keys, views_lag
 from hisadmin.core.store import get_lease_store
 from hisadmin.embedded_redis import EmbeddedRedis
+from patients.tasks import PAGE_TASK as FOLLOW_UP_PAGE
 from tests import worklist_data as data
 from worklists.delivery import tasks
 from worklists.delivery.relay import Relay, consumer_publisher
@@ -50,7 +51,7 @@ def test_the_relay_publishes_how_long_its_pages_wait_for_their_views(
     for _, args in sent:
         if len(args) == 2:
             tasks.apply_page(his_store, args[0])
-            views_lag.mark_projected(args[1]["range"], args[1]["position"])
+            tasks.mark_pages(args[1])
     sent.clear()
     relay.step()
     assert views_lag.lag_ms() == 0.0
@@ -59,7 +60,7 @@ def test_the_relay_publishes_how_long_its_pages_wait_for_their_views(
     relay.step()  # handed over, not projected yet
     # The page for the views (the registration's follow-up, its possible duplicates, is sent
     # beside it to its own task).
-    [[streams, mark]] = [args for task, args in sent if task == tasks.PAGE_TASK]
+    [[streams, marks]] = [args for task, args in sent if task == tasks.PAGE_TASK]
     assert streams == [[f"P_{pid}", [1]]]
     time.sleep(0.3)
     relay.step()
@@ -67,7 +68,7 @@ def test_the_relay_publishes_how_long_its_pages_wait_for_their_views(
     assert behind is not None and behind >= 300
 
     tasks.apply_page(his_store, streams)
-    views_lag.mark_projected(mark["range"], mark["position"])
+    tasks.mark_pages(marks)
     relay.step()
     assert views_lag.lag_ms() == 0.0
     relay.release_all()
@@ -148,3 +149,29 @@ def test_healthz_relay_status_and_the_lists_show_the_lag(
     client.force_login(his_user("lag-nurse", "nurse"))
     html = client.get("/admin/worklists/admitted/?department=MED").content.decode()
     assert "420 ms behind" in html
+
+
+def test_a_step_hands_every_ranges_page_over_in_one_message_per_consumer(
+        broker, his_store, his_reference_data) -> None:
+    sent: list = []
+    relay = _relay(his_store, sent)
+    while relay.step():  # the reference data's events
+        pass
+    sent.clear()
+    pids = [data.register(his_store, f"Ibáñez-{i}", "Zoë") for i in range(12)]
+    relay.step()
+    pages = [args for task, args in sent if task == tasks.PAGE_TASK]
+    follow_ups = [args for task, args in sent if task == FOLLOW_UP_PAGE]
+    # One message for the projections and one for the follow-ups (the duplicate checks),
+    # each carrying every patient's stream, whatever range it is in, and each range's mark.
+    assert len(pages) == 1 and len(follow_ups) == 1
+    [[streams, marks]] = pages
+    assert sorted(s for s, _ in streams) == sorted(keys.patient(pid) for pid in pids)
+    assert sorted(s for s, _ in follow_ups[0][0]) == sorted(keys.patient(pid) for pid in pids)
+    assert len(marks) == len({m["range"] for m in marks}) > 1  # 12 patients, 4 ranges
+    tasks.apply_page(his_store, streams)
+    tasks.mark_pages(marks)
+    relay.step()
+    assert views_lag.lag_ms() == 0.0
+    relay.release_all()
+    views_lag.withdraw(relay.owner)

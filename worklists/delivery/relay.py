@@ -11,6 +11,14 @@ relay that stalled never reads a range another relay already owns. Polling stays
 ``busy_poll`` for ``hot_window`` seconds after the last change (bursts see ~50 ms latency),
 then backs off to ``idle_max``; when the broker is down it backs off exponentially and keeps
 its checkpoints.
+
+Each step reads a page of every range the relay holds and hands them over together (one
+message to the projections for all of them); after a step that moved anything but filled no
+page, the relay waits ``gather`` seconds (the relays :func:`build_relay` makes: the setting
+``RELAY_GATHER_MS``, 20 ms) before the next, so
+that under load a message carries several commands' events rather than one. Each message
+costs Celery about seven Redis calls (publish, fetch, ack) and the worker's CPU with them;
+see docs/performance.md, "Fewer messages".
 """
 
 from __future__ import annotations
@@ -39,9 +47,10 @@ from worklists.persistence.feed import EventRef, events_in
 
 log = logging.getLogger(__name__)
 
-# publish(events, mark=None): raises when the broker does not accept them; True when a
-# per-page consumer (the projections) got the page with ``mark`` ({"range", "position"}), so
-# the relay waits for the page to be marked projected (hisadmin.core.views_lag).
+# publish(events, marks=None): raises when the broker does not accept them; True when a
+# per-page consumer (the projections) got the page with ``marks`` ([{"range", "position"}],
+# one per feed range the hand-over covers), so the relay waits for the page to be marked
+# projected (hisadmin.core.views_lag).
 Publish = Callable[..., object]
 
 
@@ -57,7 +66,8 @@ class Relay:
     def __init__(self, store: DocumentStore, leases: LeaseStore, publish: Publish, *,
                  owner: str | None = None, lease_ttl: float = 10.0, page_size: int = 200,
                  busy_poll: float = 0.05, idle_max: float = 1.0,
-                 hot_window: float = 5.0, keep_events: bool = False) -> None:
+                 hot_window: float = 5.0, keep_events: bool = False,
+                 gather: float = 0.0) -> None:
         self.store = store
         self.leases = leases
         self.publish = publish
@@ -71,6 +81,10 @@ class Relay:
         # (hisadmin.core.recent_events): they skip re-reading them.
         self.keep_events = keep_events
         self.broker_backoff_max = 5.0
+        # After a page that was not full, wait this long before reading on, so that a busy
+        # ward's commands go to the projections several at a time (RELAY_GATHER_MS).
+        self.gather = gather
+        self.full = False
         self.held: dict[str, Lease] = {}
         self.stats = RelayStats()
         self._next_balance = 0.0
@@ -154,39 +168,59 @@ class Relay:
     # ------------------------------------------------------------------ work
     def pump(self, feed_range: str) -> int:
         """Relay one page of one range; returns how many documents it covered."""
-        lease = self.held[feed_range]
-        if lease.expires_at - time.time() < self.lease_ttl / 3:
-            return 0  # too close to expiry to be sure it is still ours: renew first
-        page = self.store.read_feed(feed_range, continuation=lease.continuation,
-                                    max_items=self.page_size)
-        if not page.items:
+        return self.pump_ranges([feed_range])
+
+    def pump_ranges(self, ranges: list[str]) -> int:
+        """Relay a page of each range as one hand-over: the events of all of them go out
+        together (the projections get one message for every range's page, each range's
+        position marked in it), then each range is checkpointed. A stream's events are all
+        in one range, so its order holds. Returns how many documents the pages covered."""
+        read = []
+        for feed_range in ranges:
+            lease = self.held[feed_range]
+            if lease.expires_at - time.time() < self.lease_ttl / 3:
+                continue  # too close to expiry to be sure it is still ours: renew first
+            page = self.store.read_feed(feed_range, continuation=lease.continuation,
+                                        max_items=self.page_size)
+            if page.items:
+                read.append((feed_range, page,
+                             max(int(doc.get("_lsn", 0)) for doc in page.items)))
+        if not read:
             return 0
-        events = events_in(page.items)
-        position = max(int(doc.get("_lsn", 0)) for doc in page.items)
+        events: list[EventRef] = []
+        marks = []
+        for feed_range, page, position in read:
+            found = events_in(page.items)
+            if found:
+                if self.keep_events:
+                    recent_events.keep(page.items)  # before the tasks can run
+                events += found
+                marks.append({"range": feed_range, "position": position})
         if events:
-            if self.keep_events:
-                recent_events.keep(page.items)  # before the tasks can run
             read_at = time.time()
-            if self.publish(events, mark={"range": feed_range, "position": position}):
-                self.unprojected.setdefault(feed_range, deque()).append((position, read_at))
+            if self.publish(events, marks=marks):
+                for mark in marks:
+                    self.unprojected.setdefault(mark["range"], deque()).append(
+                        (mark["position"], read_at))
             self.stats.published += len(events)
-        try:
-            self.held[feed_range] = self.leases.checkpoint(
-                lease, page.continuation, max(position, lease.position), self.lease_ttl)
-        except LeaseLost:
-            # Another relay owns it now and will re-send from its checkpoint: harmless
-            # duplicates, which the projections ignore.
-            log.warning("lost range=%s owner=%s", feed_range, self.owner)
-            del self.held[feed_range]
-            self.unprojected.pop(feed_range, None)
-        self.stats.pages += 1
-        return len(page.items)
+        for feed_range, page, position in read:
+            lease = self.held[feed_range]
+            try:
+                self.held[feed_range] = self.leases.checkpoint(
+                    lease, page.continuation, max(position, lease.position), self.lease_ttl)
+            except LeaseLost:
+                # Another relay owns it now and will re-send from its checkpoint: harmless
+                # duplicates, which the projections ignore.
+                log.warning("lost range=%s owner=%s", feed_range, self.owner)
+                del self.held[feed_range]
+                self.unprojected.pop(feed_range, None)
+            self.stats.pages += 1
+        self.full = any(len(page.items) >= self.page_size for _, page, _ in read)
+        return sum(len(page.items) for _, page, _ in read)
 
     def step(self) -> int:
         self.balance()
-        moved = 0
-        for feed_range in list(self.held):
-            moved += self.pump(feed_range)
+        moved = self.pump_ranges(list(self.held))
         self.publish_lag()
         return moved
 
@@ -234,6 +268,10 @@ class Relay:
                     continue
                 if moved:
                     idle, last_change = self.busy_poll, time.monotonic()
+                    if self.gather and not self.full:
+                        # What the next few ms bring goes in the same hand-over: a message
+                        # (and a write of the views) per several commands, not per command.
+                        stop.wait(self.gather)
                     continue
                 stop.wait(idle)
                 if time.monotonic() - last_change > self.hot_window:
@@ -266,7 +304,7 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
     Ids only: the task re-reads the events, so no patient data sits in the broker or logs.
     """
 
-    def publish(events: list[EventRef], mark: dict[str, Any] | None = None) -> bool:
+    def publish(events: list[EventRef], marks: list[dict[str, Any]] | None = None) -> bool:
         messages: dict[tuple[str, str, str], list[int]] = {}
         open_gates: dict[str, bool] = {}  # asked once per page, after it was read
         per_page: set[str] = set()
@@ -289,7 +327,7 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
             else:
                 send_task(task, args=[stream, seqs], queue=queue, retry=False)
         for (task, queue), streams in pages.items():
-            send_task(task, args=[streams] if mark is None else [streams, mark], queue=queue,
+            send_task(task, args=[streams] if marks is None else [streams, marks], queue=queue,
                       retry=False)
         return bool(pages)
 

@@ -41,10 +41,11 @@ QUEUE = "projections"
 @shared_task(bind=True, name=PAGE_TASK, queue=QUEUE, acks_late=True,
              reject_on_worker_lost=True, max_retries=MAX_RETRIES, ignore_result=True)
 def project_page(self: Task, streams: list[list[Any]],
-                 mark: dict[str, Any] | None = None) -> str:
+                 mark: list[dict[str, Any]] | dict[str, Any] | None = None) -> str:
     """Apply a change-feed page: ``streams`` is ``[[stream_pk, [seq, …]], …]``; ``mark``
-    (``{"range", "position"}``, from the relay) is published as projected once the page's
-    views are committed, which is how the relay measures the views' lag."""
+    (``[{"range", "position"}, …]`` from the relay, a page of each range it read; one dict
+    in messages of earlier releases) is published as projected once the page's views are
+    committed, which is how the relay measures the views' lag."""
     store = get_store("relay")
     try:
         outcome = apply_page(store, streams)
@@ -52,9 +53,14 @@ def project_page(self: Task, streams: list[list[Any]],
         transient = isinstance(exc, (errors.Throttled, errors.Unavailable))
         raise self.retry(exc=exc, countdown=1.0 if transient else
                          0.1 * (2 ** self.request.retries)) from None
-    if mark:
-        views_lag.mark_projected(str(mark["range"]), int(mark["position"]))
+    mark_pages(mark)
     return outcome
+
+
+def mark_pages(marks: list[dict[str, Any]] | dict[str, Any] | None) -> None:
+    """Publish each range's position of a page as projected (see :func:`project_page`)."""
+    for one in [marks] if isinstance(marks, dict) else marks or []:
+        views_lag.mark_projected(str(one["range"]), int(one["position"]))
 
 
 def apply_page(store: DocumentStore, streams: list[list[Any]],

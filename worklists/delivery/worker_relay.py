@@ -17,6 +17,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from celery import bootsteps
+from django.conf import settings  # lazy: read in build_relay, once Django is set up
 
 if TYPE_CHECKING:
     from worklists.delivery.relay import Relay
@@ -30,12 +31,14 @@ def build_relay(**options: Any) -> Relay:
     """A relay on this process's store handles, publishing to the project's Celery app.
 
     ``options`` are :class:`~worklists.delivery.relay.Relay`'s keyword arguments (owner,
-    lease_ttl, busy_poll, idle_max, page_size, keep_events)."""
+    lease_ttl, busy_poll, idle_max, page_size, keep_events); ``gather`` is the setting
+    ``RELAY_GATHER_MS``'s."""
     # Imported here: the worker loads this module before Django is set up.
     from hisadmin.core.store import get_lease_store, get_store
     from worklists.delivery.relay import Relay, celery_publisher  # (the same reason)
 
-    return Relay(get_store("relay"), get_lease_store(), celery_publisher(), **options)
+    return Relay(get_store("relay"), get_lease_store(), celery_publisher(),
+                 gather=settings.RELAY_GATHER_MS / 1000, **options)
 
 
 class Sweepers:
