@@ -57,14 +57,13 @@ def _merge_met(data: dict) -> str:
     return f"merge {state}"
 
 
-@shared_task(
-    name="patients.follow_up",
-    acks_late=True,
-    ignore_result=True,
-    autoretry_for=(Exception,),
-    retry_backoff=True,
-    max_retries=8,
-)
+# Both tasks: acknowledged once done, retried with a backoff on any error (idempotent).
+RETRIED: dict[str, Any] = {"acks_late": True, "ignore_result": True,
+                           "autoretry_for": (Exception,), "retry_backoff": True,
+                           "max_retries": 8}
+
+
+@shared_task(name="patients.follow_up", **RETRIED)
 def follow_up(stream_pk: str, seq: int | list[int]) -> str:
     """``seq``: the stream's bed events of one change-feed page, in order (one number in
     older messages); each is followed up in turn."""
@@ -110,14 +109,7 @@ def _beds_and_merges(store: DocumentStore, stream_pk: str, event: dict[str, Any]
 PAGE_TASK = "patients.follow_up_page"
 
 
-@shared_task(
-    name=PAGE_TASK,
-    acks_late=True,
-    ignore_result=True,
-    autoretry_for=(Exception,),
-    retry_backoff=True,
-    max_retries=8,
-)
+@shared_task(name=PAGE_TASK, **RETRIED)
 def follow_up_page(streams: list[list[Any]], marks: Any = None) -> str:
     """A change-feed page's follow-ups in one message (``streams``: ``[[stream_pk, [seq, …]],
     …]``, as the relay groups them; ``marks`` are the projections' business): each stream's

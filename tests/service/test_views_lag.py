@@ -42,6 +42,16 @@ def _relay(store, sent: list) -> Relay:
         lambda task, args, **_: sent.append((task, args))), owner="relay-test")
 
 
+def _project_then_stop(relay: Relay, store, streams: list, marks: list) -> None:
+    """Project the page as the worker does; the relay's next step sees the views current."""
+    tasks.apply_page(store, streams)
+    tasks.mark_pages(marks)
+    relay.step()
+    assert views_lag.lag_ms() == 0.0
+    relay.release_all()
+    views_lag.withdraw(relay.owner)
+
+
 def test_the_relay_publishes_how_long_its_pages_wait_for_their_views(
         broker, his_store, his_reference_data) -> None:
     sent: list = []
@@ -67,12 +77,7 @@ def test_the_relay_publishes_how_long_its_pages_wait_for_their_views(
     behind = views_lag.lag_ms()
     assert behind is not None and behind >= 300
 
-    tasks.apply_page(his_store, streams)
-    tasks.mark_pages(marks)
-    relay.step()
-    assert views_lag.lag_ms() == 0.0
-    relay.release_all()
-    views_lag.withdraw(relay.owner)
+    _project_then_stop(relay, his_store, streams, marks)
     assert views_lag.lag_ms() is None  # no relay: unknown, and nothing waits on it
 
 
@@ -169,9 +174,4 @@ def test_a_step_hands_every_ranges_page_over_in_one_message_per_consumer(
     assert sorted(s for s, _ in streams) == sorted(keys.patient(pid) for pid in pids)
     assert sorted(s for s, _ in follow_ups[0][0]) == sorted(keys.patient(pid) for pid in pids)
     assert len(marks) == len({m["range"] for m in marks}) > 1  # 12 patients, 4 ranges
-    tasks.apply_page(his_store, streams)
-    tasks.mark_pages(marks)
-    relay.step()
-    assert views_lag.lag_ms() == 0.0
-    relay.release_all()
-    views_lag.withdraw(relay.owner)
+    _project_then_stop(relay, his_store, streams, marks)
