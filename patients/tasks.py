@@ -57,10 +57,12 @@ def _merge_met(data: dict) -> str:
     return f"merge {state}"
 
 
-# Both tasks: acknowledged once done, retried with a backoff on any error (idempotent).
-RETRIED: dict[str, Any] = {"acks_late": True, "ignore_result": True,
-                           "autoretry_for": (Exception,), "retry_backoff": True,
-                           "max_retries": 8}
+# Both tasks: acknowledged once done, put back on the queue when the process running them
+# dies (a follow-up page carries many patients' follow-ups: none may be lost with it),
+# retried with a backoff on any error (every follow-up is idempotent).
+RETRIED: dict[str, Any] = {"acks_late": True, "reject_on_worker_lost": True,
+                           "ignore_result": True, "autoretry_for": (Exception,),
+                           "retry_backoff": True, "max_retries": 8}
 
 
 @shared_task(name="patients.follow_up", **RETRIED)

@@ -166,16 +166,13 @@ class Relay:
         return {d["owner"] for d in docs if d.get("expiresAt", 0) > now} | {self.owner}
 
     # ------------------------------------------------------------------ work
-    def pump(self, feed_range: str) -> int:
-        """Relay one page of one range; returns how many documents it covered."""
-        return self.pump_ranges([feed_range])
-
     def pump_ranges(self, ranges: list[str]) -> int:
         """Relay a page of each range as one hand-over: the events of all of them go out
         together (the projections get one message for every range's page, each range's
         position marked in it), then each range is checkpointed. A stream's events are all
         in one range, so its order holds. Returns how many documents the pages covered."""
         read = []
+        self.full = False
         for feed_range in ranges:
             lease = self.held[feed_range]
             if lease.expires_at - time.time() < self.lease_ttl / 3:
