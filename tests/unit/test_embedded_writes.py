@@ -1,8 +1,11 @@
-"""How the embedded store writes: a batch's change-feed positions, and checkpoints kept off
-the committing caller."""
+"""How the embedded store writes: a batch's change-feed positions, checkpoints kept off
+the committing caller, and a process's writers taking the write lock in turn."""
 
 from __future__ import annotations
 
+import multiprocessing
+import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -103,3 +106,115 @@ def test_an_exception_leaving_a_grouped_block_undoes_it(store: EmbeddedStore) ->
     # The feed positions the undone writes took are handed out again, in order.
     after = store.create(doc("p", "c"))
     assert after["_lsn"] == store.read("kept", "a")["_lsn"] + 1
+
+
+# ---------------------------------------------------------------- a process's writers wait
+def _second_writer(handle: EmbeddedStore, doc_id: str, started: threading.Event,
+                   done: threading.Event, failed: list[BaseException]) -> threading.Thread:
+    def run() -> None:
+        started.wait(10)
+        try:
+            handle.create(doc("p", doc_id))
+        except BaseException as exc:  # noqa: BLE001 - reported to the test thread
+            failed.append(exc)
+        done.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_a_writer_waiting_for_the_lock_goes_when_this_process_releases_it(
+        store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No polling (its period set to a minute), and SQLite's own busy wait would give up
+    after 50 ms: only the commit of the writer before it can wake the waiting one."""
+    monkeypatch.setattr(embedded, "_RETRY_S", 60.0)
+    monkeypatch.setattr(embedded, "_BUSY_MS", 50)
+    other = EmbeddedStore(str(tmp_path / "writes.sqlite3"), SPEC)  # same file, own handle
+    holding, done, failed = threading.Event(), threading.Event(), []
+    thread = _second_writer(other, "second", holding, done, failed)
+    with store.grouped():
+        store.create(doc("p", "first"))
+        holding.set()
+        assert not done.wait(0.3)  # it waits while the write lock is held …
+    assert done.wait(10)  # … and goes when it is released
+    thread.join()
+    assert failed == []
+    assert store.read("p", "first")["_lsn"] < store.read("p", "second")["_lsn"]
+    other.close()
+
+
+def test_a_failed_write_lets_the_waiting_writer_go(store: EmbeddedStore,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "_RETRY_S", 60.0)
+    monkeypatch.setattr(embedded, "_BUSY_MS", 50)
+    holding, done, failed = threading.Event(), threading.Event(), []
+    thread = _second_writer(store, "b", holding, done, failed)
+    with pytest.raises(RuntimeError), store.grouped():
+        store.create(doc("p", "a"))
+        holding.set()
+        assert not done.wait(0.3)
+        raise RuntimeError("the block fails, its write is undone")
+    assert done.wait(10)
+    thread.join()
+    assert failed == [] and store.try_read("p", "a") is None
+    assert store.read("p", "b")["id"] == "b"
+
+
+def test_many_threads_commit_every_batch(store: EmbeddedStore) -> None:
+    errors_seen: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for b in range(25):
+                store.execute_batch(f"p{n}", [BatchOp.create(doc(f"p{n}", f"{b}-{i}"))
+                                              for i in range(3)])
+            with pytest.raises(errors.BatchFailed):  # a failing one among them
+                store.execute_batch(f"p{n}", [BatchOp.create(doc(f"p{n}", "0-0"))])
+        except BaseException as exc:  # noqa: BLE001 - reported to the test thread
+            errors_seen.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors_seen == []
+    items = [item for rng in store.feed_ranges() for item in store.read_feed(rng).items]
+    assert len(items) == 8 * 25 * 3 and len({item["_lsn"] for item in items}) == len(items)
+
+
+def test_a_writer_still_waits_for_another_process(store: EmbeddedStore, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit in another process opens no gate here: the waiting writer tries again."""
+    monkeypatch.setattr(embedded, "_RETRY_S", 0.01)
+    monkeypatch.setattr(embedded, "_BUSY_MS", 50)
+    path = str(tmp_path / "writes.sqlite3")
+    store.create(doc("p", "warm"))
+    outsider = sqlite3.connect(path, isolation_level=None)  # as another process would
+    outsider.execute("BEGIN IMMEDIATE")
+    holding, done, failed = threading.Event(), threading.Event(), []
+    thread = _second_writer(store, "mine", holding, done, failed)
+    holding.set()
+    assert not done.wait(0.3)
+    outsider.execute("COMMIT")
+    outsider.close()
+    assert done.wait(10)
+    thread.join()
+    assert failed == []
+
+
+def test_a_forked_child_has_gates_of_its_own(store: EmbeddedStore, tmp_path: Path) -> None:
+    """A child forked while a parent's thread is inside a gate must not wait for it."""
+    path = str(tmp_path / "writes.sqlite3")
+    store.create(doc("p", "a"))
+    with embedded._gate(path)._cond:  # as a parent's thread opening it at the fork
+        child = multiprocessing.get_context("fork").Process(target=_child_opens_the_gate,
+                                                            args=(path,))
+        child.start()
+        child.join(20)
+    assert child.exitcode == 0
+
+
+def _child_opens_the_gate(path: str) -> None:
+    embedded._gate(path).open()
