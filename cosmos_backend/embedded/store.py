@@ -157,18 +157,18 @@ def _checkpointer(path: str) -> _Checkpointer:
 # polls: a writer that finds the file locked sleeps 1, 2, 5, 10, 15, 20, 25 … up to 100 ms
 # between tries, so under load (the web's eight threads committing) an unlucky one sleeps
 # far past the commits it waits behind: that was the commands' p99. Now a writer waits so
-# for _BUSY_FIRST_MS at most (SQLite's first short sleeps, which let a burst through
-# quickly), then at the file's gate, which each commit or rollback of this process opens
-# for one waiter. A writer holding the lock in another process (the web, the worker) opens
-# no gate here, so a waiter also tries again every _RETRY_S. Measured in docs/performance.md
-# ("A gate for the writers"): the commands' p99 under the ward mix halved, their p50
-# under eight clients rose; a strict queue (a lock taken before ``BEGIN IMMEDIATE``) did
-# the same with a lower rate, each hand-over waiting for the next thread to get the
-# interpreter.
+# for _BUSY_FIRST_MS at most (SQLite's first sleeps, 1 + 2 + 5 + 10 + 12 ms, which let a
+# burst through quickly and keep the median), then at the file's gate, which each commit or
+# rollback of this process opens for one waiter. A writer holding the lock in another
+# process (the web, the worker) opens no gate here, so a waiter also tries again every
+# _RETRY_S. Measured in docs/performance.md ("A gate for the writers"): under the ward mix
+# the commands' p99 halved at the same rate; going to the gate at once, or a strict queue (a
+# lock taken before ``BEGIN IMMEDIATE``), cut the p99 as much but raised the median by half
+# and lowered the rate, each hand-over waiting for the next thread to get the interpreter.
 _WRITER_GATE = os.environ.get("EMBEDDED_STORE_WRITER_GATE", "1") != "0"
 _WRITE_WAIT_S = 30.0  # as SQLite's busy timeout: past it, "database is locked" as before
 _RETRY_S = 0.002
-_BUSY_FIRST_MS = int(os.environ.get("EMBEDDED_STORE_GATE_AFTER_MS", "10"))
+_BUSY_FIRST_MS = int(os.environ.get("EMBEDDED_STORE_GATE_AFTER_MS", "30"))
 _BUSY_MS = 30_000
 
 
