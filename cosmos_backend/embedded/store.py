@@ -18,7 +18,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 
@@ -141,16 +141,32 @@ class _Checkpointer:
             conn.close()
 
 
-_checkpointers: dict[str, _Checkpointer] = {}
-_checkpointers_lock = threading.Lock()
+_T = TypeVar("_T")
 
 
-def _checkpointer(path: str) -> _Checkpointer:
-    found = _checkpointers.get(path)
-    if found is None:
-        with _checkpointers_lock:
-            found = _checkpointers.setdefault(path, _Checkpointer(path))
-    return found
+class _PerFile(Generic[_T]):
+    """One ``make(path)`` per store file in this process, made on first use. A forked child
+    forgets them all (:func:`_forget_in_child`): the parent's threads did not come along, and
+    a lock one of them held would never be released in the child."""
+
+    def __init__(self, make: Callable[[str], _T]) -> None:
+        self._make = make
+        self._found: dict[str, _T] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, path: str) -> _T:
+        found = self._found.get(path)
+        if found is None:
+            with self._lock:
+                found = self._found.setdefault(path, self._make(path))
+        return found
+
+    def forget(self) -> None:
+        self._found = {}
+        self._lock = threading.Lock()
+
+
+_checkpointer = _PerFile(_Checkpointer)
 
 
 # How a process's threads wait for a store file's write lock. SQLite's own busy handler
@@ -190,32 +206,20 @@ class _Gate:
             self._cond.notify()
 
 
-_gates: dict[str, _Gate] = {}
-_gates_lock = threading.Lock()
-
-
-def _gate(path: str) -> _Gate:
-    found = _gates.get(path)
-    if found is None:
-        with _gates_lock:
-            found = _gates.setdefault(path, _Gate())
-    return found
+_gate = _PerFile(lambda path: _Gate())
 
 
 def _locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
-def _forget_checkpointers_in_child() -> None:
-    global _checkpointers_lock, _gates_lock
-    _checkpointers.clear()  # the parent's threads did not come along
-    _checkpointers_lock = threading.Lock()
-    _gates.clear()  # their conditions' locks may have been held by a parent's thread
-    _gates_lock = threading.Lock()
+def _forget_in_child() -> None:
+    _checkpointer.forget()
+    _gate.forget()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_checkpointers_in_child)
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class EmbeddedStore(DocumentStore):
