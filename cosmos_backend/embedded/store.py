@@ -74,6 +74,10 @@ _USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
 _MAX_MASKS = 32
 
 
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc)  # SQLITE_BUSY's message: "database is locked"
+
+
 def _set_wal(conn: sqlite3.Connection) -> None:
     """Switch to WAL. Switching needs the file to itself and SQLite answers "locked" at once,
     without its busy handler, while another connection opens the same new file; retry."""
@@ -83,7 +87,7 @@ def _set_wal(conn: sqlite3.Connection) -> None:
             conn.execute("PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
+            if not _locked(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
 
@@ -209,10 +213,6 @@ class _Gate:
 _gate = _PerFile(lambda path: _Gate())
 
 
-def _locked(exc: sqlite3.OperationalError) -> bool:
-    return "locked" in str(exc) or "busy" in str(exc)
-
-
 def _forget_in_child() -> None:
     _checkpointer.forget()
     _gate.forget()
@@ -307,11 +307,16 @@ class EmbeddedStore(DocumentStore):
         finally:
             if gate is not None:
                 gate.open()
+                # Put back once the lock is let go, not inside it: every statement lets
+                # the interpreter go, and the lock's holder would wait to get it back.
+                conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
         self._committed()
 
     @staticmethod
     def _begin_at_gate(conn: sqlite3.Connection, gate: _Gate) -> None:
-        """``BEGIN IMMEDIATE``, waiting at ``gate`` while another writer holds the lock."""
+        """``BEGIN IMMEDIATE``, waiting at ``gate`` while another writer holds the lock.
+        Returns with the connection's busy timeout shortened (a write transaction needs no
+        busy wait in WAL mode); the caller puts it back after ``COMMIT``."""
         deadline = time.monotonic() + _WRITE_WAIT_S
         conn.execute(f"PRAGMA busy_timeout={_BUSY_FIRST_MS}")
         try:
@@ -328,8 +333,9 @@ class EmbeddedStore(DocumentStore):
                     conn.execute("PRAGMA busy_timeout=0")
                 first = False
                 gate.wait(seen, _RETRY_S)
-        finally:
+        except BaseException:
             conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+            raise
 
     @contextmanager
     def grouped(self) -> Iterator[None]:

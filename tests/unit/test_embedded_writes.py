@@ -218,3 +218,19 @@ def test_a_forked_child_has_gates_of_its_own(store: EmbeddedStore, tmp_path: Pat
 
 def _child_opens_the_gate(path: str) -> None:
     embedded._gate(path).open()
+
+
+def test_reads_keep_their_long_busy_wait_after_writes(store: EmbeddedStore) -> None:
+    """The gate shortens the connection's busy timeout for ``BEGIN IMMEDIATE`` only: after a
+    write, a failed write and a grouped block, reads wait as long as ever."""
+    def busy_ms() -> int:
+        return int(store._conn().execute("PRAGMA busy_timeout").fetchone()[0])
+
+    store.create(doc("p", "a"))
+    assert busy_ms() == embedded._BUSY_MS
+    with pytest.raises(errors.BatchFailed):
+        store.execute_batch("p", [BatchOp.create(doc("p", "a"))])
+    assert busy_ms() == embedded._BUSY_MS
+    with store.grouped():
+        store.create(doc("p", "b"))
+    assert busy_ms() == embedded._BUSY_MS
