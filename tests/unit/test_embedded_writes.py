@@ -4,7 +4,11 @@ the committing caller, and a process's writers taking the write lock in turn."""
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -234,3 +238,38 @@ def test_reads_keep_their_long_busy_wait_after_writes(store: EmbeddedStore) -> N
     with store.grouped():
         store.create(doc("p", "b"))
     assert busy_ms() == embedded._BUSY_MS
+
+
+def test_a_writer_goes_when_another_process_holding_the_lock_is_killed(
+        store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL of the process holding the write lock: the OS lets its lock go, no gate of
+    this process opens, and the waiting writer's retries find the file free."""
+    monkeypatch.setattr(embedded, "_RETRY_S", 0.01)
+    monkeypatch.setattr(embedded, "_BUSY_MS", 50)
+    path = str(tmp_path / "writes.sqlite3")
+    store.create(doc("p", "warm"))
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, sys, time\n"
+         "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+         "c.execute('BEGIN IMMEDIATE')\n"
+         "c.execute(\"INSERT INTO store_meta VALUES ('x', 'half-written', '1')\")\n"
+         "print('holding', flush=True)\n"
+         "time.sleep(60)\n", path], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        holding, done, failed = threading.Event(), threading.Event(), []
+        thread = _second_writer(store, "after-kill", holding, done, failed)
+        holding.set()
+        assert not done.wait(0.3)
+        os.kill(holder.pid, signal.SIGKILL)
+        assert done.wait(10)
+        thread.join()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert failed == []
+    assert store.read("p", "after-kill")["id"] == "after-kill"
+    rows = store._conn().execute(
+        "SELECT COUNT(*) FROM store_meta WHERE key = 'half-written'").fetchone()[0]
+    assert rows == 0  # the killed transaction left nothing
