@@ -1,14 +1,24 @@
 """How far the views are behind the record, end to end, and the commands' admission control.
 
-**The lag.** The relay notes, per feed range, each change-feed page it hands to the
-projections (its last change-feed position and when the relay read it); the projection
-worker, once a page's views are committed, raises the range's *projected* position
-(:func:`mark_projected`). The relay then publishes the end-to-end lag, in milliseconds: how
-long the oldest page it read has been waiting for its views (0 when every page it handed
-over is projected). Both sides meet in Redis (the broker every process already has), so a
-command learns the lag with one ``HGETALL``, never a store round trip. Each relay publishes
+**The lag.** The relay notes each change-feed page it hands to the projections as pending
+(below); the projection worker, once a page's views are committed, takes it off and raises
+its ranges' *projected* positions (:func:`page_projected`). The relay then publishes the
+end-to-end lag, in milliseconds: how long the oldest pending page of its ranges has been
+waiting for its views (0 when every page it handed over is projected). Both sides meet in
+Redis (the broker every process already has), so a command learns the lag with one
+``HGETALL``, never a store round trip. Each relay publishes
 under its own name; a reader takes the largest of the figures published in the last
 :data:`FRESH_SECONDS` (a stopped relay's figure lapses; ``/healthz`` reports the relay).
+
+**Pages not projected.** Before the relay hands a page over it notes it as *pending* in
+Redis (:func:`handing_over`, the time it read it), and after, the page's messages (ids only,
+as the broker carries them: :func:`handed_over`); the worker that commits the page's views
+takes it off (:func:`page_projected`, in the same call that raises the positions). The lag is
+the age of the oldest pending page of the relay's ranges, so a page whose message was lost —
+its worker killed whole, holding it unacknowledged until the broker's visibility timeout, or
+given up after its retries — keeps counting however many pages after it were projected, and
+a relay (the same one, or the one that took its ranges over) sends it again
+(:func:`pending_pages`, :func:`page_messages`, ``RELAY_REDRIVE_AFTER_S``).
 
 **Admission control** (:func:`admit`): while the lag is above ``VIEWS_LAG_BOUND_MS``
 (default 250 ms) a command waits before it commits, checking again every
@@ -22,6 +32,7 @@ read (no broker configured, Redis down), nothing waits.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -33,6 +44,8 @@ from django.conf import settings
 
 log = logging.getLogger(__name__)
 
+PENDING_KEY = "his:views:pending"  # hash: page key → epoch seconds the relay read the page
+PAGES_KEY = "his:views:pages"  # hash: page key → its messages, JSON (stream keys, seq numbers)
 LAG_KEY = "his:views:lag"  # hash: relay owner → "<ms>,<epoch seconds published>"
 PROJECTED_KEY = "his:views:projected"  # hash: feed range → highest position projected
 ADMISSION_KEY = "his:views:admission"  # hash: waits, waited_ms, capped
@@ -40,12 +53,23 @@ FRESH_SECONDS = 3.0  # a relay publishes every poll (≤ 1 s); older figures are
 POLL_SECONDS = 0.025
 _READ_EVERY = 0.02  # a process reads the published lag at most this often outside a wait
 
-# Raise a range's projected position, never lower it (two pages may finish out of order).
-_RAISE = """
-local now = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if tonumber(ARGV[2]) > now then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+
+# A page's views committed: raise each range's position, and take the page off the pending.
+_PROJECTED = """
+for i = 2, #ARGV, 2 do
+  local now = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
+  if tonumber(ARGV[i + 1]) > now then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
 return 1
 """
+# The page's messages, kept only while the page is pending (it may be projected already).
+_KEEP_MESSAGES = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
+return 1
+"""
+_PRIORITY_SEP = "\x06\x16"  # kombu's Redis transport: a queue's list per priority step
 
 _local = threading.local()
 _waited: ContextVar[float] = ContextVar("his_admission_waited", default=0.0)
@@ -72,14 +96,31 @@ def cap_ms() -> float:
     return float(getattr(settings, "VIEWS_ADMISSION_CAP_MS", 2000))
 
 
+# ------------------------------------------------------------------ pages, by key
+def page_key(marks: list[dict[str, Any]]) -> str:
+    """A hand-over's key: its ranges' positions (``marks``, as the page message carries
+    them), the same in the relay that sends it and the worker that projects it."""
+    return "|".join(sorted(f"{m['range']}@{int(m['position'])}" for m in marks))
+
+
+def ranges_of(key: str) -> set[str]:
+    return {part.rpartition("@")[0] for part in key.split("|")}
+
+
 # ------------------------------------------------------------------ the projections' side
-def mark_projected(feed_range: str, position: int) -> None:
-    """The views of ``feed_range`` up to ``position`` are committed (advisory: a broker
-    error is logged, never raised — the views are written either way)."""
+def page_projected(marks: list[dict[str, Any]]) -> None:
+    """The views of a page are committed: each range's position in ``marks`` raised and the
+    page off the pending (advisory: a broker error is logged, never raised — the views are
+    written either way; the relay sends the page again later, which changes nothing)."""
+    if not marks:
+        return
     try:
         client = _client()
         if client is not None:
-            client.eval(_RAISE, 1, PROJECTED_KEY, feed_range, int(position))
+            args: list[Any] = [page_key(marks)]
+            for mark in marks:
+                args += [str(mark["range"]), int(mark["position"])]
+            client.eval(_PROJECTED, 3, PROJECTED_KEY, PENDING_KEY, PAGES_KEY, *args)
     except redis.RedisError as exc:
         log.warning("projected position not published: %s", type(exc).__name__)
 
@@ -92,6 +133,74 @@ def projected_positions() -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ the relay's side
+def handing_over(key: str, read_at: float) -> None:
+    """Before a page is sent: note it pending, read at ``read_at`` (advisory: unnoted, the
+    page is neither in the lag nor sent again, as before pages were noted)."""
+    try:
+        client = _client()
+        if client is not None:
+            client.hset(PENDING_KEY, key, f"{read_at:.3f}")
+    except redis.RedisError as exc:
+        log.warning("page not noted pending: %s", type(exc).__name__)
+
+
+def handed_over(key: str, messages: list[list[Any]]) -> None:
+    """After it was sent: the page's messages (``[task, queue, args]``), to send again if
+    it is not projected in time; kept only while the page is still pending."""
+    try:
+        client = _client()
+        if client is not None:
+            client.eval(_KEEP_MESSAGES, 2, PENDING_KEY, PAGES_KEY, key, json.dumps(messages))
+    except redis.RedisError as exc:
+        log.warning("page's messages not kept: %s", type(exc).__name__)
+
+
+def forget_page(key: str) -> None:
+    """Off the pending: it was not sent after all, or it cannot be sent again."""
+    try:
+        client = _client()
+        if client is not None:
+            client.hdel(PENDING_KEY, key)
+            client.hdel(PAGES_KEY, key)
+    except redis.RedisError as exc:
+        log.warning("page not taken off the pending: %s", type(exc).__name__)
+
+
+def pending_pages() -> dict[str, float]:
+    """Every pending page (of every relay): key → when it was read. Raises RedisError."""
+    client = _client()
+    if client is None:
+        return {}
+    pages = {}
+    for key, value in client.hgetall(PENDING_KEY).items():
+        try:
+            pages[key.decode()] = float(value)
+        except ValueError:
+            continue
+    return pages
+
+
+def page_messages(key: str) -> list[list[Any]] | None:
+    """The messages a pending page was sent as, or None if they were not kept."""
+    client = _client()
+    raw = client.hget(PAGES_KEY, key) if client is not None else None
+    return None if raw is None else json.loads(raw)
+
+
+def queued(queues: set[str]) -> int:
+    """Messages waiting in these Celery queues for a worker to take them (every priority
+    step). Raises RedisError."""
+    client = _client()
+    if client is None:
+        return 0
+    pipe = client.pipeline(transaction=False)
+    for queue in sorted(queues):
+        pipe.llen(queue)
+        for step in (3, 6, 9):
+            pipe.llen(f"{queue}{_PRIORITY_SEP}{step}")
+    return int(sum(pipe.execute()))
+
+
 def publish_lag(owner: str, ms: float) -> None:
     client = _client()
     if client is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import redis
 from django.core.management import call_command
 
 from hisadmin.core import keys, views_lag
@@ -22,6 +23,8 @@ from patients.tasks import PAGE_TASK as FOLLOW_UP_PAGE
 from tests import worklist_data as data
 from worklists.delivery import tasks
 from worklists.delivery.relay import Relay, consumer_publisher
+from worklists.persistence import generations
+from worklists.persistence.trackers import read_tracker
 
 pytestmark = [pytest.mark.service, pytest.mark.django_db(transaction=True)]
 JSON = "application/json"
@@ -79,6 +82,65 @@ def test_the_relay_publishes_how_long_its_pages_wait_for_their_views(
 
     _project_then_stop(relay, his_store, streams, marks)
     assert views_lag.lag_ms() is None  # no relay: unknown, and nothing waits on it
+
+
+def test_a_lost_page_keeps_counting_after_later_pages_are_projected_and_is_sent_again(
+        broker, his_store, his_reference_data) -> None:
+    """A page whose message is lost (its worker killed whole: Redis keeps the message
+    unacknowledged for the visibility timeout, an hour) stays in the lag however many pages
+    after it are projected, and the relay sends exactly its messages again once it is
+    overdue and nothing waits in its queues."""
+    sent: list = []
+    relay = _relay(his_store, sent)
+    relay.redrive_after = 5.0
+    while relay.step():
+        pass
+    for _, args in sent:
+        if len(args) == 2:
+            tasks.apply_page(his_store, args[0])
+            tasks.mark_pages(args[1])
+    sent.clear()
+
+    lost = data.register(his_store, "Verloren", "Zoë")
+    relay.step()
+    lost_messages = [[task, args] for task, args in sent]
+    [lost_page] = [args for task, args in sent if task == tasks.PAGE_TASK]
+    assert lost_page[0] == [[f"P_{lost}", [1]]]
+    sent.clear()
+    later = data.register(his_store, "Später", "Åsa")
+    relay.step()
+    [later_page] = [args for task, args in sent if task == tasks.PAGE_TASK]
+    tasks.apply_page(his_store, later_page[0])
+    tasks.mark_pages(later_page[1])  # its ranges' positions now past the lost page's
+    assert views_lag.projected_positions()[later_page[1][0]["range"]] > \
+        lost_page[1][0]["position"]
+    time.sleep(0.3)
+    relay.step()
+    behind = views_lag.lag_ms()
+    assert behind is not None and behind >= 300  # the lost page still counts
+    sent.clear()
+
+    # Not yet overdue: nothing sent again.
+    assert relay.redrive(views_lag.pending_pages(), time.time() + 1) == 0
+    # Overdue, but a message waits in the projections' queue: late, not lost; nothing sent.
+    client = redis.Redis(unix_socket_path=broker.socket)
+    client.rpush(tasks.QUEUE, b"{}")
+    assert relay.redrive(views_lag.pending_pages(), time.time() + 60) == 0 and sent == []
+    client.delete(tasks.QUEUE)
+    # Overdue with the queues empty: the very messages the page was sent as, once.
+    assert relay.redrive(views_lag.pending_pages(), time.time() + 120) == 1
+    assert [[task, args] for task, args in sent] == lost_messages
+    assert relay.stats.redriven == 1
+    # Sent again a moment ago: not again until it is overdue once more.
+    assert relay.redrive(views_lag.pending_pages(), time.time() + 122) == 0
+
+    status = StringIO()
+    call_command("relay_status", "--json", stdout=status)
+    assert json.loads(status.getvalue())["endToEnd"]["pendingPages"] == 1
+    _project_then_stop(relay, his_store, lost_page[0], lost_page[1])
+    assert views_lag.pending_pages() == {}
+    gen = generations.pointer(his_store)["active"]
+    assert [read_tracker(his_store, pid, gen).state.seq for pid in (lost, later)] == [1, 1]
 
 
 def test_a_command_waits_while_the_views_are_behind_but_never_past_the_cap(

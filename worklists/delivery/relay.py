@@ -19,6 +19,11 @@ page, the relay waits ``gather`` seconds (the relays :func:`build_relay` makes: 
 that under load a message carries several commands' events rather than one. Each message
 costs Celery about seven Redis calls (publish, fetch, ack) and the worker's CPU with them;
 see docs/performance.md, "Fewer messages".
+
+A page for the projections is noted pending in Redis until a worker has committed its views
+(:mod:`hisadmin.core.views_lag`): its age is the views' lag, and a page still pending after
+``redrive_after`` seconds, with nothing waiting in its queues, is sent again (its message was
+lost with a worker killed whole, or given up after its retries): :meth:`Relay.redrive`.
 """
 
 from __future__ import annotations
@@ -27,7 +32,6 @@ import logging
 import math
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -47,11 +51,13 @@ from worklists.persistence.feed import EventRef, events_in
 
 log = logging.getLogger(__name__)
 
-# publish(events, marks=None): raises when the broker does not accept them; True when a
-# per-page consumer (the projections) got the page with ``marks`` ([{"range", "position"}],
-# one per feed range the hand-over covers), so the relay waits for the page to be marked
-# projected (hisadmin.core.views_lag).
+# publish(events, marks=None): raises when the broker does not accept them; returns the
+# per-page messages sent (``[task, queue, args]``, truthy) when a per-page consumer (the
+# projections) got the page with ``marks`` ([{"range", "position"}], one per feed range the
+# hand-over covers), so the relay waits for the page to be marked projected
+# (hisadmin.core.views_lag) and can send those messages again if it is not.
 Publish = Callable[..., object]
+REDRIVE_CHECK_S = 1.0  # how often a relay looks for pages overdue
 
 
 @dataclass
@@ -59,6 +65,7 @@ class RelayStats:
     published: int = 0
     pages: int = 0
     broker_errors: int = 0
+    redriven: int = 0  # pages sent again, not projected in time
     started: float = field(default_factory=time.time)
 
 
@@ -67,7 +74,8 @@ class Relay:
                  owner: str | None = None, lease_ttl: float = 10.0, page_size: int = 200,
                  busy_poll: float = 0.05, idle_max: float = 1.0,
                  hot_window: float = 5.0, keep_events: bool = False,
-                 gather: float = 0.0) -> None:
+                 gather: float = 0.0, redrive_after: float = 15.0,
+                 resend: Callable[[list[list[Any]]], None] | None = None) -> None:
         self.store = store
         self.leases = leases
         self.publish = publish
@@ -89,9 +97,13 @@ class Relay:
         self.stats = RelayStats()
         self._next_balance = 0.0
         self._last_heartbeat = 0.0
-        # Per range, the pages handed to the projections and not yet projected:
-        # (last position in the page, when it was read). Their age is the views' lag.
-        self.unprojected: dict[str, deque[tuple[int, float]]] = {}
+        # A page handed to the projections and not projected after this many seconds is
+        # sent again (``RELAY_REDRIVE_AFTER_S``; 0: never) with ``resend`` (default: the
+        # publisher's), once nothing waits in its queues: its message was lost.
+        self.redrive_after = redrive_after
+        self.resend = resend or getattr(publish, "resend", None)
+        self._redriven: dict[str, float] = {}  # page key → when this relay last sent it again
+        self._next_redrive = 0.0
 
     # ------------------------------------------------------------------ leases
     def balance(self) -> None:
@@ -105,7 +117,6 @@ class Relay:
                 except LeaseLost:
                     log.warning("lost range=%s owner=%s", feed_range, self.owner)
                     del self.held[feed_range]
-                    self.unprojected.pop(feed_range, None)
         if now < self._next_balance:
             return
         self._next_balance = now + self.lease_ttl / 3
@@ -129,7 +140,6 @@ class Relay:
         # Give back ranges beyond our share so a newly started relay gets work.
         while len(self.held) > share:
             feed_range, lease = self.held.popitem()
-            self.unprojected.pop(feed_range, None)
             self._release(lease)
 
     def _release(self, lease: Lease) -> None:
@@ -194,11 +204,20 @@ class Relay:
                 events += found
                 marks.append({"range": feed_range, "position": position})
         if events:
-            read_at = time.time()
-            if self.publish(events, marks=marks):
-                for mark in marks:
-                    self.unprojected.setdefault(mark["range"], deque()).append(
-                        (mark["position"], read_at))
+            # Noted pending before it is sent: the worker may project it at once.
+            key = views_lag.page_key(marks) if marks else ""
+            if key:
+                views_lag.handing_over(key, time.time())
+            try:
+                sent = self.publish(events, marks=marks)
+            except BaseException:
+                if key:
+                    views_lag.forget_page(key)
+                raise
+            if key and isinstance(sent, list) and sent:
+                views_lag.handed_over(key, sent)
+            elif key and not sent:
+                views_lag.forget_page(key)  # no page consumer: nothing to wait for
             self.stats.published += len(events)
         for feed_range, page, position in read:
             lease = self.held[feed_range]
@@ -210,7 +229,6 @@ class Relay:
                 # duplicates, which the projections ignore.
                 log.warning("lost range=%s owner=%s", feed_range, self.owner)
                 del self.held[feed_range]
-                self.unprojected.pop(feed_range, None)
             self.stats.pages += 1
         self.full = any(len(page.items) >= self.page_size for _, page, _ in read)
         return sum(len(page.items) for _, page, _ in read)
@@ -221,24 +239,64 @@ class Relay:
         self.publish_lag()
         return moved
 
-    def lag_ms(self, projected: dict[str, int], now: float) -> float:
+    def _mine(self, pending: dict[str, float]) -> dict[str, float]:
+        """The pending pages of the ranges this relay holds (sent by it, or by the relay
+        that held them before)."""
+        return {key: at for key, at in pending.items()
+                if not views_lag.ranges_of(key).isdisjoint(self.held)}
+
+    def lag_ms(self, pending: dict[str, float], now: float) -> float:
         """How long the oldest page handed to the projections has waited for its views."""
-        oldest = None
-        for feed_range, pages in self.unprojected.items():
-            done = projected.get(feed_range, 0)
-            while pages and pages[0][0] <= done:
-                pages.popleft()
-            if pages and (oldest is None or pages[0][1] < oldest):
-                oldest = pages[0][1]
+        oldest = min(self._mine(pending).values(), default=None)
         return 0.0 if oldest is None else max(0.0, (now - oldest) * 1000)
 
     def publish_lag(self) -> None:
-        """Publish the views' end-to-end lag (advisory: a broker error only skips it)."""
+        """Publish the views' end-to-end lag (advisory: a broker error only skips it), and
+        send again the pages overdue."""
         try:
-            ms = self.lag_ms(views_lag.projected_positions(), time.time())
-            views_lag.publish_lag(self.owner, ms)
+            pending = views_lag.pending_pages()
+            now = time.time()
+            views_lag.publish_lag(self.owner, self.lag_ms(pending, now))
+            self.redrive(pending, now)
         except RedisError as exc:
             log.debug("lag not published: %s", type(exc).__name__)
+
+    def redrive(self, pending: dict[str, float], now: float) -> int:
+        """Send again every page of our ranges handed over ``redrive_after`` seconds ago (or
+        sent again that long ago) and still not projected, once nothing waits in its queues
+        (a page still queued behind others is late, not lost). Its message was lost: the
+        worker that took it was killed whole (its unacknowledged messages come back only
+        after the broker's visibility timeout), or it gave up after its retries. Projecting
+        a page again changes nothing, so a page merely slow costs only the repeat. Returns
+        how many pages were sent again."""
+        if self.redrive_after <= 0 or self.resend is None or now < self._next_redrive:
+            return 0
+        self._next_redrive = now + REDRIVE_CHECK_S
+        mine = self._mine(pending)
+        self._redriven = {k: at for k, at in self._redriven.items() if k in pending}
+        overdue = [key for key, read_at in sorted(mine.items(), key=lambda kv: kv[1])
+                   if now - max(read_at, self._redriven.get(key, 0.0)) >= self.redrive_after]
+        if not overdue:
+            return 0
+        found = {key: views_lag.page_messages(key) for key in overdue}
+        queues = {str(queue) for messages in found.values() for _, queue, _ in messages or []}
+        if queues and views_lag.queued(queues):
+            return 0  # the worker has not caught up with its queue yet: late, not lost
+        sent = 0
+        for key, messages in found.items():
+            if not messages:  # read, noted, and its sender stopped before it kept them
+                log.warning("page %s pending %.0f s and not kept: dropped from the lag",
+                            key, now - mine[key])
+                views_lag.forget_page(key)
+                continue
+            self.resend(messages)
+            self._redriven[key] = now
+            sent += 1
+        if sent:
+            self.stats.redriven += sent
+            log.warning("%s page(s) handed to the projections over %.0f s ago and not "
+                        "projected: sent again", sent, self.redrive_after)
+        return sent
 
     def run(self, stop: threading.Event) -> None:
         idle = self.busy_poll
@@ -323,11 +381,16 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
                 pages.setdefault((task, queue), []).append([stream, seqs])
             else:
                 send_task(task, args=[stream, seqs], queue=queue, retry=False)
-        for (task, queue), streams in pages.items():
-            send_task(task, args=[streams] if marks is None else [streams, marks], queue=queue,
-                      retry=False)
-        return bool(pages)
+        sent = [[task, queue, [streams] if marks is None else [streams, marks]]
+                for (task, queue), streams in pages.items()]
+        resend(sent)
+        return sent
 
+    def resend(sent: list[list[Any]]) -> None:
+        for task, queue, args in sent:
+            send_task(task, args=args, queue=queue, retry=False)
+
+    publish.resend = resend  # type: ignore[attr-defined] # the relay's re-drive sends with it
     return publish
 
 

@@ -58,9 +58,9 @@ def project_page(self: Task, streams: list[list[Any]],
 
 
 def mark_pages(marks: list[dict[str, Any]] | dict[str, Any] | None) -> None:
-    """Publish each range's position of a page as projected (see :func:`project_page`)."""
-    for one in [marks] if isinstance(marks, dict) else marks or []:
-        views_lag.mark_projected(str(one["range"]), int(one["position"]))
+    """Publish each range's position of a page as projected, and the page as no longer
+    pending (see :func:`project_page`)."""
+    views_lag.page_projected([marks] if isinstance(marks, dict) else marks or [])
 
 
 def apply_page(store: DocumentStore, streams: list[list[Any]],

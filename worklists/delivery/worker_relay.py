@@ -32,13 +32,14 @@ def build_relay(**options: Any) -> Relay:
 
     ``options`` are :class:`~worklists.delivery.relay.Relay`'s keyword arguments (owner,
     lease_ttl, busy_poll, idle_max, page_size, keep_events); ``gather`` is the setting
-    ``RELAY_GATHER_MS``'s."""
+    ``RELAY_GATHER_MS``'s, ``redrive_after`` ``RELAY_REDRIVE_AFTER_S``'s."""
     # Imported here: the worker loads this module before Django is set up.
     from hisadmin.core.store import get_lease_store, get_store
     from worklists.delivery.relay import Relay, celery_publisher  # (the same reason)
 
     return Relay(get_store("relay"), get_lease_store(), celery_publisher(),
-                 gather=settings.RELAY_GATHER_MS / 1000, **options)
+                 gather=settings.RELAY_GATHER_MS / 1000,
+                 redrive_after=settings.RELAY_REDRIVE_AFTER_S, **options)
 
 
 class Sweepers:

@@ -1,11 +1,14 @@
 """Relay lag per feed range (events, seconds), the views' end-to-end lag (ms) against its
-bound, the commands admission control held, lease owners, and dead letters."""
+bound, the pages handed to the projections and not yet projected, the commands admission
+control held, lease owners, and dead letters."""
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
+import redis
 from django.core.management.base import BaseCommand, CommandParser
 from rich.console import Console
 from rich.table import Table
@@ -28,7 +31,7 @@ class Command(BaseCommand):
         lag = measure(store, get_lease_store())
         end_to_end = {"ms": views_lag.lag_ms(), "boundMs": views_lag.bound_ms(),
                       "projected": views_lag.projected_positions(),
-                      "admission": views_lag.admission_counts()}
+                      "admission": views_lag.admission_counts(), **_pending()}
         letters = all_letters(store)
         pointer = generations.pointer(store)
         if json:
@@ -49,6 +52,11 @@ class Command(BaseCommand):
         console.print("views behind the record, end to end: "
                       + ("unknown (no relay published it lately)" if ms is None else f"{ms:g} ms")
                       + f" (bound {end_to_end['boundMs']:g} ms)")
+        if end_to_end["pendingPages"] is not None:
+            console.print(f"pages handed to the projections, not yet projected: "
+                          f"{end_to_end['pendingPages']}"
+                          + (f" (oldest {end_to_end['oldestPendingSeconds']:g} s ago)"
+                             if end_to_end["pendingPages"] else ""))
         if admission:
             console.print(f"commands held for the views: {admission['waits']} "
                           f"({admission['waited_ms']:g} ms in all, {admission['capped']} "
@@ -59,6 +67,18 @@ class Command(BaseCommand):
         for letter in letters[:20]:
             console.print(f"  {letter.id} {letter.event_type}: {letter.reason} "
                           f"({letter.attempts} attempts, {letter.failed_at[:19]})")
+
+
+def _pending() -> dict[str, Any]:
+    """How many pages the relays handed over are not projected yet, and the oldest one's
+    age (None: the broker cannot be read)."""
+    try:
+        pending = views_lag.pending_pages()
+    except redis.RedisError:
+        return {"pendingPages": None, "oldestPendingSeconds": None}
+    oldest = min(pending.values(), default=None)
+    return {"pendingPages": len(pending),
+            "oldestPendingSeconds": None if oldest is None else round(time.time() - oldest, 1)}
 
 
 def _dumps(data: Any) -> str:

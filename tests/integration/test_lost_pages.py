@@ -1,0 +1,97 @@
+"""A worker killed whole — its main process and its pool with it, as the kernel's OOM killer
+or a lost machine does — takes the page it was applying with it: Redis keeps the message
+unacknowledged until the broker's visibility timeout (an hour), so no other worker gets it.
+The relay notes every page it hands over as pending until a worker has committed its views,
+and sends a page again once it is overdue and nothing waits in its queues. Real processes:
+redis-server, Celery workers (prefork, and the light mode's thread pool with the relay inside),
+and ``run_relay``."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from hisadmin.core import views_lag
+from hisadmin.core.store import views_path
+from tests import worklist_data as data
+from tests.integration.processes import start_light_worker, start_relay, start_worker, wait_for
+from tests.integration.test_faults_worklists import _views_write_lock_held, settled
+from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
+    WorklistStack,
+    kill,
+    stack_per_test,
+    worklist_stack,
+)
+from worklists.persistence import generations
+from worklists.persistence.trackers import read_tracker
+
+pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.django_db]
+
+REDRIVE = {"RELAY_REDRIVE_AFTER_S": "2"}
+HOLD = {"WORKLISTS_FAILPOINTS": "after_rows=sleep:20"}  # the page's transaction held open
+
+
+def _mid_page(stack: WorklistStack, store, pid: str, initials: str) -> None:
+    """Wait until a worker holds the page of ``pid``'s registration open: its rows written in
+    the views' open transaction, nothing of it visible."""
+    gen = generations.pointer(store)["active"]
+    views_file = views_path(str(stack.store_path))
+
+    def held() -> bool:
+        if not _views_write_lock_held(views_file):
+            return False
+        time.sleep(0.3)
+        return (_views_write_lock_held(views_file)
+                and store.try_read(f"V_Names_g{gen}_{initials}", pid) is None)
+
+    wait_for(held, 30, interval=0.02, what="the page to be mid-way")
+
+
+def _nothing_projected(store, pid: str) -> bool:
+    gen = generations.pointer(store)["active"]
+    return read_tracker(store, pid, gen).etag is None
+
+
+def test_a_page_whose_worker_was_killed_whole_is_sent_again_by_the_relay(
+        stack, settings) -> None:
+    settings.CELERY_BROKER_URL = stack.redis.url  # to read the pending pages and the lag
+    store = stack.store()
+    env = {**stack.env, **REDRIVE}
+    doomed = start_worker({**env, **HOLD}, stack.base / "doomed.log")
+    stack.procs.append(doomed)
+    relay = start_relay(env, stack.base / "redrive-relay.log", "--lease-ttl", "2",
+                        "--idle-max", "0.2", "--owner", "redrive-relay")
+    stack.procs.append(relay)
+    pid = data.register(store, "Wholly", "Killed")
+    _mid_page(stack, store, pid, "WH")
+    kill(doomed)  # the whole process group: the message stays unacknowledged in Redis
+    assert _nothing_projected(store, pid)
+    assert views_lag.pending_pages()  # the relay still waits for it
+    stack.procs.append(start_worker(env, stack.base / "fresh.log"))
+    wait_for(lambda: settled(store, [pid]), 60, interval=0.2, what="the page sent again")
+    assert "not projected: sent again" in stack.log("redrive-relay")
+    wait_for(lambda: views_lag.lag_ms() == 0.0, 20, interval=0.1, what="the lag to clear")
+    assert views_lag.pending_pages() == {}
+
+
+def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next_one(
+        stack, settings) -> None:
+    """``make run``'s mode: the relay is a thread of the worker and dies with it. The next
+    worker's relay takes the ranges over once their leases lapse, finds the page the dead
+    one handed over still pending, and sends it again."""
+    settings.CELERY_BROKER_URL = stack.redis.url
+    store = stack.store()
+    env = {**stack.env, **REDRIVE, "CELERY_SKIP_CHECKS": "1"}
+    doomed = start_light_worker({**env, **HOLD}, stack.base / "doomed-light.log",
+                                "--relay-lease-ttl", "2")
+    stack.procs.append(doomed)
+    pid = data.register(store, "Whole", "Lightworker")
+    _mid_page(stack, store, pid, "WH")
+    kill(doomed)
+    assert _nothing_projected(store, pid)
+    stack.procs.append(start_light_worker(env, stack.base / "next-light.log",
+                                          "--relay-lease-ttl", "2"))
+    wait_for(lambda: settled(store, [pid]), 60, interval=0.2, what="the page sent again")
+    assert "not projected: sent again" in stack.log("next-light")
+    wait_for(lambda: views_lag.lag_ms() == 0.0, 20, interval=0.1, what="the lag to clear")
