@@ -49,8 +49,9 @@ def destination(his_store, engine: Engine, *events: str) -> str:
     return dest.id
 
 
-def drain(his_store, clock: Clock | None = None, attempts: int = 3) -> Deliverer:
-    return Deliverer(his_store, settings=Settings(timeout=0.5, max_attempts=attempts,
+def drain(his_store, clock: Clock | None = None, attempts: int = 3,
+          timeout: float = 0.5) -> Deliverer:
+    return Deliverer(his_store, settings=Settings(timeout=timeout, max_attempts=attempts,
                                                   backoff_base=1.0),
                      clock=clock or Clock(), transport=Hl7Transport())
 
@@ -78,18 +79,21 @@ def test_it_sends_registration_then_admission_in_order_as_valid_v251(
 
 
 def test_it_retries_ae_and_silence_then_dead_letters_and_the_next_flows(
-        his_store, his_patient, engine) -> None:
+        his_store, his_patient, engine, monkeypatch) -> None:
+    # Every answer here but the silent one comes: a 2 s wait, so that a loaded machine
+    # (the suite beside it) never turns an answer late into a silence; the silence costs it.
+    monkeypatch.setenv("HL7_ACK_TIMEOUT", "2")
     dest = destination(his_store, engine, "PatientRegistered", "AdmissionStarted")
     patient = his_patient()
     stream = f"P_{patient.id}"
     engine.answers = ["AE", "none", "AR"]
     clock = Clock()
-    first = drain(his_store, clock).run(dest, stream, 2, token="a")
+    first = drain(his_store, clock, timeout=2.0).run(dest, stream, 2, token="a")
     assert first.kind == "retry"
     clock.now += 10
-    assert drain(his_store, clock).run(dest, stream, 2, token="a").kind == "retry"
+    assert drain(his_store, clock, timeout=2.0).run(dest, stream, 2, token="a").kind == "retry"
     clock.now += 10
-    third = drain(his_store, clock).run(dest, stream, 2, token="a")
+    third = drain(his_store, clock, timeout=2.0).run(dest, stream, 2, token="a")
     assert third.kind == "delivered" and third.delivered == 1  # A04 dead, then A01
     assert engine.triggers() == ["A04", "A04", "A04", "A01"]
     dead = store.entries(his_store, status="dead")
