@@ -218,8 +218,8 @@ VIEWS_ADMISSION_CAP_MS = envint("VIEWS_ADMISSION_CAP_MS", 2000)
 # After a change-feed step that moved events (and filled no page), the relay waits this long
 # before reading on, so a busy ward's commands reach the projections several to a message.
 RELAY_GATHER_MS = envint("RELAY_GATHER_MS", 20)
-# A page handed to the projections and not projected after this long is sent again (its
-# message was lost with a worker killed whole); 0: never.
+# A page's message (the projections', the follow-ups') not handled this long after the relay
+# read the page is sent again (it was lost with a worker killed whole); 0: never.
 RELAY_REDRIVE_AFTER_S = envint("RELAY_REDRIVE_AFTER_S", 15)
 
 # --------------------------------------------------------------------------- redis / celery

@@ -23,7 +23,7 @@ from celery import shared_task
 
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
-from hisadmin.core import keys
+from hisadmin.core import keys, views_lag
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
@@ -114,7 +114,8 @@ PAGE_TASK = "patients.follow_up_page"
 @shared_task(name=PAGE_TASK, **RETRIED)
 def follow_up_page(streams: list[list[Any]], marks: Any = None) -> str:
     """A change-feed page's follow-ups in one message (``streams``: ``[[stream_pk, [seq, …]],
-    …]``, as the relay groups them; ``marks`` are the projections' business): each stream's
+    …]``, as the relay groups them; ``marks``: the page's key, taken off the relay's unfinished
+pages once the page is handled, hisadmin.core.views_lag): each stream's
     in turn. One that fails is sent on alone as a :func:`follow_up` message of its own, which
     retries it with its backoff, so the rest of the page is neither held up nor redone for it;
     only the broker refusing that message fails (and retries) the page, and every follow-up is
@@ -129,4 +130,6 @@ def follow_up_page(streams: list[list[Any]], marks: Any = None) -> str:
             failed.append((stream_pk, seqs_of(seq)))
     for stream_pk, seqs in failed:
         follow_up.apply_async(args=[stream_pk, seqs], retry=False)
+    # Handled (the failed ones handed on): the relay need not send this page again.
+    views_lag.page_done(PAGE_TASK, [marks] if isinstance(marks, dict) else marks or [])
     return f"{len(streams)} streams, {len(failed)} sent on alone"

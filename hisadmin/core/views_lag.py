@@ -10,15 +10,17 @@ Redis (the broker every process already has), so a command learns the lag with o
 under its own name; a reader takes the largest of the figures published in the last
 :data:`FRESH_SECONDS` (a stopped relay's figure lapses; ``/healthz`` reports the relay).
 
-**Pages not projected.** Before the relay hands a page over it notes it as *pending* in
-Redis (:func:`handing_over`, the time it read it), and after, the page's messages (ids only,
-as the broker carries them: :func:`handed_over`); the worker that commits the page's views
-takes it off (:func:`page_projected`, in the same call that raises the positions). The lag is
-the age of the oldest pending page of the relay's ranges, so a page whose message was lost —
-its worker killed whole, holding it unacknowledged until the broker's visibility timeout, or
-given up after its retries — keeps counting however many pages after it were projected, and
-a relay (the same one, or the one that took its ranges over) sends it again
-(:func:`pending_pages`, :func:`page_messages`, ``RELAY_REDRIVE_AFTER_S``).
+**Pages not projected.** Before the relay hands a page over it notes, in one transaction,
+each of its messages as *unfinished* (:func:`handing_over`: ids only, as the broker carries
+them, with the time it read the page) and the page as *pending* for the views. The worker
+that commits the page's views takes the page off the pending and its message off the
+unfinished (:func:`page_projected`, in the same call that raises the positions); another
+per-page consumer takes its own message off when it has handled it (:func:`page_done`). The
+lag is the age of the oldest pending page of the relay's ranges, so a page whose message was
+lost — its worker killed whole, holding it unacknowledged until the broker's visibility
+timeout, or given up after its retries — keeps counting however many pages after it were
+projected, and a relay (the same one, or the one that took its ranges over) sends the
+unfinished messages again (:func:`unfinished_pages`, ``RELAY_REDRIVE_AFTER_S``).
 
 **Admission control** (:func:`admit`): while the lag is above ``VIEWS_LAG_BOUND_MS``
 (default 250 ms) a command waits before it commits, checking again every
@@ -45,7 +47,7 @@ from django.conf import settings
 log = logging.getLogger(__name__)
 
 PENDING_KEY = "his:views:pending"  # hash: page key → epoch seconds the relay read the page
-PAGES_KEY = "his:views:pages"  # hash: page key → its messages, JSON (stream keys, seq numbers)
+PAGES_KEY = "his:views:pages"  # hash: "<page key>#<task>" → a message not handled yet, JSON
 LAG_KEY = "his:views:lag"  # hash: relay owner → "<ms>,<epoch seconds published>"
 PROJECTED_KEY = "his:views:projected"  # hash: feed range → highest position projected
 ADMISSION_KEY = "his:views:admission"  # hash: waits, waited_ms, capped
@@ -54,19 +56,15 @@ POLL_SECONDS = 0.025
 _READ_EVERY = 0.02  # a process reads the published lag at most this often outside a wait
 
 
-# A page's views committed: raise each range's position, and take the page off the pending.
+# A page's views committed: raise each range's position, take the page off the pending and
+# the projections' message off the unfinished.
 _PROJECTED = """
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   local now = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
   if tonumber(ARGV[i + 1]) > now then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
 redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
-return 1
-"""
-# The page's messages, kept only while the page is pending (it may be projected already).
-_KEEP_MESSAGES = """
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
+redis.call('HDEL', KEYS[3], ARGV[1] .. '#' .. ARGV[2])
 return 1
 """
 _PRIORITY_SEP = "\x06\x16"  # kombu's Redis transport: a queue's list per priority step
@@ -108,16 +106,17 @@ def ranges_of(key: str) -> set[str]:
 
 
 # ------------------------------------------------------------------ the projections' side
-def page_projected(marks: list[dict[str, Any]]) -> None:
-    """The views of a page are committed: each range's position in ``marks`` raised and the
-    page off the pending (advisory: a broker error is logged, never raised — the views are
-    written either way; the relay sends the page again later, which changes nothing)."""
+def page_projected(marks: list[dict[str, Any]], task: str) -> None:
+    """The views of a page are committed by its message for ``task``: each range's position
+    in ``marks`` raised, the page off the pending and its message off the unfinished
+    (advisory: a broker error is logged, never raised — the views are written either way;
+    the relay sends the page again later, which changes nothing)."""
     if not marks:
         return
     try:
         client = _client()
         if client is not None:
-            args: list[Any] = [page_key(marks)]
+            args: list[Any] = [page_key(marks), task]
             for mark in marks:
                 args += [str(mark["range"]), int(mark["position"])]
             client.eval(_PROJECTED, 3, PROJECTED_KEY, PENDING_KEY, PAGES_KEY, *args)
@@ -133,41 +132,53 @@ def projected_positions() -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ the relay's side
-def handing_over(key: str, read_at: float) -> None:
-    """Before a page is sent: note it pending, read at ``read_at`` (advisory: unnoted, the
-    page is neither in the lag nor sent again, as before pages were noted)."""
+def handing_over(key: str, read_at: float, messages: list[list[Any]], *, views: str) -> None:
+    """Before a page is sent: note each of its messages (``[task, queue, args]``, ids only)
+    unfinished, and the page pending for the views if ``views`` (the projections' task) is
+    among them, read at ``read_at``: one transaction. Advisory: unnoted, the page is neither
+    in the lag nor sent again, as before pages were noted."""
     try:
         client = _client()
-        if client is not None:
-            client.hset(PENDING_KEY, key, f"{read_at:.3f}")
+        if client is None:
+            return
+        pipe = client.pipeline(transaction=True)
+        for task, queue, args in messages:
+            if task == views:
+                pipe.hset(PENDING_KEY, key, f"{read_at:.3f}")
+            pipe.hset(PAGES_KEY, f"{key}#{task}",
+                      json.dumps({"at": read_at, "queue": queue, "args": args}))
+        pipe.execute()
     except redis.RedisError as exc:
         log.warning("page not noted pending: %s", type(exc).__name__)
 
 
-def handed_over(key: str, messages: list[list[Any]]) -> None:
-    """After it was sent: the page's messages (``[task, queue, args]``), to send again if
-    it is not projected in time; kept only while the page is still pending."""
+def page_done(task: str, marks: list[dict[str, Any]]) -> None:
+    """A page's message for ``task`` was handled: it need not be sent again (advisory)."""
+    if not marks:
+        return
     try:
         client = _client()
         if client is not None:
-            client.eval(_KEEP_MESSAGES, 2, PENDING_KEY, PAGES_KEY, key, json.dumps(messages))
+            client.hdel(PAGES_KEY, f"{page_key(marks)}#{task}")
     except redis.RedisError as exc:
-        log.warning("page's messages not kept: %s", type(exc).__name__)
+        log.warning("page not taken off the unfinished: %s", type(exc).__name__)
 
 
-def forget_page(key: str) -> None:
-    """Off the pending: it was not sent after all, or it cannot be sent again."""
+def forget_page(key: str, tasks: list[str]) -> None:
+    """Off the pending and the unfinished: not sent after all, or not to be sent again."""
     try:
         client = _client()
         if client is not None:
             client.hdel(PENDING_KEY, key)
-            client.hdel(PAGES_KEY, key)
+            if tasks:
+                client.hdel(PAGES_KEY, *(f"{key}#{task}" for task in tasks))
     except redis.RedisError as exc:
         log.warning("page not taken off the pending: %s", type(exc).__name__)
 
 
 def pending_pages() -> dict[str, float]:
-    """Every pending page (of every relay): key → when it was read. Raises RedisError."""
+    """Every page pending for the views (of every relay): key → when it was read. Raises
+    RedisError."""
     client = _client()
     if client is None:
         return {}
@@ -180,11 +191,22 @@ def pending_pages() -> dict[str, float]:
     return pages
 
 
-def page_messages(key: str) -> list[list[Any]] | None:
-    """The messages a pending page was sent as, or None if they were not kept."""
+def unfinished_pages() -> dict[str, list[tuple[float, list[Any]]]]:
+    """Every page with a message not handled yet: key → ``(read at, [task, queue, args])``
+    of each such message. Raises RedisError."""
     client = _client()
-    raw = client.hget(PAGES_KEY, key) if client is not None else None
-    return None if raw is None else json.loads(raw)
+    if client is None:
+        return {}
+    pages: dict[str, list[tuple[float, list[Any]]]] = {}
+    for field, raw in client.hgetall(PAGES_KEY).items():
+        key, _, task = field.decode().rpartition("#")
+        try:
+            kept = json.loads(raw)
+            pages.setdefault(key, []).append(
+                (float(kept["at"]), [task, kept["queue"], kept["args"]]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return pages
 
 
 def queued(queues: set[str]) -> int:

@@ -4,18 +4,28 @@ unacknowledged until the broker's visibility timeout (an hour), so no other work
 The relay notes every page it hands over as pending until a worker has committed its views,
 and sends a page again once it is overdue and nothing waits in its queues. Real processes:
 redis-server, Celery workers (prefork, and the light mode's thread pool with the relay inside),
-and ``run_relay``."""
+and ``run_relay``. A follow-up page (a bed to cleaning after a discharge) lost after its
+views were projected is sent again too."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+import redis
 
 from hisadmin.core import views_lag
 from hisadmin.core.store import views_path
+from patients.persistence.beds import read_bed
 from tests import worklist_data as data
-from tests.integration.processes import start_light_worker, start_relay, start_worker, wait_for
+from tests.integration.processes import (
+    BIN,
+    start,
+    start_light_worker,
+    start_relay,
+    start_worker,
+    wait_for,
+)
 from tests.integration.test_faults_worklists import _views_write_lock_held, settled
 from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
     WorklistStack,
@@ -70,7 +80,7 @@ def test_a_page_whose_worker_was_killed_whole_is_sent_again_by_the_relay(
     assert views_lag.pending_pages()  # the relay still waits for it
     stack.procs.append(start_worker(env, stack.base / "fresh.log"))
     wait_for(lambda: settled(store, [pid]), 60, interval=0.2, what="the page sent again")
-    assert "not projected: sent again" in stack.log("redrive-relay")
+    assert "not handled: sent again" in stack.log("redrive-relay")
     wait_for(lambda: views_lag.lag_ms() == 0.0, 20, interval=0.1, what="the lag to clear")
     assert views_lag.pending_pages() == {}
 
@@ -93,5 +103,42 @@ def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next
     stack.procs.append(start_light_worker(env, stack.base / "next-light.log",
                                           "--relay-lease-ttl", "2"))
     wait_for(lambda: settled(store, [pid]), 60, interval=0.2, what="the page sent again")
-    assert "not projected: sent again" in stack.log("next-light")
+    assert "not handled: sent again" in stack.log("next-light")
     wait_for(lambda: views_lag.lag_ms() == 0.0, 20, interval=0.1, what="the lag to clear")
+
+
+def _queue_worker(stack: WorklistStack, env: dict[str, str], name: str, queue: str) -> None:
+    """A prefork worker taking one queue only."""
+    stack.procs.append(start(
+        [str(BIN / "celery"), "-A", "hisadmin", "worker", "-Q", queue, "--concurrency", "1",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO",
+         "--pool", "prefork"], env, stack.base / f"{name}.log"))
+
+
+def test_a_lost_follow_up_page_is_sent_again_while_the_views_are_current(
+        stack, settings) -> None:
+    """The discharge's views are projected; its follow-up page (the bed to cleaning) is
+    lost from the broker before a worker took it. The views are not behind — the lag says
+    so — and the relay sends the follow-up page alone again: the bed goes to cleaning."""
+    settings.CELERY_BROKER_URL = stack.redis.url
+    store = stack.store()
+    env = {**stack.env, **REDRIVE}
+    _queue_worker(stack, env, "views-only", "projections")
+    stack.procs.append(start_relay(env, stack.base / "fu-relay.log", "--lease-ttl", "2",
+                                   "--idle-max", "0.2", "--owner", "fu-relay"))
+    pid = data.register(store, "Followup", "Lost")
+    data.admit(store, pid, "SURG", "SURG-1", bed="S107")
+    broker = redis.Redis(unix_socket_path=stack.redis.socket)
+    wait_for(lambda: settled(store, [pid]), 30, interval=0.1, what="the admission's views")
+    data.discharge(store, pid)
+    wait_for(lambda: settled(store, [pid]), 30, interval=0.1, what="the discharge's views")
+    wait_for(lambda: broker.llen("celery") > 0, 10, interval=0.05, what="its follow-ups queued")
+    broker.delete("celery")  # lost: nobody took it, nobody will
+    assert read_bed(store, "SURG-1", "S107")["docContents"]["state"] == "occupied"
+    wait_for(lambda: views_lag.lag_ms() == 0.0, 20, interval=0.1, what="the views current")
+    _queue_worker(stack, env, "follow-ups", "celery")
+    wait_for(lambda: read_bed(store, "SURG-1", "S107")["docContents"]["state"] == "cleaning",
+             60, interval=0.2, what="the follow-up page sent again")
+    assert "not handled: sent again" in stack.log("fu-relay")
+    wait_for(lambda: views_lag.unfinished_pages() == {}, 20, interval=0.2,
+             what="every page handled")

@@ -20,10 +20,11 @@ that under load a message carries several commands' events rather than one. Each
 costs Celery about seven Redis calls (publish, fetch, ack) and the worker's CPU with them;
 see docs/performance.md, "Fewer messages".
 
-A page for the projections is noted pending in Redis until a worker has committed its views
-(:mod:`hisadmin.core.views_lag`): its age is the views' lag, and a page still pending after
-``redrive_after`` seconds, with nothing waiting in its queues, is sent again (its message was
-lost with a worker killed whole, or given up after its retries): :meth:`Relay.redrive`.
+A page's per-page messages are noted in Redis before they are sent, until their consumers
+have handled them, and the page pending until a worker has committed its views
+(:mod:`hisadmin.core.views_lag`): its age is the views' lag, and a message still unhandled
+after ``redrive_after`` seconds, with nothing waiting in its queue, is sent again (it was lost
+with a worker killed whole, or given up after its retries): :meth:`Relay.redrive`.
 """
 
 from __future__ import annotations
@@ -47,15 +48,16 @@ from cosmos_backend.leases import LEASE_PK, Lease, LeaseLost, LeaseStore, new_ow
 from cosmos_backend.store import Cond, DocumentStore, Query
 from hisadmin.core import recent_events, views_lag
 from hisadmin.core.consumers import consumers_of
+from worklists.delivery.tasks import PAGE_TASK
 from worklists.persistence.feed import EventRef, events_in
 
 log = logging.getLogger(__name__)
 
-# publish(events, marks=None): raises when the broker does not accept them; returns the
-# per-page messages sent (``[task, queue, args]``, truthy) when a per-page consumer (the
-# projections) got the page with ``marks`` ([{"range", "position"}], one per feed range the
-# hand-over covers), so the relay waits for the page to be marked projected
-# (hisadmin.core.views_lag) and can send those messages again if it is not.
+# publish(events, marks=None, note=None): raises when the broker does not accept them; a
+# per-page consumer (the projections) gets the page with ``marks`` ([{"range", "position"}],
+# one per feed range the hand-over covers); ``note`` is given the per-page messages
+# (``[task, queue, args]``) before any is sent, so the relay can wait for the page to be
+# marked projected (hisadmin.core.views_lag) and send them again if it is not.
 Publish = Callable[..., object]
 REDRIVE_CHECK_S = 1.0  # how often a relay looks for pages overdue
 
@@ -204,20 +206,21 @@ class Relay:
                 events += found
                 marks.append({"range": feed_range, "position": position})
         if events:
-            # Noted pending before it is sent: the worker may project it at once.
+            # Its messages noted before they are sent: a worker may handle them at once.
             key = views_lag.page_key(marks) if marks else ""
-            if key:
-                views_lag.handing_over(key, time.time())
+            read_at = time.time()
+            noted: list[str] = []
+
+            def note(messages: list[list[Any]]) -> None:
+                views_lag.handing_over(key, read_at, messages, views=PAGE_TASK)
+                noted.extend(task for task, _, _ in messages)
+
             try:
-                sent = self.publish(events, marks=marks)
+                self.publish(events, marks=marks, **({"note": note} if key else {}))
             except BaseException:
-                if key:
-                    views_lag.forget_page(key)
+                if noted:
+                    views_lag.forget_page(key, noted)
                 raise
-            if key and isinstance(sent, list) and sent:
-                views_lag.handed_over(key, sent)
-            elif key and not sent:
-                views_lag.forget_page(key)  # no page consumer: nothing to wait for
             self.stats.published += len(events)
         for feed_range, page, position in read:
             lease = self.held[feed_range]
@@ -254,49 +257,42 @@ class Relay:
         """Publish the views' end-to-end lag (advisory: a broker error only skips it), and
         send again the pages overdue."""
         try:
-            pending = views_lag.pending_pages()
             now = time.time()
-            views_lag.publish_lag(self.owner, self.lag_ms(pending, now))
-            self.redrive(pending, now)
+            views_lag.publish_lag(self.owner, self.lag_ms(views_lag.pending_pages(), now))
+            self.redrive(now)
         except RedisError as exc:
             log.debug("lag not published: %s", type(exc).__name__)
 
-    def redrive(self, pending: dict[str, float], now: float) -> int:
-        """Send again every page of our ranges handed over ``redrive_after`` seconds ago (or
-        sent again that long ago) and still not projected, once nothing waits in its queues
-        (a page still queued behind others is late, not lost). Its message was lost: the
-        worker that took it was killed whole (its unacknowledged messages come back only
-        after the broker's visibility timeout), or it gave up after its retries. Projecting
-        a page again changes nothing, so a page merely slow costs only the repeat. Returns
-        how many pages were sent again."""
+    def redrive(self, now: float) -> int:
+        """Send again every unfinished message of the pages of our ranges handed over
+        ``redrive_after`` seconds ago (or sent again that long ago), once nothing waits in
+        their queues (a page still queued behind others is late, not lost). Such a message
+        was lost: the worker that took it was killed whole (its unacknowledged messages come
+        back only after the broker's visibility timeout), or it gave up after its retries.
+        Handling a page again changes nothing, so a page merely slow costs only the repeat.
+        Returns how many pages were sent again. Raises RedisError."""
         if self.redrive_after <= 0 or self.resend is None or now < self._next_redrive:
             return 0
         self._next_redrive = now + REDRIVE_CHECK_S
-        mine = self._mine(pending)
-        self._redriven = {k: at for k, at in self._redriven.items() if k in pending}
-        overdue = [key for key, read_at in sorted(mine.items(), key=lambda kv: kv[1])
-                   if now - max(read_at, self._redriven.get(key, 0.0)) >= self.redrive_after]
+        unfinished = views_lag.unfinished_pages()
+        self._redriven = {k: at for k, at in self._redriven.items() if k in unfinished}
+        overdue = {key: [message for _, message in kept]
+                   for key, kept in sorted(unfinished.items(), key=lambda kv: kv[1][0][0])
+                   if not views_lag.ranges_of(key).isdisjoint(self.held)
+                   and now - max(min(at for at, _ in kept),
+                                 self._redriven.get(key, 0.0)) >= self.redrive_after}
         if not overdue:
             return 0
-        found = {key: views_lag.page_messages(key) for key in overdue}
-        queues = {str(queue) for messages in found.values() for _, queue, _ in messages or []}
-        if queues and views_lag.queued(queues):
-            return 0  # the worker has not caught up with its queue yet: late, not lost
-        sent = 0
-        for key, messages in found.items():
-            if not messages:  # read, noted, and its sender stopped before it kept them
-                log.warning("page %s pending %.0f s and not kept: dropped from the lag",
-                            key, now - mine[key])
-                views_lag.forget_page(key)
-                continue
+        queues = {str(queue) for messages in overdue.values() for _, queue, _ in messages}
+        if views_lag.queued(queues):
+            return 0  # the workers have not caught up with their queues yet: late, not lost
+        for key, messages in overdue.items():
             self.resend(messages)
             self._redriven[key] = now
-            sent += 1
-        if sent:
-            self.stats.redriven += sent
-            log.warning("%s page(s) handed to the projections over %.0f s ago and not "
-                        "projected: sent again", sent, self.redrive_after)
-        return sent
+        self.stats.redriven += len(overdue)
+        log.warning("%s page(s) handed over more than %.0f s ago and not handled: sent again",
+                    len(overdue), self.redrive_after)
+        return len(overdue)
 
     def run(self, stop: threading.Event) -> None:
         idle = self.busy_poll
@@ -359,7 +355,8 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
     Ids only: the task re-reads the events, so no patient data sits in the broker or logs.
     """
 
-    def publish(events: list[EventRef], marks: list[dict[str, Any]] | None = None) -> bool:
+    def publish(events: list[EventRef], marks: list[dict[str, Any]] | None = None,
+                note: Callable[[list[list[Any]]], None] | None = None) -> list[list[Any]]:
         messages: dict[tuple[str, str, str], list[int]] = {}
         open_gates: dict[str, bool] = {}  # asked once per page, after it was read
         per_page: set[str] = set()
@@ -375,14 +372,17 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
                 messages.setdefault((consumer.task, consumer.queue, event.stream),
                                     []).append(event.seq)
         pages: dict[tuple[str, str], list[list[Any]]] = {}
-        # The relay owns retrying (retry=False): it backs off and keeps its checkpoints.
         for (task, queue, stream), seqs in messages.items():
             if task in per_page:
                 pages.setdefault((task, queue), []).append([stream, seqs])
-            else:
-                send_task(task, args=[stream, seqs], queue=queue, retry=False)
         sent = [[task, queue, [streams] if marks is None else [streams, marks]]
                 for (task, queue), streams in pages.items()]
+        if note is not None and sent:
+            note(sent)  # before any is sent: a worker may handle one at once
+        # The relay owns retrying (retry=False): it backs off and keeps its checkpoints.
+        for (task, queue, stream), seqs in messages.items():
+            if task not in per_page:
+                send_task(task, args=[stream, seqs], queue=queue, retry=False)
         resend(sent)
         return sent
 

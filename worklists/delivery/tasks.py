@@ -60,7 +60,7 @@ def project_page(self: Task, streams: list[list[Any]],
 def mark_pages(marks: list[dict[str, Any]] | dict[str, Any] | None) -> None:
     """Publish each range's position of a page as projected, and the page as no longer
     pending (see :func:`project_page`)."""
-    views_lag.page_projected([marks] if isinstance(marks, dict) else marks or [])
+    views_lag.page_projected([marks] if isinstance(marks, dict) else marks or [], PAGE_TASK)
 
 
 def apply_page(store: DocumentStore, streams: list[list[Any]],
