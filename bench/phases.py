@@ -513,6 +513,18 @@ class Observer:
                 **stats(self.times), "errors": self.errors}
 
 
+def admission_counts(client: HttpClient, tokens: Tokens) -> dict[str, float] | None:
+    """The commands the product held for the views so far, every process together
+    (``/healthz``: ``relay.admission``), or None where there are none to read (a baseline)."""
+    try:
+        _, body = client.call("GET", "/healthz", None, tokens.admin)
+    except (http.client.HTTPException, OSError):
+        return None
+    relay = body.get("relay") if isinstance(body, dict) else None
+    counts = relay.get("admission") if isinstance(relay, dict) else None
+    return counts if isinstance(counts, dict) and "waits" in counts else None
+
+
 def ward_mix(base: str, tokens: Tokens, patients: list[workload.PatientPlan], phases: Phases,
              first_id: int, cpu: Callable[[], dict[str, float]] | None = None
              ) -> dict[str, Any]:
@@ -568,9 +580,11 @@ def ward_mix(base: str, tokens: Tokens, patients: list[workload.PatientPlan], ph
         observing.start()
 
     beds = workload.free_beds(patients)
+    held_before = admission_counts(client, tokens)
     load = under_load(base, tokens, beds, phases.mix_clients, phases.mix_seconds, first_id,
                       cpu, begin=begin)
     stop.set()
+    held_after = admission_counts(client, tokens)
     for th in threads:
         th.join(30)
     prober.join(90)
@@ -591,4 +605,8 @@ def ward_mix(base: str, tokens: Tokens, patients: list[workload.PatientPlan], ph
             "observation_sets": observer.result(load["seconds"]),
             "errors": (load["errors"] + errors + observer.errors)[:5],
             **({"cpu_ms_per_command": load["cpu_ms_per_command"]}
-               if "cpu_ms_per_command" in load else {})}
+               if "cpu_ms_per_command" in load else {}),
+            # Commands that waited for the views during the mix (the drain's included).
+            **({"admission": {k: round(held_after[k] - held_before.get(k, 0), 1)
+                              for k in ("waits", "waited_ms", "capped")}}
+               if held_before is not None and held_after is not None else {})}
