@@ -241,6 +241,23 @@ def test_healthz_relay_status_and_the_lists_show_the_lag(
     assert "420 ms behind" in html
 
 
+def test_a_page_not_projected_for_30_s_degrades_healthz_and_stops_the_lists_updates(
+        broker, his_store, his_reference_data, client, his_user) -> None:
+    """No worker has projected a page the relay handed over for 45 s (every worker dead, or
+    the page lost and sent again in vain): /healthz answers 503 saying so, and the lists show
+    that their updates stopped, not merely that they are behind."""
+    views_lag.publish_lag("relay-c", 45_000.0)
+    answer = client.get("/healthz")
+    assert answer.status_code == 503
+    relay = answer.json()["relay"]
+    assert relay["ok"] is False and relay["error"].startswith("views 45 s behind")
+    client.force_login(his_user("stopped-nurse", "nurse"))
+    html = client.get("/admin/worklists/admitted/?department=MED").content.decode()
+    assert "⚠ Updates stopped" in html and "stopped-ago\">45 s</span> ago" in html
+    assert "45 s behind" in html
+    views_lag.withdraw("relay-c")
+
+
 def test_a_step_hands_every_ranges_page_over_in_one_message_per_consumer(
         broker, his_store, his_reference_data) -> None:
     sent: list = []

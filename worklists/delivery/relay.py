@@ -99,9 +99,9 @@ class Relay:
         self.stats = RelayStats()
         self._next_balance = 0.0
         self._last_heartbeat = 0.0
-        # A page handed to the projections and not projected after this many seconds is
-        # sent again (``RELAY_REDRIVE_AFTER_S``; 0: never) with ``resend`` (default: the
-        # publisher's), once nothing waits in its queues: its message was lost.
+        # A page's message not handled this many seconds after the page was read is sent
+        # again (``RELAY_REDRIVE_AFTER_S``; 0: never) with ``resend`` (default: the
+        # publisher's), once nothing waits in its queue: it was lost.
         self.redrive_after = redrive_after
         self.resend = resend or getattr(publish, "resend", None)
         self._redriven: dict[str, float] = {}  # page key → when this relay last sent it again

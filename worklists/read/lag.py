@@ -78,8 +78,10 @@ def stopped_since(lag: dict[str, Any], held: list[held_streams.HeldStream],
     """How many seconds ago the views stopped following the store, or None while they
     follow it. Stopped, as /healthz counts it degraded: a stream held after a failure (since
     its first failed event), a relay lease unrenewed for :data:`STOPPED_AFTER` seconds
-    (since its last renewal; no lease at all is a relay not started yet, not a stop), or
-    events waiting longer than that (since the oldest was written)."""
+    (since its last renewal; no lease at all is a relay not started yet, not a stop),
+    events waiting longer than that (since the oldest was written), or a page handed to the
+    projections and not projected for that long (the end-to-end lag: no worker takes it, and
+    sending it again did not help)."""
     now = time.time() if now is None else now
     since: list[float] = []
     for h in held:
@@ -91,6 +93,9 @@ def stopped_since(lag: dict[str, Any], held: list[held_streams.HeldStream],
     seconds = lag.get("seconds")
     if lag.get("pending") and seconds is not None and seconds >= STOPPED_AFTER:
         since.append(float(seconds))
+    ms = lag.get("ms")
+    if ms is not None and ms >= STOPPED_AFTER * 1000:
+        since.append(ms / 1000)  # a page handed over that no worker has projected
     return round(max(since)) if since else None
 
 
