@@ -82,25 +82,31 @@ def _views_write_lock_held(views_file: str) -> bool:
         conn.close()
 
 
+def wait_mid_page(stack: WorklistStack, store, pid: str, initials: str,
+                  timeout: float = 20) -> None:
+    """Wait until a worker holds the page of ``pid``'s registration open: its rows written,
+    its trackers not, all in one open transaction of the views (held over a failpoint's
+    sleep, not the moment a checkpoint takes), nothing of it visible yet."""
+    gen = generations.pointer(store)["active"]
+    views_file = views_path(str(stack.store_path))
+
+    def held() -> bool:
+        if not _views_write_lock_held(views_file):
+            return False
+        time.sleep(0.3)
+        return (_views_write_lock_held(views_file)
+                and store.try_read(f"V_Names_g{gen}_{initials}", pid) is None)
+
+    wait_for(held, timeout, interval=0.02, what="the page to be mid-way")
+
+
 def test_it_redelivers_a_task_whose_worker_process_was_killed_and_applies_it_once(stack) -> None:
     store = stack.store()
     worker = stack.worker("slow-worker", WORKLISTS_FAILPOINTS="after_rows=sleep:2")
     stack.relay()
     pid = data.register(store, "Killed", "Midtask")
     gen = generations.pointer(store)["active"]
-    views_file = views_path(str(stack.store_path))
-
-    def mid_page() -> bool:
-        # The page's rows are written, its trackers not, all in one open transaction of the
-        # views (held over the failpoint's 2 s, not the moment a checkpoint takes): nothing
-        # of it is visible yet.
-        if not _views_write_lock_held(views_file):
-            return False
-        time.sleep(0.3)
-        return (_views_write_lock_held(views_file)
-                and store.try_read(f"V_Names_g{gen}_KI", pid) is None)
-
-    wait_for(mid_page, 20, interval=0.02, what="the task to be mid-way")
+    wait_mid_page(stack, store, pid, "KI")
     children = psutil.Process(worker.pid).children(recursive=True)
     assert children, "prefork pool child not found"
     for child in children:

@@ -9,13 +9,10 @@ views were projected is sent again too."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import redis
 
 from hisadmin.core import views_lag
-from hisadmin.core.store import views_path
 from patients.persistence.beds import read_bed
 from tests import worklist_data as data
 from tests.integration.processes import (
@@ -26,7 +23,7 @@ from tests.integration.processes import (
     start_worker,
     wait_for,
 )
-from tests.integration.test_faults_worklists import _views_write_lock_held, settled
+from tests.integration.test_faults_worklists import settled, wait_mid_page
 from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
     WorklistStack,
     kill,
@@ -40,22 +37,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.django_db
 
 REDRIVE = {"RELAY_REDRIVE_AFTER_S": "2"}
 HOLD = {"WORKLISTS_FAILPOINTS": "after_rows=sleep:20"}  # the page's transaction held open
-
-
-def _mid_page(stack: WorklistStack, store, pid: str, initials: str) -> None:
-    """Wait until a worker holds the page of ``pid``'s registration open: its rows written in
-    the views' open transaction, nothing of it visible."""
-    gen = generations.pointer(store)["active"]
-    views_file = views_path(str(stack.store_path))
-
-    def held() -> bool:
-        if not _views_write_lock_held(views_file):
-            return False
-        time.sleep(0.3)
-        return (_views_write_lock_held(views_file)
-                and store.try_read(f"V_Names_g{gen}_{initials}", pid) is None)
-
-    wait_for(held, 30, interval=0.02, what="the page to be mid-way")
 
 
 def _nothing_projected(store, pid: str) -> bool:
@@ -74,7 +55,7 @@ def test_a_page_whose_worker_was_killed_whole_is_sent_again_by_the_relay(
                         "--idle-max", "0.2", "--owner", "redrive-relay")
     stack.procs.append(relay)
     pid = data.register(store, "Wholly", "Killed")
-    _mid_page(stack, store, pid, "WH")
+    wait_mid_page(stack, store, pid, "WH", timeout=30)
     kill(doomed)  # the whole process group: the message stays unacknowledged in Redis
     assert _nothing_projected(store, pid)
     assert views_lag.pending_pages()  # the relay still waits for it
@@ -97,7 +78,7 @@ def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next
                                 "--relay-lease-ttl", "2")
     stack.procs.append(doomed)
     pid = data.register(store, "Whole", "Lightworker")
-    _mid_page(stack, store, pid, "WH")
+    wait_mid_page(stack, store, pid, "WH", timeout=30)
     kill(doomed)
     assert _nothing_projected(store, pid)
     stack.procs.append(start_light_worker(env, stack.base / "next-light.log",
