@@ -209,18 +209,20 @@ def unfinished_pages() -> dict[str, list[tuple[float, list[Any]]]]:
     return pages
 
 
-def queued(queues: set[str]) -> int:
-    """Messages waiting in these Celery queues for a worker to take them (every priority
-    step). Raises RedisError."""
+def queued(queues: set[str]) -> dict[str, int]:
+    """Per Celery queue, the messages waiting in it for a worker to take them (every
+    priority step). Raises RedisError."""
     client = _client()
     if client is None:
-        return 0
+        return {}
+    names = sorted(queues)
     pipe = client.pipeline(transaction=False)
-    for queue in sorted(queues):
+    for queue in names:
         pipe.llen(queue)
         for step in (3, 6, 9):
             pipe.llen(f"{queue}{_PRIORITY_SEP}{step}")
-    return int(sum(pipe.execute()))
+    lengths = pipe.execute()
+    return {queue: int(sum(lengths[4 * i:4 * i + 4])) for i, queue in enumerate(names)}
 
 
 def publish_lag(owner: str, ms: float) -> None:

@@ -265,8 +265,8 @@ class Relay:
 
     def redrive(self, now: float) -> int:
         """Send again every unfinished message of the pages of our ranges handed over
-        ``redrive_after`` seconds ago (or sent again that long ago), once nothing waits in
-        their queues (a page still queued behind others is late, not lost). Such a message
+        ``redrive_after`` seconds ago (or sent again that long ago), each once nothing waits
+        in its queue (a message still queued behind others is late, not lost). Such a message
         was lost: the worker that took it was killed whole (its unacknowledged messages come
         back only after the broker's visibility timeout), or it gave up after its retries.
         Handling a page again changes nothing, so a page merely slow costs only the repeat.
@@ -283,16 +283,21 @@ class Relay:
                                  self._redriven.get(key, 0.0)) >= self.redrive_after}
         if not overdue:
             return 0
-        queues = {str(queue) for messages in overdue.values() for _, queue, _ in messages}
-        if views_lag.queued(queues):
-            return 0  # the workers have not caught up with their queues yet: late, not lost
+        waiting = views_lag.queued({str(queue) for messages in overdue.values()
+                                    for _, queue, _ in messages})
+        sent = 0
         for key, messages in overdue.items():
-            self.resend(messages)
-            self._redriven[key] = now
-        self.stats.redriven += len(overdue)
-        log.warning("%s page(s) handed over more than %.0f s ago and not handled: sent again",
-                    len(overdue), self.redrive_after)
-        return len(overdue)
+            # Only into a queue the workers have caught up with: behind others, it is late.
+            lost = [message for message in messages if not waiting.get(str(message[1]))]
+            if lost:
+                self.resend(lost)
+                self._redriven[key] = now
+                sent += 1
+        if sent:
+            self.stats.redriven += sent
+            log.warning("%s page(s) handed over more than %.0f s ago and not handled: sent "
+                        "again", sent, self.redrive_after)
+        return sent
 
     def run(self, stop: threading.Event) -> None:
         idle = self.busy_poll
