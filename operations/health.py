@@ -78,8 +78,10 @@ def check_relay() -> dict[str, Any]:
             result["ok"] = False
             result["error"] = (f"views {ms / 1000:.0f} s behind: a page handed to the "
                                "projections is not projected (is a worker running?)")
-    # Commands held while the views were behind their bound (hisadmin.core.views_lag).
+    # Commands held while the views were behind their bound (hisadmin.core.views_lag), and
+    # pages sent again because no worker handled them in time (a worker killed whole).
     result["admission"] = views_lag.admission_counts()
+    result["redriven"] = views_lag.redriven_count()
     return result
 
 

@@ -51,6 +51,7 @@ PAGES_KEY = "his:views:pages"  # hash: "<page key>#<task>" → a message not han
 LAG_KEY = "his:views:lag"  # hash: relay owner → "<ms>,<epoch seconds published>"
 PROJECTED_KEY = "his:views:projected"  # hash: feed range → highest position projected
 ADMISSION_KEY = "his:views:admission"  # hash: waits, waited_ms, capped
+REDRIVEN_KEY = "his:views:redriven"  # counter: pages a relay sent again, not handled in time
 FRESH_SECONDS = 3.0  # a relay publishes every poll (≤ 1 s); older figures are a stopped relay
 POLL_SECONDS = 0.025
 _READ_EVERY = 0.02  # a process reads the published lag at most this often outside a wait
@@ -223,6 +224,26 @@ def queued(queues: set[str]) -> dict[str, int]:
             pipe.llen(f"{queue}{_PRIORITY_SEP}{step}")
     lengths = pipe.execute()
     return {queue: int(sum(lengths[4 * i:4 * i + 4])) for i, queue in enumerate(names)}
+
+
+def count_redriven(pages: int) -> None:
+    """Count pages sent again (advisory)."""
+    try:
+        client = _client()
+        if client is not None:
+            client.incrby(REDRIVEN_KEY, pages)
+    except redis.RedisError:
+        pass
+
+
+def redriven_count() -> int | None:
+    """Pages the relays sent again since the broker started (every relay together), or None
+    when the broker cannot be read."""
+    try:
+        client = _client()
+        return int(client.get(REDRIVEN_KEY) or 0) if client is not None else None
+    except redis.RedisError:
+        return None
 
 
 def publish_lag(owner: str, ms: float) -> None:

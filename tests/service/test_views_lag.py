@@ -149,7 +149,11 @@ def test_a_lost_page_keeps_counting_after_later_pages_are_projected_and_is_sent_
     assert relay.redrive(time.time() + 122) == 0
     status = StringIO()
     call_command("relay_status", "--json", stdout=status)
-    assert json.loads(status.getvalue())["endToEnd"]["pendingPages"] == 1
+    end_to_end = json.loads(status.getvalue())["endToEnd"]
+    assert end_to_end["pendingPages"] == 1 and end_to_end["redriven"] == 2
+    status = StringIO()
+    call_command("relay_status", stdout=status)
+    assert "; sent again, not handled in time: 2" in status.getvalue()
 
     # The views' page projected, its follow-up page lost again: the lag is back to 0 (it
     # is the views'), and only the follow-up page is sent again.
@@ -233,6 +237,7 @@ def test_healthz_relay_status_and_the_lists_show_the_lag(
     body = client.get("/healthz").json()
     assert body["relay"]["lag"]["ms"] == 420.0 and body["relay"]["lag"]["boundMs"] == 250
     assert body["relay"]["admission"] == {"waits": 0, "waited_ms": 0.0, "capped": 0}
+    assert body["relay"]["redriven"] == 0
     out = StringIO()
     call_command("relay_status", stdout=out)
     assert "views behind the record, end to end: 420 ms (bound 250 ms)" in out.getvalue()

@@ -295,6 +295,7 @@ class Relay:
                 sent += 1
         if sent:
             self.stats.redriven += sent
+            views_lag.count_redriven(sent)
             log.warning("%s page(s) handed over more than %.0f s ago and not handled: sent "
                         "again", sent, self.redrive_after)
         return sent

@@ -56,7 +56,9 @@ class Command(BaseCommand):
             console.print(f"pages handed to the projections, not yet projected: "
                           f"{end_to_end['pendingPages']}"
                           + (f" (oldest {end_to_end['oldestPendingSeconds']:g} s ago)"
-                             if end_to_end["pendingPages"] else ""))
+                             if end_to_end["pendingPages"] else "")
+                          + (f"; sent again, not handled in time: {end_to_end['redriven']}"
+                             if end_to_end["redriven"] else ""))
         if admission:
             console.print(f"commands held for the views: {admission['waits']} "
                           f"({admission['waited_ms']:g} ms in all, {admission['capped']} "
@@ -75,10 +77,11 @@ def _pending() -> dict[str, Any]:
     try:
         pending = views_lag.pending_pages()
     except redis.RedisError:
-        return {"pendingPages": None, "oldestPendingSeconds": None}
+        return {"pendingPages": None, "oldestPendingSeconds": None, "redriven": None}
     oldest = min(pending.values(), default=None)
     return {"pendingPages": len(pending),
-            "oldestPendingSeconds": None if oldest is None else round(time.time() - oldest, 1)}
+            "oldestPendingSeconds": None if oldest is None else round(time.time() - oldest, 1),
+            "redriven": views_lag.redriven_count()}
 
 
 def _dumps(data: Any) -> str:
