@@ -38,6 +38,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -73,6 +74,18 @@ _PRIORITY_SEP = "\x06\x16"  # kombu's Redis transport: a queue's list per priori
 _local = threading.local()
 _waited: ContextVar[float] = ContextVar("his_admission_waited", default=0.0)
 _last: dict[str, Any] = {"at": 0.0, "ms": None}
+
+
+def _advisory(call: Callable[[redis.Redis], object], failed: str = "") -> None:
+    """``call`` on the broker's client, if there is one. Advisory: a broker error is logged
+    (as ``failed`` says, when given) and goes no further; the caller goes on either way."""
+    try:
+        client = _client()
+        if client is not None:
+            call(client)
+    except redis.RedisError as exc:
+        if failed:
+            log.warning("%s: %s", failed, type(exc).__name__)
 
 
 def _client() -> redis.Redis | None:
@@ -155,26 +168,19 @@ def handing_over(key: str, read_at: float, messages: list[list[Any]], *, views: 
 
 def page_done(task: str, marks: list[dict[str, Any]]) -> None:
     """A page's message for ``task`` was handled: it need not be sent again (advisory)."""
-    if not marks:
-        return
-    try:
-        client = _client()
-        if client is not None:
-            client.hdel(PAGES_KEY, f"{page_key(marks)}#{task}")
-    except redis.RedisError as exc:
-        log.warning("page not taken off the unfinished: %s", type(exc).__name__)
+    if marks:
+        _advisory(lambda client: client.hdel(PAGES_KEY, f"{page_key(marks)}#{task}"),
+                  "page not taken off the unfinished")
 
 
 def forget_page(key: str, tasks: list[str]) -> None:
     """Off the pending and the unfinished: not sent after all, or not to be sent again."""
-    try:
-        client = _client()
-        if client is not None:
-            client.hdel(PENDING_KEY, key)
-            if tasks:
-                client.hdel(PAGES_KEY, *(f"{key}#{task}" for task in tasks))
-    except redis.RedisError as exc:
-        log.warning("page not taken off the pending: %s", type(exc).__name__)
+    def forget(client: redis.Redis) -> None:
+        client.hdel(PENDING_KEY, key)
+        if tasks:
+            client.hdel(PAGES_KEY, *(f"{key}#{task}" for task in tasks))
+
+    _advisory(forget, "page not taken off the pending")
 
 
 def pending_pages() -> dict[str, float]:
@@ -228,12 +234,7 @@ def queued(queues: set[str]) -> dict[str, int]:
 
 def count_redriven(pages: int) -> None:
     """Count pages sent again (advisory)."""
-    try:
-        client = _client()
-        if client is not None:
-            client.incrby(REDRIVEN_KEY, pages)
-    except redis.RedisError:
-        pass
+    _advisory(lambda client: client.incrby(REDRIVEN_KEY, pages))
 
 
 def redriven_count() -> int | None:
@@ -253,13 +254,8 @@ def publish_lag(owner: str, ms: float) -> None:
 
 
 def withdraw(owner: str) -> None:
-    """A stopping relay takes its figure back."""
-    try:
-        client = _client()
-        if client is not None:
-            client.hdel(LAG_KEY, owner)
-    except redis.RedisError:
-        pass  # it lapses by itself
+    """A stopping relay takes its figure back (if the broker is away, it lapses by itself)."""
+    _advisory(lambda client: client.hdel(LAG_KEY, owner))
 
 
 def lag_ms(now: float | None = None) -> float | None:
