@@ -338,10 +338,12 @@ def admit() -> float:
 
 def admission_counts() -> dict[str, float]:
     """Commands that waited, their total wait (ms) and how many reached the cap, since the
-    broker started (every process together)."""
+    broker started (every process together); empty when the broker cannot be read."""
     try:
         client = _client()
-        raw = client.hgetall(ADMISSION_KEY) if client is not None else {}
+        if client is None:
+            return {}
+        raw = client.hgetall(ADMISSION_KEY)
     except redis.RedisError:
         return {}
     counts = {k.decode(): float(v) for k, v in raw.items()}

@@ -285,3 +285,19 @@ def test_a_step_hands_every_ranges_page_over_in_one_message_per_consumer(
     assert sorted(s for s, _ in follow_ups[0][0]) == sorted(keys.patient(pid) for pid in pids)
     assert len(marks) == len({m["range"] for m in marks}) > 1  # 12 patients, 4 ranges
     _project_then_stop(relay, his_store, streams, marks)
+
+
+def test_relay_status_says_unknown_where_it_cannot_read_the_broker(
+        his_store, his_reference_data, settings) -> None:
+    """Run where no broker is configured (an operator's shell without the services'
+    REDIS_URL): the pages pending and the commands held are unknown, not zero."""
+    settings.CELERY_BROKER_URL = ""
+    out = StringIO()
+    call_command("relay_status", stdout=out)
+    text = " ".join(out.getvalue().split())
+    assert "pages handed to the projections: unknown" in text
+    assert "commands held for the views" not in text
+    out = StringIO()
+    call_command("relay_status", "--json", stdout=out)
+    end_to_end = json.loads(out.getvalue())["endToEnd"]
+    assert end_to_end["pendingPages"] is None and end_to_end["admission"] == {}

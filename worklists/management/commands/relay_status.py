@@ -52,7 +52,10 @@ class Command(BaseCommand):
         console.print("views behind the record, end to end: "
                       + ("unknown (no relay published it lately)" if ms is None else f"{ms:g} ms")
                       + f" (bound {end_to_end['boundMs']:g} ms)")
-        if end_to_end["pendingPages"] is not None:
+        if end_to_end["pendingPages"] is None:
+            console.print("pages handed to the projections: unknown (the broker cannot be "
+                          "read from here: is REDIS_URL set as the services have it?)")
+        else:
             console.print(f"pages handed to the projections, not yet projected: "
                           f"{end_to_end['pendingPages']}"
                           + (f" (oldest {end_to_end['oldestPendingSeconds']:g} s ago)"
@@ -74,14 +77,18 @@ class Command(BaseCommand):
 def _pending() -> dict[str, Any]:
     """How many pages the relays handed over are not projected yet, and the oldest one's
     age (None: the broker cannot be read)."""
+    unknown = {"pendingPages": None, "oldestPendingSeconds": None, "redriven": None}
+    redriven = views_lag.redriven_count()
+    if redriven is None:
+        return unknown  # no broker configured here, or it cannot be read
     try:
         pending = views_lag.pending_pages()
     except redis.RedisError:
-        return {"pendingPages": None, "oldestPendingSeconds": None, "redriven": None}
+        return unknown
     oldest = min(pending.values(), default=None)
     return {"pendingPages": len(pending),
             "oldestPendingSeconds": None if oldest is None else round(time.time() - oldest, 1),
-            "redriven": views_lag.redriven_count()}
+            "redriven": redriven}
 
 
 def _dumps(data: Any) -> str:
