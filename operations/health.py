@@ -20,7 +20,7 @@ from hisadmin.core.store import get_lease_store, get_store
 from hl7v2.persistence import store as hl7_store
 from webhooks.delivery import sweeper
 from webhooks.persistence import deadletters, subscriptions, trackers
-from worklists.read.lag import STOPPED_AFTER, relay_lag
+from worklists.read.lag import relay_lag, unprojected_for
 
 RELAY_STALE_AFTER = 30.0  # seconds without a lease renewal before the relay counts as dead
 SWEEPER_STALE_AFTER = 120.0  # seconds without a delivery sweep (receivers exist) before it counts as dead
@@ -71,12 +71,12 @@ def check_relay() -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - lag is informative, never fatal
         result["lag_error"] = type(exc).__name__
     else:
-        ms = result["lag"].get("ms")
-        if ms is not None and ms >= STOPPED_AFTER * 1000:
-            # A page handed over that no worker has projected, sent again or not: the views
-            # have stopped following the record (as the pages' "updates stopped" says).
+        unprojected = unprojected_for(result["lag"])
+        if unprojected is not None:
+            # The views have stopped following the record (as the pages' "updates stopped"
+            # says): a page handed over that no worker has projected, sent again or not.
             result["ok"] = False
-            result["error"] = (f"views {ms / 1000:.0f} s behind: a page handed to the "
+            result["error"] = (f"views {unprojected:.0f} s behind: a page handed to the "
                                "projections is not projected (is a worker running?)")
     # Commands held while the views were behind their bound (hisadmin.core.views_lag), and
     # pages sent again because no worker handled them in time (a worker killed whole).

@@ -114,9 +114,8 @@ PAGE_TASK = "patients.follow_up_page"
 @shared_task(name=PAGE_TASK, **RETRIED)
 def follow_up_page(streams: list[list[Any]], marks: Any = None) -> str:
     """A change-feed page's follow-ups in one message (``streams``: ``[[stream_pk, [seq, …]],
-    …]``, as the relay groups them; ``marks``: the page's key, taken off the relay's unfinished
-pages once the page is handled, hisadmin.core.views_lag): each stream's
-    in turn. One that fails is sent on alone as a :func:`follow_up` message of its own, which
+    …]``, as the relay groups them; ``marks``: the page's key, taken off the relay's
+    unfinished pages once the page is handled, hisadmin.core.views_lag): each stream's in turn. One that fails is sent on alone as a :func:`follow_up` message of its own, which
     retries it with its backoff, so the rest of the page is neither held up nor redone for it;
     only the broker refusing that message fails (and retries) the page, and every follow-up is
     idempotent."""
@@ -131,5 +130,5 @@ pages once the page is handled, hisadmin.core.views_lag): each stream's
     for stream_pk, seqs in failed:
         follow_up.apply_async(args=[stream_pk, seqs], retry=False)
     # Handled (the failed ones handed on): the relay need not send this page again.
-    views_lag.page_done(PAGE_TASK, [marks] if isinstance(marks, dict) else marks or [])
+    views_lag.page_done(PAGE_TASK, marks)
     return f"{len(streams)} streams, {len(failed)} sent on alone"

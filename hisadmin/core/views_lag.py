@@ -119,23 +119,28 @@ def ranges_of(key: str) -> set[str]:
     return {part.rpartition("@")[0] for part in key.split("|")}
 
 
+Marks = list[dict[str, Any]] | dict[str, Any] | None  # as a page message carries them
+
+
+def _marks(marks: Marks) -> list[dict[str, Any]]:
+    """A page message's marks as a list (one dict in messages of earlier releases)."""
+    return [marks] if isinstance(marks, dict) else list(marks or [])
+
+
 # ------------------------------------------------------------------ the projections' side
-def page_projected(marks: list[dict[str, Any]], task: str) -> None:
+def page_projected(marks: Marks, task: str) -> None:
     """The views of a page are committed by its message for ``task``: each range's position
     in ``marks`` raised, the page off the pending and its message off the unfinished
     (advisory: a broker error is logged, never raised — the views are written either way;
     the relay sends the page again later, which changes nothing)."""
-    if not marks:
+    found = _marks(marks)
+    if not found:
         return
-    try:
-        client = _client()
-        if client is not None:
-            args: list[Any] = [page_key(marks), task]
-            for mark in marks:
-                args += [str(mark["range"]), int(mark["position"])]
-            client.eval(_PROJECTED, 3, PROJECTED_KEY, PENDING_KEY, PAGES_KEY, *args)
-    except redis.RedisError as exc:
-        log.warning("projected position not published: %s", type(exc).__name__)
+    args: list[Any] = [page_key(found), task]
+    for mark in found:
+        args += [str(mark["range"]), int(mark["position"])]
+    _advisory(lambda client: client.eval(_PROJECTED, 3, PROJECTED_KEY, PENDING_KEY, PAGES_KEY,
+                                         *args), "projected position not published")
 
 
 def projected_positions() -> dict[str, int]:
@@ -151,10 +156,7 @@ def handing_over(key: str, read_at: float, messages: list[list[Any]], *, views: 
     unfinished, and the page pending for the views if ``views`` (the projections' task) is
     among them, read at ``read_at``: one transaction. Advisory: unnoted, the page is neither
     in the lag nor sent again, as before pages were noted."""
-    try:
-        client = _client()
-        if client is None:
-            return
+    def note(client: redis.Redis) -> None:
         pipe = client.pipeline(transaction=True)
         for task, queue, args in messages:
             if task == views:
@@ -162,14 +164,15 @@ def handing_over(key: str, read_at: float, messages: list[list[Any]], *, views: 
             pipe.hset(PAGES_KEY, f"{key}#{task}",
                       json.dumps({"at": read_at, "queue": queue, "args": args}))
         pipe.execute()
-    except redis.RedisError as exc:
-        log.warning("page not noted pending: %s", type(exc).__name__)
+
+    _advisory(note, "page not noted pending")
 
 
-def page_done(task: str, marks: list[dict[str, Any]]) -> None:
+def page_done(task: str, marks: Marks) -> None:
     """A page's message for ``task`` was handled: it need not be sent again (advisory)."""
-    if marks:
-        _advisory(lambda client: client.hdel(PAGES_KEY, f"{page_key(marks)}#{task}"),
+    found = _marks(marks)
+    if found:
+        _advisory(lambda client: client.hdel(PAGES_KEY, f"{page_key(found)}#{task}"),
                   "page not taken off the unfinished")
 
 

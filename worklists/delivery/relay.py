@@ -212,11 +212,12 @@ class Relay:
             noted: list[str] = []
 
             def note(messages: list[list[Any]]) -> None:
-                views_lag.handing_over(key, read_at, messages, views=PAGE_TASK)
-                noted.extend(task for task, _, _ in messages)
+                if key:
+                    views_lag.handing_over(key, read_at, messages, views=PAGE_TASK)
+                    noted.extend(task for task, _, _ in messages)
 
             try:
-                self.publish(events, marks=marks, **({"note": note} if key else {}))
+                self.publish(events, marks=marks, note=note)
             except BaseException:
                 if noted:
                     views_lag.forget_page(key, noted)
@@ -242,15 +243,14 @@ class Relay:
         self.publish_lag()
         return moved
 
-    def _mine(self, pending: dict[str, float]) -> dict[str, float]:
-        """The pending pages of the ranges this relay holds (sent by it, or by the relay
-        that held them before)."""
-        return {key: at for key, at in pending.items()
-                if not views_lag.ranges_of(key).isdisjoint(self.held)}
+    def _ours(self, key: str) -> bool:
+        """A page of a range this relay holds (sent by it, or by the relay that held the
+        range before)."""
+        return not views_lag.ranges_of(key).isdisjoint(self.held)
 
     def lag_ms(self, pending: dict[str, float], now: float) -> float:
         """How long the oldest page handed to the projections has waited for its views."""
-        oldest = min(self._mine(pending).values(), default=None)
+        oldest = min((at for key, at in pending.items() if self._ours(key)), default=None)
         return 0.0 if oldest is None else max(0.0, (now - oldest) * 1000)
 
     def publish_lag(self) -> None:
@@ -277,9 +277,8 @@ class Relay:
         unfinished = views_lag.unfinished_pages()
         self._redriven = {k: at for k, at in self._redriven.items() if k in unfinished}
         overdue = {key: [message for _, message in kept]
-                   for key, kept in sorted(unfinished.items(), key=lambda kv: kv[1][0][0])
-                   if not views_lag.ranges_of(key).isdisjoint(self.held)
-                   and now - max(min(at for at, _ in kept),
+                   for key, kept in unfinished.items()
+                   if self._ours(key) and now - max(min(at for at, _ in kept),
                                  self._redriven.get(key, 0.0)) >= self.redrive_after}
         if not overdue:
             return 0

@@ -57,10 +57,10 @@ def project_page(self: Task, streams: list[list[Any]],
     return outcome
 
 
-def mark_pages(marks: list[dict[str, Any]] | dict[str, Any] | None) -> None:
+def mark_pages(marks: views_lag.Marks) -> None:
     """Publish each range's position of a page as projected, and the page as no longer
     pending (see :func:`project_page`)."""
-    views_lag.page_projected([marks] if isinstance(marks, dict) else marks or [], PAGE_TASK)
+    views_lag.page_projected(marks, PAGE_TASK)
 
 
 def apply_page(store: DocumentStore, streams: list[list[Any]],

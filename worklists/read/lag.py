@@ -93,10 +93,18 @@ def stopped_since(lag: dict[str, Any], held: list[held_streams.HeldStream],
     seconds = lag.get("seconds")
     if lag.get("pending") and seconds is not None and seconds >= STOPPED_AFTER:
         since.append(float(seconds))
-    ms = lag.get("ms")
-    if ms is not None and ms >= STOPPED_AFTER * 1000:
-        since.append(ms / 1000)  # a page handed over that no worker has projected
+    unprojected = unprojected_for(lag)
+    if unprojected is not None:
+        since.append(unprojected)
     return round(max(since)) if since else None
+
+
+def unprojected_for(lag: dict[str, Any]) -> float | None:
+    """Seconds a page handed to the projections has gone unprojected, when it is
+    :data:`STOPPED_AFTER` or more (no worker takes it, and sending it again did not help);
+    else None."""
+    ms = lag.get("ms")
+    return ms / 1000 if ms is not None and ms >= STOPPED_AFTER * 1000 else None
 
 
 def updates_stopped() -> float | None:
