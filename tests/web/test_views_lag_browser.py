@@ -45,3 +45,38 @@ def test_the_list_says_how_far_behind_the_views_are(
         ctx.close()
     finally:
         redis.shutdown()
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_an_open_list_says_its_updates_stopped_when_a_page_goes_unprojected_and_clears(
+        live_server, browser, his_store, reference_data, make_user, drain_worklists,  # noqa: F811
+        settings, tmp_path: Path, shots: Path, width: int) -> None:
+    """A nurse has the list open; no worker projects a page the relay handed over (every
+    worker dead): on its next refresh the list says its updates stopped, not merely that it
+    is behind; once the views catch up the notice goes by itself."""
+    redis = EmbeddedRedis(tmp_path / "redis")
+    settings.CELERY_BROKER_URL = redis.celery_url
+    try:
+        make_user("stop-nurse", "nurse")
+        pid = data.register(his_store, "Þórsdóttir", "Ása")
+        data.admit(his_store, pid, "CARD", "CARD-A")
+        drain_worklists()
+        views_lag.publish_lag("relay-stop", 40.0)
+        ctx = browser.new_context(viewport={"width": width, "height": 700})
+        page = ctx.new_page()
+        login(page, live_server.url, "stop-nurse")
+        page.goto(live_server.url + LIST)
+        page.wait_for_selector("#result_list tbody tr")
+        assert page.query_selector("#updates-stopped") is None  # behind a little: no stop
+
+        views_lag.publish_lag("relay-stop", 45_000.0)
+        page.wait_for_selector("#updates-stopped", timeout=10_000)  # the list's next refresh
+        assert page.inner_text("#updates-stopped").startswith("⚠ Updates stopped 45 s ago")
+        page.screenshot(path=str(shots / f"views-stopped-nurse-{width}.png"))
+
+        views_lag.publish_lag("relay-stop", 0.0)  # a worker again: the views caught up
+        page.wait_for_selector("#updates-stopped", state="detached", timeout=10_000)
+        ctx.close()
+    finally:
+        views_lag.withdraw("relay-stop")
+        redis.shutdown()
