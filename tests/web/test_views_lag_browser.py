@@ -19,6 +19,23 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 LIST = "/admin/worklists/admitted/?department=CARD"
 
 
+def _open_list(browser, live_server, his_store, make_user, drain_worklists,  # noqa: F811
+               username: str, role: str, family: str, given: str, relay: str, lag_ms: float,
+               width: int):
+    """A patient admitted to Cardiology and projected, the views ``lag_ms`` behind as
+    ``relay`` publishes it, and the list open in a browser as ``username``: the page."""
+    make_user(username, role)
+    pid = data.register(his_store, family, given)
+    data.admit(his_store, pid, "CARD", "CARD-A")
+    drain_worklists()
+    views_lag.publish_lag(relay, lag_ms)
+    page = browser.new_context(viewport={"width": width, "height": 700}).new_page()
+    login(page, live_server.url, username)
+    page.goto(live_server.url + LIST)
+    page.wait_for_selector("#result_list tbody tr")
+    return page
+
+
 @pytest.mark.parametrize("width", [1024, 1440])
 @pytest.mark.parametrize("role", ["clerk", "nurse"])
 def test_the_list_says_how_far_behind_the_views_are(
@@ -27,22 +44,14 @@ def test_the_list_says_how_far_behind_the_views_are(
     redis = EmbeddedRedis(tmp_path / "redis")
     settings.CELERY_BROKER_URL = redis.celery_url
     try:
-        make_user(f"lag-{role}", role)
-        pid = data.register(his_store, "Łapińska", "Zoë")
-        data.admit(his_store, pid, "CARD", "CARD-A")
-        drain_worklists()
-        views_lag.publish_lag("relay-shot", 420.0)
-        ctx = browser.new_context(viewport={"width": width, "height": 700})
-        page = ctx.new_page()
-        login(page, live_server.url, f"lag-{role}")
-        page.goto(live_server.url + LIST)
-        page.wait_for_selector("#result_list tbody tr")
+        page = _open_list(browser, live_server, his_store, make_user, drain_worklists,
+                          f"lag-{role}", role, "Łapińska", "Zoë", "relay-shot", 420.0, width)
         notice = page.inner_text("#worklist .freshness .lag")
         # Staff read how far behind in time; the count of events not yet sent (no relay runs
         # here, so every event counts) is an operator's detail, shown to admins only.
         assert notice == "420 ms behind"
         page.screenshot(path=str(shots / f"views-lag-{role}-{width}.png"))
-        ctx.close()
+        page.context.close()
     finally:
         redis.shutdown()
 
@@ -57,16 +66,8 @@ def test_an_open_list_says_its_updates_stopped_when_a_page_goes_unprojected_and_
     redis = EmbeddedRedis(tmp_path / "redis")
     settings.CELERY_BROKER_URL = redis.celery_url
     try:
-        make_user("stop-nurse", "nurse")
-        pid = data.register(his_store, "Þórsdóttir", "Ása")
-        data.admit(his_store, pid, "CARD", "CARD-A")
-        drain_worklists()
-        views_lag.publish_lag("relay-stop", 40.0)
-        ctx = browser.new_context(viewport={"width": width, "height": 700})
-        page = ctx.new_page()
-        login(page, live_server.url, "stop-nurse")
-        page.goto(live_server.url + LIST)
-        page.wait_for_selector("#result_list tbody tr")
+        page = _open_list(browser, live_server, his_store, make_user, drain_worklists,
+                          "stop-nurse", "nurse", "Þórsdóttir", "Ása", "relay-stop", 40.0, width)
         assert page.query_selector("#updates-stopped") is None  # behind a little: no stop
 
         views_lag.publish_lag("relay-stop", 45_000.0)
@@ -76,7 +77,7 @@ def test_an_open_list_says_its_updates_stopped_when_a_page_goes_unprojected_and_
 
         views_lag.publish_lag("relay-stop", 0.0)  # a worker again: the views caught up
         page.wait_for_selector("#updates-stopped", state="detached", timeout=10_000)
-        ctx.close()
+        page.context.close()
     finally:
         views_lag.withdraw("relay-stop")
         redis.shutdown()
