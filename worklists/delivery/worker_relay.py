@@ -27,17 +27,21 @@ log = logging.getLogger(__name__)
 RESTART_BACKOFF_MAX = 30.0
 
 
-def build_relay(**options: Any) -> Relay:
+def build_relay(*, apply_pages: bool = False, **options: Any) -> Relay:
     """A relay on this process's store handles, publishing to the project's Celery app.
 
     ``options`` are :class:`~worklists.delivery.relay.Relay`'s keyword arguments (owner,
     lease_ttl, busy_poll, idle_max, page_size, keep_events); ``gather`` is the setting
-    ``RELAY_GATHER_MS``'s, ``redrive_after`` ``RELAY_REDRIVE_AFTER_S``'s."""
+    ``RELAY_GATHER_MS``'s, ``redrive_after`` ``RELAY_REDRIVE_AFTER_S``'s. ``apply_pages``:
+    the relay applies the projections' pages in its own thread instead of sending them
+    (a page it cannot apply is sent, and retried by the workers)."""
     # Imported here: the worker loads this module before Django is set up.
     from hisadmin.core.store import get_lease_store, get_store
     from worklists.delivery.relay import Relay, celery_publisher  # (the same reason)
+    from worklists.delivery.tasks import PAGE_TASK, project_page_here
 
-    return Relay(get_store("relay"), get_lease_store(), celery_publisher(),
+    here = {PAGE_TASK: project_page_here} if apply_pages else None
+    return Relay(get_store("relay"), get_lease_store(), celery_publisher(here),
                  gather=settings.RELAY_GATHER_MS / 1000,
                  redrive_after=settings.RELAY_REDRIVE_AFTER_S, **options)
 
@@ -112,7 +116,10 @@ class RelayStep(bootsteps.StartStopStep):
         # reads, and the tasks on them need not read them again. A prefork pool's children
         # would never see them.
         in_process = getattr(parent.pool_cls, "__module__", "").rsplit(".", 1)[-1] != "prefork"
-        relay = build_relay(lease_ttl=self.lease_ttl, keep_events=in_process)
+        # There, the relay also applies the projections' pages itself: a thread of the same
+        # process would, after a round trip through the broker (RELAY_APPLIES_PAGES).
+        relay = build_relay(lease_ttl=self.lease_ttl, keep_events=in_process,
+                            apply_pages=in_process and settings.RELAY_APPLIES_PAGES)
         log.warning("relay %s running inside the worker (lease ttl %ss)", relay.owner,
                     self.lease_ttl)
         self.running = RelayThread(relay).start()
