@@ -81,7 +81,7 @@ def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next
     doomed = start_light_worker({**env, **HOLD}, stack.base / "doomed-light.log",
                                 "--relay-lease-ttl", "2")
     stack.procs.append(doomed)
-    pid = data.register(store, "Whole", "Lightworker")
+    pid = data.register(store, "Whole", f"Lightworker-{applies}")  # not a duplicate
     wait_mid_page(stack, store, pid, "WH", timeout=30)
     kill(doomed)
     assert _nothing_projected(store, pid)

@@ -48,7 +48,7 @@ from cosmos_backend.leases import LEASE_PK, Lease, LeaseLost, LeaseStore, new_ow
 from cosmos_backend.store import Cond, DocumentStore, Query
 from hisadmin.core import recent_events, views_lag
 from hisadmin.core.consumers import consumers_of
-from worklists.delivery.tasks import PAGE_TASK
+from worklists.delivery.tasks import PAGE_TASK, project_page_here
 from worklists.persistence.feed import EventRef, events_in
 
 log = logging.getLogger(__name__)
@@ -399,11 +399,12 @@ def consumer_publisher(send_task: Callable[..., object]) -> Publish:
     return publish
 
 
-def celery_publisher(here: dict[str, Callable[..., object]] | None = None) -> Publish:
+def celery_publisher(apply_pages: bool = False) -> Publish:
     """:func:`consumer_publisher` on the project's Celery app, over a broker connection of its
     own set to fail fast (the process's other connections — a worker's consumer, when the
     relay runs inside a worker — keep the app's settings). A connection that failed is
-    dropped, and the next page opens a new one. ``here``: see :func:`applying_here`."""
+    dropped, and the next page opens a new one. ``apply_pages``: the projections' pages are
+    applied in the calling thread instead (:func:`applying_here`)."""
     app = current_app
     options = {**(app.conf.broker_transport_options or {}), **FAIL_FAST_TRANSPORT}
     held: list[Any] = []
@@ -419,7 +420,8 @@ def celery_publisher(here: dict[str, Callable[..., object]] | None = None) -> Pu
                 broken.release()
             raise
 
-    return consumer_publisher(applying_here(here or {}, send_task))
+    here = {PAGE_TASK: project_page_here} if apply_pages else {}
+    return consumer_publisher(applying_here(here, send_task))
 
 
 def applying_here(here: dict[str, Callable[..., object]],

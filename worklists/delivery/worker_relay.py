@@ -38,10 +38,8 @@ def build_relay(*, apply_pages: bool = False, **options: Any) -> Relay:
     # Imported here: the worker loads this module before Django is set up.
     from hisadmin.core.store import get_lease_store, get_store
     from worklists.delivery.relay import Relay, celery_publisher  # (the same reason)
-    from worklists.delivery.tasks import PAGE_TASK, project_page_here
 
-    here = {PAGE_TASK: project_page_here} if apply_pages else None
-    return Relay(get_store("relay"), get_lease_store(), celery_publisher(here),
+    return Relay(get_store("relay"), get_lease_store(), celery_publisher(apply_pages),
                  gather=settings.RELAY_GATHER_MS / 1000,
                  redrive_after=settings.RELAY_REDRIVE_AFTER_S, **options)
 
