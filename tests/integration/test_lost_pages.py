@@ -72,9 +72,10 @@ def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next
     """``make run``'s mode: the relay is a thread of the worker and dies with it. The next
     worker's relay takes the ranges over once their leases lapse. Where the relay applies
     the page itself (the default), the dead one never checkpointed it: the next one reads it
-    again and applies it. Where a pool thread applied it (``RELAY_APPLIES_PAGES=0``), the
-    page was checkpointed when sent: the next relay finds it still pending and sends it
-    again."""
+    again and applies it (or, holding another range of the page first, finds it overdue and
+    applies it as sent again; a second application changes nothing). Where a pool thread applied it
+    (``RELAY_APPLIES_PAGES=0``), the page was checkpointed when sent: the next relay finds
+    it still pending and sends it again."""
     settings.CELERY_BROKER_URL = stack.redis.url
     store = stack.store()
     env = {**stack.env, **REDRIVE, "CELERY_SKIP_CHECKS": "1", "RELAY_APPLIES_PAGES": applies}
@@ -89,8 +90,8 @@ def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next
     stack.procs.append(start_light_worker(env, stack.base / "next-light.log",
                                           "--relay-lease-ttl", "2"))
     wait_for(lambda: settled(store, [pid]), 60, interval=0.2, what="the page applied")
-    sent_again = "not handled: sent again" in stack.log("next-light")
-    assert sent_again == (applies == "0")
+    if applies == "0":  # checkpointed when sent: only the re-drive brings it back
+        assert "not handled: sent again" in stack.log("next-light")
     wait_for(lambda: views_lag.lag_ms() == 0.0, 20, interval=0.1, what="the lag to clear")
     # nothing pending, and its follow-ups' page handled too
     wait_for(lambda: views_lag.pending_pages() == {} and views_lag.unfinished_pages() == {},
