@@ -115,7 +115,8 @@ PAGE_TASK = "patients.follow_up_page"
 def follow_up_page(streams: list[list[Any]], marks: Any = None) -> str:
     """A change-feed page's follow-ups in one message (``streams``: ``[[stream_pk, [seq, …]],
     …]``, as the relay groups them; ``marks``: the page's key, taken off the relay's
-    unfinished pages once the page is handled, hisadmin.core.views_lag): each stream's in turn. One that fails is sent on alone as a :func:`follow_up` message of its own, which
+    unfinished pages once the page is handled, hisadmin.core.views_lag): each stream's in
+    turn. One that fails is sent on alone as a :func:`follow_up` message of its own, which
     retries it with its backoff, so the rest of the page is neither held up nor redone for it;
     only the broker refusing that message fails (and retries) the page, and every follow-up is
     idempotent."""

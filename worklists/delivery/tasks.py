@@ -40,29 +40,25 @@ QUEUE = "projections"
 
 @shared_task(bind=True, name=PAGE_TASK, queue=QUEUE, acks_late=True,
              reject_on_worker_lost=True, max_retries=MAX_RETRIES, ignore_result=True)
-def project_page(self: Task, streams: list[list[Any]],
-                 mark: list[dict[str, Any]] | dict[str, Any] | None = None) -> str:
+def project_page(self: Task, streams: list[list[Any]], mark: views_lag.Marks = None) -> str:
     """Apply a change-feed page: ``streams`` is ``[[stream_pk, [seq, …]], …]``; ``mark``
     (``[{"range", "position"}, …]`` from the relay, a page of each range it read; one dict
     in messages of earlier releases) is published as projected once the page's views are
     committed, which is how the relay measures the views' lag."""
-    store = get_store("relay")
     try:
-        outcome = apply_page(store, streams)
+        return project_page_here(streams, mark)
     except Exception as exc:  # noqa: BLE001 - the page's commit (or a broker): retried whole
         transient = isinstance(exc, (errors.Throttled, errors.Unavailable))
         raise self.retry(exc=exc, countdown=1.0 if transient else
                          0.1 * (2 ** self.request.retries)) from None
-    mark_pages(mark)
-    return outcome
 
 
-def project_page_here(streams: list[list[Any]],
-                      mark: list[dict[str, Any]] | dict[str, Any] | None = None) -> str:
-    """:func:`project_page`'s work in the calling thread, with no message: the relay inside
-    a worker whose tasks run in its own process applies the page itself
-    (``RELAY_APPLIES_PAGES``). Raises when the page could not be applied: the caller then
-    sends it as a message, whose retries take over."""
+def project_page_here(streams: list[list[Any]], mark: views_lag.Marks = None) -> str:
+    """:func:`project_page`'s work, in the calling thread: the task runs it, and so does the
+    relay inside a worker whose tasks run in its own process, with no message
+    (``RELAY_APPLIES_PAGES``). Raises when the page could not be applied (marking it
+    projected is advisory and never does): the task then retries, the relay sends it as a
+    message."""
     outcome = apply_page(get_store("relay"), streams)
     mark_pages(mark)
     return outcome
