@@ -79,7 +79,11 @@ def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next
     settings.CELERY_BROKER_URL = stack.redis.url
     store = stack.store()
     env = {**stack.env, **REDRIVE, "CELERY_SKIP_CHECKS": "1", "RELAY_APPLIES_PAGES": applies}
-    doomed = start_light_worker({**env, **HOLD}, stack.base / "doomed-light.log",
+    # With a pool thread applying it, the page is taken up only once the relay checkpointed
+    # it (the checkpoint is a write of the views' file, which the held page would block).
+    slow = {} if applies == "1" else {"WORKLISTS_FAILPOINTS": "page_message=sleep:1,"
+                                      + HOLD["WORKLISTS_FAILPOINTS"]}
+    doomed = start_light_worker({**env, **HOLD, **slow}, stack.base / "doomed-light.log",
                                 "--relay-lease-ttl", "2")
     stack.procs.append(doomed)
     pid = data.register(store, "Whole", f"Lightworker-{applies}")  # not a duplicate

@@ -29,6 +29,7 @@ from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
 from worklists.delivery.deadletters import held_part, park, record_failure
 from worklists.delivery.projector import project_events as project
+from worklists.persistence import failpoints
 from worklists.persistence.writer import forget_recent, page_writes
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ def project_page(self: Task, streams: list[list[Any]], mark: views_lag.Marks = N
     (``[{"range", "position"}, …]`` from the relay, a page of each range it read; one dict
     in messages of earlier releases) is published as projected once the page's views are
     committed, which is how the relay measures the views' lag."""
+    failpoints.hit("page_message")  # a fault test's worker slow to take the page up
     try:
         return project_page_here(streams, mark)
     except Exception as exc:  # noqa: BLE001 - the page's commit (or a broker): retried whole

@@ -1,7 +1,9 @@
 """Fault injection for the fault tests: named points that sleep or raise when configured.
 
 ``WORKLISTS_FAILPOINTS="after_rows=sleep:5"`` makes every projection pause after writing
-its rows and before its tracker, the widest window for a crash. Unset (production): no-op.
+its rows and before its tracker, the widest window for a crash; ``page_message=sleep:1``
+delays a page's message in the worker before it starts (the relay checkpoints the page
+meanwhile). Unset (production): no-op.
 """
 
 from __future__ import annotations
