@@ -16,10 +16,11 @@ handled (docs/performance.md).
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from typing import Any
 
-from celery import shared_task
+from celery import Task, current_app, shared_task
 
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
@@ -65,11 +66,52 @@ RETRIED: dict[str, Any] = {"acks_late": True, "reject_on_worker_lost": True,
                            "retry_backoff": True, "max_retries": 8}
 
 
-@shared_task(name="patients.follow_up", **RETRIED)
-def follow_up(stream_pk: str, seq: int | list[int]) -> str:
+FOLLOW_UP_TASK = "patients.follow_up"
+
+
+class _SentOnAlone(Task):
+    """A follow-up sent on alone from its page carries the page's marks: the relay keeps it
+    unfinished (``views_lag.handing_on``) until it is handled, and sends it again if the
+    worker holding it is lost. A retry moves the note to when the retry is due (Celery's
+    backoff: at most ``2 ** retries`` seconds, full jitter), so a message merely waiting
+    for its retry is not sent again; given up after its retries, it is taken off (the
+    failure is logged), as a message handled."""
+
+    def on_retry(self, exc: BaseException, task_id: str, args: Any, kwargs: Any,
+                 einfo: Any) -> None:
+        marks = _marks_of(args, kwargs)
+        if marks:
+            due = time.time() + min(getattr(self, "retry_backoff_max", 600),
+                                  2 ** (self.request.retries or 0))
+            views_lag.handing_on(marks, FOLLOW_UP_TASK, _queue(), list(args),
+                                 label=str(args[0]), at=due)
+
+    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any,
+                   einfo: Any) -> None:
+        marks = _marks_of(args, kwargs)
+        if marks:
+            log.error("follow-up of %s given up after its retries (%s)", args[0],
+                      type(exc).__name__)
+            views_lag.handed_on(marks, FOLLOW_UP_TASK, label=str(args[0]))
+
+
+def _marks_of(args: Any, kwargs: Any) -> Any:
+    return args[2] if len(args) > 2 else (kwargs or {}).get("marks")
+
+
+def _queue() -> str:
+    return str(current_app.conf.task_default_queue)
+
+
+@shared_task(name=FOLLOW_UP_TASK, base=_SentOnAlone, **RETRIED)
+def follow_up(stream_pk: str, seq: int | list[int], marks: Any = None) -> str:
     """``seq``: the stream's bed events of one change-feed page, in order (one number in
-    older messages); each is followed up in turn."""
-    return "; ".join(_follow_up(stream_pk, one) for one in seqs_of(seq))
+    older messages); each is followed up in turn. ``marks``: its page's, when it was sent on
+    alone from the page (``follow_up_page``); handled, it is taken off the unfinished."""
+    done = "; ".join(_follow_up(stream_pk, one) for one in seqs_of(seq))
+    if marks:
+        views_lag.handed_on(marks, FOLLOW_UP_TASK, label=stream_pk)
+    return done
 
 
 def _follow_up(stream_pk: str, seq: int) -> str:
@@ -129,7 +171,11 @@ def follow_up_page(streams: list[list[Any]], marks: Any = None) -> str:
                         type(exc).__name__)
             failed.append((stream_pk, seqs_of(seq)))
     for stream_pk, seqs in failed:
-        follow_up.apply_async(args=[stream_pk, seqs], retry=False)
+        args = [stream_pk, seqs, marks]
+        # Noted before it is sent (a worker may handle it at once): if it is lost with its
+        # worker, the relay sends it again as it does the page's own messages.
+        views_lag.handing_on(marks, FOLLOW_UP_TASK, _queue(), args, label=stream_pk)
+        follow_up.apply_async(args=args, retry=False)
     # Handled (the failed ones handed on): the relay need not send this page again.
     views_lag.page_done(PAGE_TASK, marks)
     return f"{len(streams)} streams, {len(failed)} sent on alone"

@@ -176,6 +176,30 @@ def page_done(task: str, marks: Marks) -> None:
                   "page not taken off the unfinished")
 
 
+def handing_on(marks: Marks, task: str, queue: str, args: list[Any], *, label: str,
+               at: float | None = None) -> None:
+    """A message sent on alone from a page's (a stream whose follow-up failed in its page):
+    noted unfinished like the page's own messages, ``label`` (its stream) telling it apart,
+    so that a relay sends it again if a worker is lost with it. ``at``: from when it counts
+    (a retry's: when it is due; default now). Advisory, as :func:`handing_over`."""
+    found = _marks(marks)
+    if not found:
+        return
+    field = f"{page_key(found)}#{task}:{label}"
+    kept = json.dumps({"at": time.time() if at is None else at, "queue": queue,
+                       "args": args, "task": task})
+    _advisory(lambda client: client.hset(PAGES_KEY, field, kept), "message not noted unfinished")
+
+
+def handed_on(marks: Marks, task: str, *, label: str) -> None:
+    """The message sent on alone was handled (or given up after its retries): off the
+    unfinished (advisory)."""
+    found = _marks(marks)
+    if found:
+        _advisory(lambda client: client.hdel(PAGES_KEY, f"{page_key(found)}#{task}:{label}"),
+                  "message not taken off the unfinished")
+
+
 def forget_page(key: str, tasks: list[str]) -> None:
     """Off the pending and the unfinished: not sent after all, or not to be sent again."""
     def forget(client: redis.Redis) -> None:
@@ -212,8 +236,8 @@ def unfinished_pages() -> dict[str, list[tuple[float, list[Any]]]]:
         key, _, task = field.decode().rpartition("#")
         try:
             kept = json.loads(raw)
-            pages.setdefault(key, []).append(
-                (float(kept["at"]), [task, kept["queue"], kept["args"]]))
+            pages.setdefault(key, []).append(  # a message sent on alone names its task
+                (float(kept["at"]), [kept.get("task", task), kept["queue"], kept["args"]]))
         except (ValueError, KeyError, TypeError):
             continue
     return pages

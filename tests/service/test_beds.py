@@ -13,7 +13,7 @@ import redis as redis_client
 from cosmos_backend.envelope import wrap
 from cosmos_backend.store import Cond, DocumentStore, Query
 from cosmos_backend.uow import UnitOfWork
-from hisadmin.core import keys
+from hisadmin.core import keys, views_lag
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from hisadmin.embedded_redis import EmbeddedRedis
 from patients import tasks, use_cases
@@ -338,15 +338,19 @@ def test_a_page_of_follow_ups_runs_every_stream_and_sends_a_failing_one_on_alone
         return real(st, stream_pk, event)
 
     monkeypatch.setattr(tasks, "_beds_and_merges", fails_for_the_second)
-    assert tasks.follow_up_page(streams, [{"range": "0", "position": 1}]) == \
-        "3 streams, 1 sent on alone"
+    marks = [{"range": "0", "position": 1}]
+    assert tasks.follow_up_page(streams, marks) == "3 streams, 1 sent on alone"
     board = _board(store)
     assert (board["M101"].state, board["M102"].state, board["M103"].state) == (
         BedState.CLEANING, BedState.OCCUPIED, BedState.CLEANING)
     queued = redis_client.Redis(unix_socket_path=broker.socket).lrange("celery", 0, -1)
     [message] = [json.loads(m) for m in queued]
     assert message["headers"]["task"] == "patients.follow_up"
-    assert json.loads(base64.b64decode(message["body"]))[0] == streams[1]
+    args = json.loads(base64.b64decode(message["body"]))[0]
+    assert args == [*streams[1], marks]  # with its page's marks: unfinished until handled
+    assert [noted for _, noted in views_lag.unfinished_pages()["0@1"]] == [
+        ["patients.follow_up", "celery", args]]
     monkeypatch.setattr(tasks, "_beds_and_merges", real)
-    assert tasks.follow_up(*streams[1]) == "bed set to cleaning"  # what that message does
+    assert tasks.follow_up(*args) == "bed set to cleaning"  # what that message does
     assert _board(store)["M102"].state == BedState.CLEANING
+    assert views_lag.unfinished_pages() == {}

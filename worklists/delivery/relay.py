@@ -270,16 +270,24 @@ class Relay:
         was lost: the worker that took it was killed whole (its unacknowledged messages come
         back only after the broker's visibility timeout), or it gave up after its retries.
         Handling a page again changes nothing, so a page merely slow costs only the repeat.
-        Returns how many pages were sent again. Raises RedisError."""
+        A follow-up sent on alone from its page is noted the same way
+        (``views_lag.handing_on``) and sent again the same way. Returns how many pages were
+        sent again. Raises RedisError."""
         if self.redrive_after <= 0 or self.resend is None or now < self._next_redrive:
             return 0
         self._next_redrive = now + REDRIVE_CHECK_S
         unfinished = views_lag.unfinished_pages()
         self._redriven = {k: at for k, at in self._redriven.items() if k in unfinished}
-        overdue = {key: [message for _, message in kept]
-                   for key, kept in unfinished.items()
-                   if self._ours(key) and now - max(min(at for at, _ in kept),
-                                 self._redriven.get(key, 0.0)) >= self.redrive_after}
+        overdue: dict[str, list[list[Any]]] = {}
+        for key, kept in unfinished.items():
+            if not self._ours(key):
+                continue
+            # Each message by its own time: a follow-up sent on alone counts from when it was
+            # sent, or from when its retry is due.
+            since = self._redriven.get(key, 0.0)
+            late = [message for at, message in kept if now - max(at, since) >= self.redrive_after]
+            if late:
+                overdue[key] = late
         if not overdue:
             return 0
         waiting = views_lag.queued({str(queue) for messages in overdue.values()
