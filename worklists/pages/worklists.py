@@ -60,6 +60,12 @@ class Column:
     # A name: may be 100 characters without a space, so it breaks anywhere rather than
     # widen the table past the window (worklist.css, td.wrap-anywhere).
     wrap: bool = False
+    # An identifier (the MRN): read whole, never broken across lines (td.identifier).
+    whole: bool = False
+
+    @property
+    def css(self) -> str:
+        return "wrap-anywhere" if self.wrap else "identifier" if self.whole else ""
 
 
 @dataclass(frozen=True)
@@ -120,7 +126,7 @@ def _order_page(r: dict[str, Any]) -> str:
     return reverse("admin:order_detail", args=[r["patientId"], r["orderId"]])
 
 
-PERSON = [Column("MRN", _get("mrn"), "mrn", link=True),
+PERSON = [Column("MRN", _get("mrn"), "mrn", link=True, whole=True),
           Column("Name", _get("name"), "name", wrap=True)]
 ADMITTED_COLUMNS = [
     *PERSON, Column("Age", _get("age"), "age"),
@@ -160,7 +166,7 @@ def _rows(request: HttpRequest, page: Page, rows: list[dict[str, Any]]
         chart = reverse("admin:patient_chart", args=[row["patientId"]])
         marker = held.get(keys.patient(row["patientId"]))
         out.append({"cells": [(col.cell(row), chart if col.link else
-                               col.href(row) if col.href is not None else "", col.wrap)
+                               col.href(row) if col.href is not None else "", col.css)
                               for col in page.columns],
                     "actions": [{"label": a.label, "url": a.url(row), "method": a.method}
                                 for a in actions if a.when is None or a.when(row)],
