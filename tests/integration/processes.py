@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,6 +27,13 @@ def stack_env(store_path: Path, var_dir: Path, broker_url: str, **extra: str) ->
         **extra,
     )
     return env
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now, for a server a test starts."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:

@@ -5,7 +5,6 @@ language; past gunicorn's own limit, gunicorn answers (its plain 414, as documen
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,23 +12,17 @@ import pytest
 import requests
 
 from hisadmin import launcher
-from tests.integration.processes import stack_env, start, stop, wait_for
+from tests.integration.processes import free_port, stack_env, start, stop, wait_for
 
 pytestmark = pytest.mark.integration
 http = requests.Session()
 http.trust_env = False  # straight to the local server, whatever proxy the machine names
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     base: Path = tmp_path_factory.mktemp("web")
-    port = str(_free_port())
+    port = str(free_port())
     env = stack_env(base / "store.sqlite3", base / "var", "redis://127.0.0.1:1/0")
     proc = start(launcher.commands("light", port, env)["web"], env, base / "web.log")
     url = f"http://127.0.0.1:{port}"

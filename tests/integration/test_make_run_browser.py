@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,8 +24,15 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from tests.integration.processes import WAIT_SCALE, start, stop, wait_for
-from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
+from tests.integration.processes import WAIT_SCALE, free_port, start, stop, wait_for
+from tests.web.test_browser_flow import (  # noqa: F401  (the browser fixture)
+    browser,
+    choose_ward,
+    fill_prescription,
+    login,
+    record_no_known_allergies,
+    register_in_form,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -37,18 +43,12 @@ FAMILY, GIVEN = "Ngāti-Łukasiewicz", "Zoë Åse"
 SEEN = 30_000 * WAIT_SCALE  # ms: the lists refresh every 2 s; a busy CI machine is slower
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``python -m hisadmin.launcher`` as `make run` starts it, in a data directory of its
     own; stopped with SIGTERM to its group (the launcher stops its children, Redis last)."""
     base: Path = tmp_path_factory.mktemp("make-run")
-    port = str(_free_port())
+    port = str(free_port())
     env = {k: v for k, v in os.environ.items()
            if k not in ("REDIS_URL", "EMBEDDED_STORE_PATH", "EMBEDDED_VIEWS_PATH",
                         "DJANGO_SETTINGS_MODULE", "HIS_PROCESSES")}
@@ -106,17 +106,8 @@ def test_a_stay_reaches_the_nurses_open_lists_through_make_runs_own_worker(
 
     # The clerk registers and admits, through the forms.
     clerk = _as(browser, base, "clerk")
-    clerk.goto(f"{base}/admin/patients/register/")
-    clerk.fill("#id_given_name", GIVEN)
-    clerk.fill("#id_family_name", FAMILY)
-    clerk.fill("#id_birth_date", "1958-03-29")
-    clerk.click("input[type=submit]")
-    clerk.wait_for_selector("#mrn")
-    chart = clerk.url
-    clerk.click("#admit-link")
-    clerk.select_option("#id_department_id", "MED")
-    clerk.select_option("#id_ward_id", WARD)
-    clerk.wait_for_load_state("networkidle")  # the ward's free beds are offered (htmx)
+    chart = register_in_form(clerk, base, GIVEN, FAMILY, "1958-03-29")
+    choose_ward(clerk, "MED", WARD)
     beds = [v for v in clerk.eval_on_selector_all("#id_bed option", "os => os.map(o => o.value)")
             if v]
     assert beds, "no free bed on the demo nurse's ward"
@@ -135,16 +126,9 @@ def test_a_stay_reaches_the_nurses_open_lists_through_make_runs_own_worker(
     # The clinician: no known allergies, then a first dose now.
     doctor = _as(browser, base, "clinician")
     doctor.goto(chart)
-    doctor.click("#nka-link")
-    doctor.click("#confirm-submit")
-    doctor.wait_for_selector("text=No known allergies recorded.")
+    record_no_known_allergies(doctor)
     doctor.click("#prescribe-link")
-    doctor.select_option("#id_medication_code", "AMOX")
-    doctor.fill("#id_dose", "500")
-    doctor.select_option("#id_unit", "mg")
-    doctor.select_option("#id_route", "PO")
-    doctor.select_option("#id_frequency", "TDS")
-    doctor.check("input[name=first_dose][value=now]")
+    fill_prescription(doctor, "AMOX", "500", "PO", "TDS", unit="mg", first_dose="now")
     doctor.click("input[type=submit]")
     doctor.wait_for_selector("text=order placed")
 

@@ -32,6 +32,46 @@ def login(page, base: str, user: str, password: str = TEST_PASSWORD) -> None:
         give_code(page, user)
 
 
+def register_in_form(page, base: str, given: str, family: str, birth_date: str) -> str:
+    """Register a patient through the form; returns the chart's address."""
+    page.goto(f"{base}/admin/patients/register/")
+    page.fill("#id_given_name", given)
+    page.fill("#id_family_name", family)
+    page.fill("#id_birth_date", birth_date)
+    page.click("input[type=submit]")
+    page.wait_for_selector("#mrn")
+    return page.url
+
+
+def choose_ward(page, department: str, ward: str) -> None:
+    """From the chart, the Admit form with a department and ward chosen and its free beds
+    offered (htmx)."""
+    page.click("#admit-link")
+    page.select_option("#id_department_id", department)
+    page.select_option("#id_ward_id", ward)
+    page.wait_for_load_state("networkidle")
+
+
+def record_no_known_allergies(page) -> None:
+    """On the chart: no known allergies, confirmed (asked before anything is prescribed)."""
+    page.click("#nka-link")
+    page.click("#confirm-submit")
+    page.wait_for_selector("text=No known allergies recorded.")
+
+
+def fill_prescription(page, code: str, dose: str, route: str, frequency: str, *,
+                      unit: str = "", first_dose: str = "") -> None:
+    """The Prescribe form's fields, as a clinician fills them (not sent)."""
+    page.select_option("#id_medication_code", code)
+    page.fill("#id_dose", dose)
+    if unit:
+        page.select_option("#id_unit", unit)
+    page.select_option("#id_route", route)
+    page.select_option("#id_frequency", frequency)
+    if first_dose:
+        page.check(f"input[name=first_dose][value={first_dose}]")
+
+
 def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, make_user,
                                                          reference_data) -> None:
     for name, role in (("desk", "clerk"), ("doctor", "clinician"), ("ward", "nurse")):
@@ -41,17 +81,8 @@ def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, ma
     page = ctx.new_page()
 
     login(page, base, "desk")
-    page.goto(f"{base}/admin/patients/register/")
-    page.fill("#id_given_name", "Lena")
-    page.fill("#id_family_name", "Lindqvist")
-    page.fill("#id_birth_date", "1961-03-09")
-    page.click("input[type=submit]")
-    page.wait_for_selector("#mrn")
-    chart = page.url
-    page.click("#admit-link")
-    page.select_option("#id_department_id", "CARD")
-    page.select_option("#id_ward_id", "CARD-A")
-    page.wait_for_load_state("networkidle")  # the ward's free beds are offered (htmx)
+    chart = register_in_form(page, base, "Lena", "Lindqvist", "1961-03-09")
+    choose_ward(page, "CARD", "CARD-A")
     page.select_option("#id_bed", "A07")
     page.fill("#id_reason", "Atrial fibrillation")
     page.click("input[type=submit]")
@@ -60,16 +91,10 @@ def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, ma
     ctx.clear_cookies()
     login(page, base, "doctor")
     page.goto(chart)
-    page.click("#nka-link")  # the allergies are asked before anything is prescribed
-    page.click("#confirm-submit")
-    page.wait_for_selector("text=No known allergies recorded.")
+    record_no_known_allergies(page)
     page.click("#prescribe-link")
-    page.select_option("#id_medication_code", "ENOX")
-    page.fill("#id_dose", "40")
-    page.select_option("#id_unit", "mg")
-    page.select_option("#id_route", "SC")
-    page.select_option("#id_frequency", "Q24H")
-    page.check("input[name=first_dose][value=now]")  # given now, then at the standard time
+    # given now, then at the standard time
+    fill_prescription(page, "ENOX", "40", "SC", "Q24H", unit="mg", first_dose="now")
     page.click("input[type=submit]")
     page.wait_for_selector("text=order placed")
     assert "Enoxaparin 40 mg SC Q24H" in page.inner_text("#orders")

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.web.browser_shots import signed_in
-from tests.web.test_browser_flow import browser  # noqa: F401  (the browser fixture)
+from tests.web.test_browser_flow import browser, fill_prescription  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 UNASKED = "Allergies not yet asked"
@@ -31,10 +31,7 @@ def test_the_form_says_allergies_are_unasked_once_with_a_link(live_server, brows
     expect(notice.locator("a", has_text="record no known allergies")).to_have_count(1)
     page.screenshot(path=str(shots / f"prescribe-unasked-{width}.png"), full_page=True)
 
-    page.select_option("#id_medication_code", "PARA")
-    page.fill("#id_dose", "1000")
-    page.select_option("#id_route", "PO")
-    page.select_option("#id_frequency", "Q6H")
+    fill_prescription(page, "PARA", "1000", "PO", "Q6H")
     page.click("input[type=submit][name=_save]")
     page.wait_for_selector("#order-warnings")
     expect(page.locator("#allergies-unasked")).to_have_count(0)  # now the check to answer
