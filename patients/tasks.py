@@ -24,7 +24,7 @@ from celery import Task, current_app, shared_task
 
 from cosmos_backend.store import DocumentStore
 from cosmos_backend.uow import UnitOfWork
-from hisadmin.core import keys, views_lag
+from hisadmin.core import failpoints, keys, views_lag
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
@@ -108,6 +108,7 @@ def follow_up(stream_pk: str, seq: int | list[int], marks: Any = None) -> str:
     """``seq``: the stream's bed events of one change-feed page, in order (one number in
     older messages); each is followed up in turn. ``marks``: its page's, when it was sent on
     alone from the page (``follow_up_page``); handled, it is taken off the unfinished."""
+    failpoints.hit("follow_up")  # a fault test's worker killed holding it
     done = "; ".join(_follow_up(stream_pk, one) for one in seqs_of(seq))
     if marks:
         views_lag.handed_on(marks, FOLLOW_UP_TASK, label=stream_pk)
@@ -165,6 +166,7 @@ def follow_up_page(streams: list[list[Any]], marks: Any = None) -> str:
     failed = []
     for stream_pk, seq in streams:
         try:
+            failpoints.hit("follow_up_in_page")
             follow_up(stream_pk, seq)
         except Exception as exc:  # noqa: BLE001 - sent on alone below, never dropped
             log.warning("follow-up of %s failed in its page (%s); sent on alone", stream_pk,

@@ -182,22 +182,27 @@ def handing_on(marks: Marks, task: str, queue: str, args: list[Any], *, label: s
     noted unfinished like the page's own messages, ``label`` (its stream) telling it apart,
     so that a relay sends it again if a worker is lost with it. ``at``: from when it counts
     (a retry's: when it is due; default now). Advisory, as :func:`handing_over`."""
-    found = _marks(marks)
-    if not found:
-        return
-    field = f"{page_key(found)}#{task}:{label}"
-    kept = json.dumps({"at": time.time() if at is None else at, "queue": queue,
-                       "args": args, "task": task})
-    _advisory(lambda client: client.hset(PAGES_KEY, field, kept), "message not noted unfinished")
+    field = _alone_field(marks, task, label)
+    if field:
+        kept = json.dumps({"at": time.time() if at is None else at, "queue": queue,
+                           "args": args, "task": task})
+        _advisory(lambda client: client.hset(PAGES_KEY, field, kept),
+                  "message not noted unfinished")
 
 
 def handed_on(marks: Marks, task: str, *, label: str) -> None:
     """The message sent on alone was handled (or given up after its retries): off the
     unfinished (advisory)."""
-    found = _marks(marks)
-    if found:
-        _advisory(lambda client: client.hdel(PAGES_KEY, f"{page_key(found)}#{task}:{label}"),
+    field = _alone_field(marks, task, label)
+    if field:
+        _advisory(lambda client: client.hdel(PAGES_KEY, field),
                   "message not taken off the unfinished")
+
+
+def _alone_field(marks: Marks, task: str, label: str) -> str:
+    """Where a message sent on alone is noted among the unfinished ("" without marks)."""
+    found = _marks(marks)
+    return f"{page_key(found)}#{task}:{label}" if found else ""
 
 
 def forget_page(key: str, tasks: list[str]) -> None:

@@ -5,7 +5,8 @@ The relay notes every page it hands over as pending until a worker has committed
 and sends a page again once it is overdue and nothing waits in its queues. Real processes:
 redis-server, Celery workers (prefork, and the light mode's thread pool with the relay inside),
 and ``run_relay``. A follow-up page (a bed to cleaning after a discharge) lost after its
-views were projected is sent again too."""
+views were projected is sent again too, and so is a follow-up sent on alone from its page
+whose worker was killed holding it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.integration.processes import (
     start_light_worker,
     start_relay,
     start_worker,
+    stop,
     wait_for,
 )
 from tests.integration.test_faults_worklists import settled, wait_mid_page
@@ -137,3 +139,46 @@ def test_a_lost_follow_up_page_is_sent_again_while_the_views_are_current(
     assert "not handled: sent again" in stack.log("fu-relay")
     wait_for(lambda: views_lag.unfinished_pages() == {}, 20, interval=0.2,
              what="every page handled")
+
+
+def test_a_follow_up_sent_on_alone_whose_worker_was_killed_whole_is_sent_again(
+        stack, settings) -> None:
+    """A discharge's follow-up (the bed to cleaning) fails in its page and goes on alone; the
+    worker holding that message is SIGKILLed, process group and all, so Redis keeps it
+    unacknowledged for an hour. The relay finds it unfinished and overdue and sends it again:
+    the next worker sets the bed to cleaning."""
+    settings.CELERY_BROKER_URL = stack.redis.url
+    store = stack.store()
+    env = {**stack.env, **REDRIVE}
+    _queue_worker(stack, env, "alone-views", "projections")
+    stack.procs.append(start_relay(env, stack.base / "alone-relay.log", "--lease-ttl", "2",
+                                   "--idle-max", "0.2", "--owner", "alone-relay"))
+    _queue_worker(stack, env, "alone-before", "celery")
+    pid = data.register(store, "Alleinová", "Ødön")
+    data.admit(store, pid, "SURG", "SURG-1", bed="S108")
+    wait_for(lambda: settled(store, [pid]) and views_lag.unfinished_pages() == {}, 30,
+             interval=0.1, what="the admission and its follow-ups")
+    stop(stack.procs.pop())  # the follow-ups' worker, warm: the next one is doomed
+
+    doomed = start([str(BIN / "celery"), "-A", "hisadmin", "worker", "-Q", "celery",
+                    "--concurrency", "1", "--without-gossip", "--without-mingle",
+                    "--without-heartbeat", "--loglevel", "INFO", "--pool", "prefork"],
+                   {**env, "WORKLISTS_FAILPOINTS": "follow_up_in_page=raise,follow_up=sleep:60"},
+                   stack.base / "alone-doomed.log")
+    stack.procs.append(doomed)
+    data.discharge(store, pid)
+    broker = redis.Redis(unix_socket_path=stack.redis.socket)
+    wait_for(lambda: "sent on alone" in stack.log("alone-doomed")
+             and "patients.follow_up[" in stack.log("alone-doomed")
+             and broker.llen("celery") == 0, 30, interval=0.1,
+             what="the doomed worker holding the follow-up sent on alone")
+    kill(doomed)
+    assert read_bed(store, "SURG-1", "S108")["docContents"]["state"] == "occupied"
+    assert [message[0] for kept in views_lag.unfinished_pages().values()
+            for _, message in kept] == ["patients.follow_up"]
+    _queue_worker(stack, env, "alone-after", "celery")
+    wait_for(lambda: read_bed(store, "SURG-1", "S108")["docContents"]["state"] == "cleaning",
+             60, interval=0.2, what="the follow-up sent again")
+    assert "not handled: sent again" in stack.log("alone-relay")
+    wait_for(lambda: views_lag.unfinished_pages() == {}, 20, interval=0.2,
+             what="nothing left unfinished")

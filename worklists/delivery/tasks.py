@@ -24,12 +24,11 @@ from celery import Task, shared_task
 
 from cosmos_backend import errors
 from cosmos_backend.store import DocumentStore
-from hisadmin.core import views_lag
+from hisadmin.core import failpoints, views_lag
 from hisadmin.core.consumers import seqs_of
 from hisadmin.core.store import get_store
 from worklists.delivery.deadletters import held_part, park, record_failure
 from worklists.delivery.projector import project_events as project
-from worklists.persistence import failpoints
 from worklists.persistence.writer import forget_recent, page_writes
 
 log = logging.getLogger(__name__)

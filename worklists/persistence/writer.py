@@ -19,8 +19,9 @@ from typing import Any
 
 from cosmos_backend import errors
 from cosmos_backend.store import MAX_BATCH_OPERATIONS, BatchOp, DocumentStore
+from hisadmin.core import failpoints
 from hisadmin.core.cache import LruCache
-from worklists.persistence import failpoints, view_rows
+from worklists.persistence import view_rows
 from worklists.persistence.source import holds_row, read_source
 from worklists.persistence.trackers import (
     Tracker,

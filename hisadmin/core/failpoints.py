@@ -3,7 +3,10 @@
 ``WORKLISTS_FAILPOINTS="after_rows=sleep:5"`` makes every projection pause after writing
 its rows and before its tracker, the widest window for a crash; ``page_message=sleep:1``
 delays a page's message in the worker before it starts (the relay checkpoints the page
-meanwhile). Unset (production): no-op.
+meanwhile); ``follow_up_in_page=raise`` fails every follow-up inside its page (each is then
+sent on alone) and ``follow_up=sleep:20`` holds a follow-up sent on alone, for a worker to be
+killed holding it. One variable for the points of every app (it began with the worklists').
+Unset (production): no-op.
 """
 
 from __future__ import annotations
