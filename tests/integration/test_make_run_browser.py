@@ -147,10 +147,11 @@ def test_a_stay_reaches_the_nurses_open_lists_through_make_runs_own_worker(
     # She gives it from the chart; her open Active orders shows it in progress on its own.
     nurse.goto(chart)
     nurse.click("#orders .administer-link")
-    nurse.fill("#id_dose", "500")
+    nurse.fill("#id_dose", "500,0")  # a decimal comma, as a keyboard set to it types
     nurse.select_option("#id_unit", "mg")
     nurse.click("input[type=submit]")
-    nurse.wait_for_selector("text=Dose given recorded")
+    said = nurse.locator("text=Dose given recorded").first.inner_text()
+    assert re.search(r"Dose given recorded: 500 mg at \d\d:\d\d", said), said  # not 5000
     expect(_row(orders)).to_contain_text("In progress", timeout=SEEN)
     _shoot(orders, shots, "active-orders")
 
