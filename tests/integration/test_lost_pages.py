@@ -10,6 +10,8 @@ whose worker was killed holding it."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 import redis
 
@@ -104,12 +106,34 @@ def test_the_light_worker_killed_whole_its_relay_too_leaves_the_page_to_the_next
              20, interval=0.1, what="nothing left unfinished")
 
 
-def _queue_worker(stack: WorklistStack, env: dict[str, str], name: str, queue: str) -> None:
+def _queue_worker(stack: WorklistStack, env: dict[str, str], name: str, queue: str
+                  ) -> subprocess.Popen[bytes]:
     """A prefork worker taking one queue only."""
-    stack.procs.append(start(
+    proc = start(
         [str(BIN / "celery"), "-A", "hisadmin", "worker", "-Q", queue, "--concurrency", "1",
          "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO",
-         "--pool", "prefork"], env, stack.base / f"{name}.log"))
+         "--pool", "prefork"], env, stack.base / f"{name}.log")
+    stack.procs.append(proc)
+    return proc
+
+
+def _views_and_relay(stack: WorklistStack, env: dict[str, str], relay: str) -> None:
+    """A worker for the projections alone, and a relay that re-drives after 2 s."""
+    _queue_worker(stack, env, f"{relay}-views", "projections")
+    stack.procs.append(start_relay(env, stack.base / f"{relay}.log", "--lease-ttl", "2",
+                                   "--idle-max", "0.2", "--owner", relay))
+
+
+def _sent_again_to_a_new_worker(stack: WorklistStack, env: dict[str, str], store,
+                                bed: str, relay: str) -> None:
+    """A new follow-ups' worker; the relay sends the lost follow-up again, the bed goes to
+    cleaning, and nothing is left unfinished."""
+    _queue_worker(stack, env, f"{relay}-follow-ups", "celery")
+    wait_for(lambda: read_bed(store, "SURG-1", bed)["docContents"]["state"] == "cleaning",
+             60, interval=0.2, what="the follow-up sent again")
+    assert "not handled: sent again" in stack.log(relay)
+    wait_for(lambda: views_lag.unfinished_pages() == {}, 20, interval=0.2,
+             what="nothing left unfinished")
 
 
 def test_a_lost_follow_up_page_is_sent_again_while_the_views_are_current(
@@ -120,9 +144,7 @@ def test_a_lost_follow_up_page_is_sent_again_while_the_views_are_current(
     settings.CELERY_BROKER_URL = stack.redis.url
     store = stack.store()
     env = {**stack.env, **REDRIVE}
-    _queue_worker(stack, env, "views-only", "projections")
-    stack.procs.append(start_relay(env, stack.base / "fu-relay.log", "--lease-ttl", "2",
-                                   "--idle-max", "0.2", "--owner", "fu-relay"))
+    _views_and_relay(stack, env, "fu-relay")
     pid = data.register(store, "Followup", "Lost")
     data.admit(store, pid, "SURG", "SURG-1", bed="S107")
     broker = redis.Redis(unix_socket_path=stack.redis.socket)
@@ -133,12 +155,7 @@ def test_a_lost_follow_up_page_is_sent_again_while_the_views_are_current(
     broker.delete("celery")  # lost: nobody took it, nobody will
     assert read_bed(store, "SURG-1", "S107")["docContents"]["state"] == "occupied"
     wait_for(lambda: views_lag.lag_ms() == 0.0, 20, interval=0.1, what="the views current")
-    _queue_worker(stack, env, "follow-ups", "celery")
-    wait_for(lambda: read_bed(store, "SURG-1", "S107")["docContents"]["state"] == "cleaning",
-             60, interval=0.2, what="the follow-up page sent again")
-    assert "not handled: sent again" in stack.log("fu-relay")
-    wait_for(lambda: views_lag.unfinished_pages() == {}, 20, interval=0.2,
-             what="every page handled")
+    _sent_again_to_a_new_worker(stack, env, store, "S107", "fu-relay")
 
 
 def test_a_follow_up_sent_on_alone_whose_worker_was_killed_whole_is_sent_again(
@@ -150,22 +167,16 @@ def test_a_follow_up_sent_on_alone_whose_worker_was_killed_whole_is_sent_again(
     settings.CELERY_BROKER_URL = stack.redis.url
     store = stack.store()
     env = {**stack.env, **REDRIVE}
-    _queue_worker(stack, env, "alone-views", "projections")
-    stack.procs.append(start_relay(env, stack.base / "alone-relay.log", "--lease-ttl", "2",
-                                   "--idle-max", "0.2", "--owner", "alone-relay"))
-    _queue_worker(stack, env, "alone-before", "celery")
+    _views_and_relay(stack, env, "alone-relay")
+    before = _queue_worker(stack, env, "alone-before", "celery")
     pid = data.register(store, "Alleinová", "Ødön")
     data.admit(store, pid, "SURG", "SURG-1", bed="S108")
     wait_for(lambda: settled(store, [pid]) and views_lag.unfinished_pages() == {}, 30,
              interval=0.1, what="the admission and its follow-ups")
-    stop(stack.procs.pop())  # the follow-ups' worker, warm: the next one is doomed
-
-    doomed = start([str(BIN / "celery"), "-A", "hisadmin", "worker", "-Q", "celery",
-                    "--concurrency", "1", "--without-gossip", "--without-mingle",
-                    "--without-heartbeat", "--loglevel", "INFO", "--pool", "prefork"],
-                   {**env, "WORKLISTS_FAILPOINTS": "follow_up_in_page=raise,follow_up=sleep:60"},
-                   stack.base / "alone-doomed.log")
-    stack.procs.append(doomed)
+    stop(before)  # warm: the next follow-ups' worker is doomed
+    doomed = _queue_worker(
+        stack, {**env, "WORKLISTS_FAILPOINTS": "follow_up_in_page=raise,follow_up=sleep:60"},
+        "alone-doomed", "celery")
     data.discharge(store, pid)
     broker = redis.Redis(unix_socket_path=stack.redis.socket)
     wait_for(lambda: "sent on alone" in stack.log("alone-doomed")
@@ -176,9 +187,4 @@ def test_a_follow_up_sent_on_alone_whose_worker_was_killed_whole_is_sent_again(
     assert read_bed(store, "SURG-1", "S108")["docContents"]["state"] == "occupied"
     assert [message[0] for kept in views_lag.unfinished_pages().values()
             for _, message in kept] == ["patients.follow_up"]
-    _queue_worker(stack, env, "alone-after", "celery")
-    wait_for(lambda: read_bed(store, "SURG-1", "S108")["docContents"]["state"] == "cleaning",
-             60, interval=0.2, what="the follow-up sent again")
-    assert "not handled: sent again" in stack.log("alone-relay")
-    wait_for(lambda: views_lag.unfinished_pages() == {}, 20, interval=0.2,
-             what="nothing left unfinished")
+    _sent_again_to_a_new_worker(stack, env, store, "S108", "alone-relay")
