@@ -20,12 +20,17 @@ Registered by :mod:`testkit.plugin` once Django is set up. It builds on
 
 from __future__ import annotations
 
+import os
+import shutil
+import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
@@ -55,12 +60,67 @@ ORDER_BODIES: dict[str, dict[str, Any]] = {
 TEST_PASSWORD = "Tq7#Vx2@Wz9!Kj4$"
 
 
+# ------------------------------------------------------------------ the reference data, once
+# Loading the shipped reference data is some 180 edits, each with its event: about a quarter
+# of a second, and a thousand tests of this suite start from it. A test process loads it once,
+# into store files of its own, before any test's clock is moved; a test that asks for the
+# data starts from a copy of those files (a millisecond). The copy is the same store the
+# load makes (entries, events, feed positions), but for the epoch in its new etags.
+_STORE_KEYS = ("feed_range_count", "synchronous")  # the settings that shape a store's files
+
+
+@dataclass
+class ReferenceTemplate:
+    """The clinical and views files of an embedded store holding the shipped reference
+    data, and the store settings they were made with."""
+
+    clinical: Path
+    settings: dict[str, Any]
+
+    def fits(self, cfg: dict[str, Any]) -> bool:
+        return all(cfg.get(k) == self.settings.get(k) for k in _STORE_KEYS)
+
+    def copy_to(self, path: Path) -> None:
+        for source, target in ((self.clinical, path),
+                               (Path(handles.views_path(str(self.clinical))),
+                                Path(handles.views_path(str(path))))):
+            shutil.copyfile(source, target)
+            with closing(sqlite3.connect(target)) as conn, conn:
+                conn.execute("UPDATE store_meta SET value = ? WHERE key = 'epoch'",
+                             (int.from_bytes(os.urandom(4), "big"),))
+
+
+@pytest.fixture(scope="session")
+def his_reference_template(tmp_path_factory: pytest.TempPathFactory) -> ReferenceTemplate:
+    base = tmp_path_factory.mktemp("his-reference")
+    cfg = dict(settings.DOCUMENT_STORE)
+    loaded = handles.open_embedded(base / "loaded.sqlite3")
+    try:
+        list(use_cases.load_reference_data(UnitOfWork(loaded), actor=SYSTEM_ACTOR))
+    finally:
+        loaded.close()
+    clinical = base / "reference.sqlite3"
+    for source, target in ((base / "loaded.sqlite3", clinical),
+                           (Path(handles.views_path(str(base / "loaded.sqlite3"))),
+                            Path(handles.views_path(str(clinical))))):
+        # One self-contained file each (no write-ahead log beside it) to copy from.
+        with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(target)) as dst:
+            src.backup(dst)
+    return ReferenceTemplate(clinical, {k: cfg.get(k) for k in _STORE_KEYS})
+
+
 @pytest.fixture
-def his_store_path(tmp_path: Path, settings: Any) -> Iterator[Path]:
-    """Point the product's store handles at a fresh embedded store for this test."""
+def his_store_path(tmp_path: Path, settings: Any, request: pytest.FixtureRequest,
+                   his_reference_template: ReferenceTemplate) -> Iterator[Path]:
+    """Point the product's store handles at a fresh embedded store for this test (holding
+    the shipped reference data already when the test asks for ``his_reference_data``)."""
     path = tmp_path / "his-store.sqlite3"
     cfg = dict(settings.DOCUMENT_STORE)
     cfg.update(backend="embedded", path=str(path))
+    # The template is a session fixture, made before any test's clock is moved.
+    if "his_reference_data" in request.fixturenames and his_reference_template.fits(cfg):
+        his_reference_template.copy_to(path)
+        _FROM_TEMPLATE.add(str(path))
     settings.DOCUMENT_STORE = cfg
     handles.reset_handles()
     generations.forget()
@@ -87,8 +147,14 @@ def drain_worklists(his_store: DocumentStore) -> Callable[[], int]:
     return drain
 
 
+_FROM_TEMPLATE: set[str] = set()  # the stores that started as a copy of the template
+
+
 @pytest.fixture
-def his_reference_data(his_store: DocumentStore) -> None:
+def his_reference_data(his_store: DocumentStore, his_store_path: Path) -> None:
+    if str(his_store_path) in _FROM_TEMPLATE:
+        _FROM_TEMPLATE.discard(str(his_store_path))
+        return  # the store started as a copy of the loaded data
     list(use_cases.load_reference_data(UnitOfWork(his_store), actor=SYSTEM_ACTOR))
 
 

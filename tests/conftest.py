@@ -186,6 +186,34 @@ def pytest_configure(config: pytest.Config) -> None:
     events_check.install()
     own_var_dir(config)
     start_test_clock(config)
+    static_files_scanned_once()
+
+
+# ------------------------------------------------------------------ static files, scanned once
+def static_files_scanned_once() -> None:
+    """Django builds its middleware again for every test client, and WhiteNoise then lists
+    and stats every static file of every app (about 50 ms; the suite makes thousands of
+    clients). A server process builds it once; here the first scan with the same settings
+    is kept for the run. The files do not change while the tests run."""
+    from django.conf import settings
+    from whitenoise.middleware import WhiteNoiseMiddleware
+
+    scan = WhiteNoiseMiddleware.add_files_from_finders
+    scanned: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def once(self: WhiteNoiseMiddleware) -> None:
+        key = (self.static_prefix, self.max_age, self.charset, self.allow_all_origins,
+               getattr(settings, "WHITENOISE_IMMUTABLE_FILE_TEST", None),
+               tuple(settings.INSTALLED_APPS),
+               tuple(map(str, getattr(settings, "STATICFILES_DIRS", ()))))
+        found = scanned.get(key)
+        if found is None:
+            before = set(self.files)
+            scan(self)
+            found = scanned[key] = {k: v for k, v in self.files.items() if k not in before}
+        self.files.update(found)
+
+    WhiteNoiseMiddleware.add_files_from_finders = once  # type: ignore[method-assign]
 
 
 def start_test_clock(config: pytest.Config) -> None:
