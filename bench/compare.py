@@ -50,7 +50,7 @@ from bench import report as render
 from bench.driver import Tokens
 from bench.http_client import CLIENT, HttpClient
 from bench.phases import FULL, QUICK, SMOKE, Phases, measure
-from bench.repeats import median_tree, ratios
+from bench.repeats import median_tree, ratios, turns
 
 __all__ = ["HttpClient", "main"]  # HttpClient: where the other benches took it from
 
@@ -407,8 +407,7 @@ def run_size(tmp: Path, n: int, systems: list[str], phases: Phases, cosmos: bool
             started = time.perf_counter()
             made[s].prepare()
             took[s] += time.perf_counter() - started
-        for r in range(phases.repeats):
-            turn = systems[r % len(systems):] + systems[:r % len(systems)]
+        for r, turn in enumerate(turns(systems, phases.repeats)):
             for s in turn:
                 print(f"size {n}: {s}, round {r + 1} of {phases.repeats} …", flush=True)
                 started = time.perf_counter()

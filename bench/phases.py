@@ -45,7 +45,7 @@ QUICK = Phases(seq_iterations=10, threads=4, wide_threads=8, load_seconds=10, fr
                repeats=1)
 SMOKE = Phases(seq_iterations=2, threads=4, wide_threads=8, load_seconds=1.5, fresh_rate=10,
                fresh_seconds=1, reads=5, mix_seconds=3, mix_screens=10, mix_clients=2,
-               repeats=2)
+               repeats=1)
 FULL = Phases(seq_iterations=40, threads=4, wide_threads=8, load_seconds=30, fresh_rate=50,
               fresh_seconds=10, reads=300, mix_seconds=60, mix_screens=60, mix_clients=8,
               repeats=3)

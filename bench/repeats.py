@@ -34,6 +34,12 @@ RATIOS: dict[str, tuple[tuple[str, ...], str]] = {
 CONCATENATED = ("errors",)
 
 
+def turns(systems: list[str], repeats: int) -> list[list[str]]:
+    """The order the systems take their turns in, round by round: each round starts one
+    later in the list, so that no system always runs first (on a cold machine) or last."""
+    return [systems[r % len(systems):] + systems[:r % len(systems)] for r in range(repeats)]
+
+
 def dig(d: Any, *path: str) -> Any:
     for key in path:
         if not isinstance(d, dict) or key not in d:
