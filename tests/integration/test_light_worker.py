@@ -112,3 +112,29 @@ def test_the_light_worker_rides_out_a_redis_outage_relay_and_consumers_alike(
     wait_for(lambda: receiver.of("/ok", ids[-1]), 30, interval=0.1, what="webhooks again")
     assert proc.poll() is None  # the worker, its relay thread included, is still up
     assert "Error on restarting" not in stack.log("light-outage")
+
+
+def test_a_webhook_in_flight_on_its_lane_when_redis_goes_away_does_not_end_the_worker(
+        stack, receiver) -> None:  # noqa: F811
+    """The webhook lane holds a delivery (unacknowledged, its receiver taking 6 s) when the
+    broker goes away. Celery drops the lost connection's transport before it stops the
+    consumer's steps; the lane then closed its channel through that transport and the
+    worker died of an AttributeError ("Unrecoverable error"). The lane now leaves a lost
+    connection's channel alone: the worker stays up, and what was committed meanwhile is
+    projected and delivered."""
+    store = stack.store()
+    subscribe(store, receiver.url("/slow"))  # every answer takes 6 s
+    proc = light_worker(stack, "light-lane-outage")
+    wait_for(lambda: relay_owner(stack, "light-lane-outage"), 30, what="the relay thread")
+    first = data.register(store, "Inflight", "Hook")
+    wait_for(lambda: receiver.of("/slow", first), 20, interval=0.05, what="the slow delivery")
+    stack.redis.stop()  # the delivery is still waiting for its answer
+    wait_for(lambda: "Connection to broker lost" in stack.log("light-lane-outage"), 20,
+             what="the consumer to see the broker gone")
+    ids = admit_many(store, 2, "Afterwards")
+    time.sleep(1)
+    stack.redis.start()
+    wait_for(lambda: settled(store, ids), 45, interval=0.3, what="catch-up after the outage")
+    wait_for(lambda: receiver.of("/slow", ids[-1]), 45, interval=0.1, what="webhooks again")
+    assert proc.poll() is None, stack.log("light-lane-outage")[-3000:]
+    assert "Unrecoverable error" not in stack.log("light-lane-outage")
