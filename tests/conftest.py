@@ -116,7 +116,7 @@ def long_modules_first_on_every_worker(items: list[pytest.Item], workers: int
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]
+                 "--disable-quic", *os.environ.get("HIS_CHROMIUM_EXTRA", "").split()]
 
 
 class WorkerBrowser:
