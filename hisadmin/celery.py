@@ -114,8 +114,11 @@ class WebhooksLaneConsumer(bootsteps.ConsumerStep):
 
     def _close_quietly(self, c: Any, cancel_consumers: bool) -> None:
         # When the broker connection was lost, Celery restarts the consumer's steps with
-        # the connection already dropped: its channels went with it, nothing to cancel.
-        if c.connection is None:
+        # the connection already dropped (None), or collected: its transport released, its
+        # channels closed with it. Nothing is left to cancel; reaching the channel through the
+        # released transport only fails (kombu asks the transport's gone client for its
+        # parameters: an AttributeError, which no connection-error handler takes).
+        if c.connection is None or not c.connection.connected:
             self.consumers = None
             return
         self._close(c, cancel_consumers)

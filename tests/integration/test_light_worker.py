@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 import signal
+import subprocess
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -31,13 +33,25 @@ from tests.integration.worklist_stack import (  # noqa: F401 - fixtures
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
-def light_worker(stack: WorklistStack, name: str, **kwargs: int) -> object:
+def light_worker(stack: WorklistStack, name: str, **kwargs: int) -> subprocess.Popen[bytes]:
     env = {**stack.env, "WEBHOOK_TIMEOUT": "10", "CELERY_SKIP_CHECKS": "1",
            **RECEIVER_REACHABLE}
     proc = start_light_worker(env, stack.base / f"{name}.log", "--relay-lease-ttl", "2",
                               **kwargs)
     stack.procs.append(proc)
     return proc
+
+
+def while_up(proc: subprocess.Popen[bytes], stack: WorklistStack, name: str,
+             predicate: Callable[[], object]) -> Callable[[], object]:
+    """``predicate`` for wait_for, failing at once with the end of the worker's log if the
+    worker exited meanwhile (rather than waiting out the bound for what it will not do)."""
+    def check() -> object:
+        if proc.poll() is not None:
+            raise AssertionError(f"the worker exited ({proc.returncode}):\n"
+                                 + stack.log(name)[-4000:])
+        return predicate()
+    return check
 
 
 def relay_owner(stack: WorklistStack, name: str) -> str:
@@ -108,20 +122,21 @@ def test_the_light_worker_rides_out_a_redis_outage_relay_and_consumers_alike(
     wait_for(lambda: stack.log("light-outage").count("broker unavailable") >= 2, 20,
              what="the relay thread to back off")
     stack.redis.start()
-    wait_for(lambda: settled(store, ids), 45, interval=0.3, what="catch-up after the outage")
-    wait_for(lambda: receiver.of("/ok", ids[-1]), 30, interval=0.1, what="webhooks again")
-    assert proc.poll() is None  # the worker, its relay thread included, is still up
+    wait_for(while_up(proc, stack, "light-outage", lambda: settled(store, ids)), 45,
+             interval=0.3, what="catch-up after the outage")
+    wait_for(while_up(proc, stack, "light-outage", lambda: receiver.of("/ok", ids[-1])), 30,
+             interval=0.1, what="webhooks again")
+    # The worker, its relay thread included, is still up (else its log's end says why).
+    assert proc.poll() is None, stack.log("light-outage")[-4000:]
     assert "Error on restarting" not in stack.log("light-outage")
 
 
 def test_a_webhook_in_flight_on_its_lane_when_redis_goes_away_does_not_end_the_worker(
         stack, receiver) -> None:  # noqa: F811
     """The webhook lane holds a delivery (unacknowledged, its receiver taking 6 s) when the
-    broker goes away. Celery drops the lost connection's transport before it stops the
-    consumer's steps; the lane then closed its channel through that transport and the
-    worker died of an AttributeError ("Unrecoverable error"). The lane now leaves a lost
-    connection's channel alone: the worker stays up, and what was committed meanwhile is
-    projected and delivered."""
+    broker goes away. Celery collects the lost connection (its transport released) before
+    it stops the consumer's steps; the lane leaves that connection's channel alone. The
+    worker stays up, and what was committed meanwhile is projected and delivered."""
     store = stack.store()
     subscribe(store, receiver.url("/slow"))  # every answer takes 6 s
     proc = light_worker(stack, "light-lane-outage")
@@ -134,7 +149,9 @@ def test_a_webhook_in_flight_on_its_lane_when_redis_goes_away_does_not_end_the_w
     ids = admit_many(store, 2, "Afterwards")
     time.sleep(1)
     stack.redis.start()
-    wait_for(lambda: settled(store, ids), 45, interval=0.3, what="catch-up after the outage")
-    wait_for(lambda: receiver.of("/slow", ids[-1]), 45, interval=0.1, what="webhooks again")
+    wait_for(while_up(proc, stack, "light-lane-outage", lambda: settled(store, ids)), 45,
+             interval=0.3, what="catch-up after the outage")
+    wait_for(while_up(proc, stack, "light-lane-outage", lambda: receiver.of("/slow", ids[-1])),
+             45, interval=0.1, what="webhooks again")
     assert proc.poll() is None, stack.log("light-lane-outage")[-3000:]
     assert "Unrecoverable error" not in stack.log("light-lane-outage")
