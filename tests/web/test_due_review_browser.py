@@ -1,7 +1,8 @@
 """The ward's "Medications due" and the clinician's "Results to review" in a real browser:
 a nurse goes from a due dose to its recording form in one click, and the dose leaves the
-list; a clinician acknowledges a result from the list and it leaves. Screenshots at 1024 and
-1440 px go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
+list; a clinician acknowledges a result from the list and it leaves. Each flow runs once, at
+1024 px; the lists are screenshot at 1024 and 1440 px. Screenshots go to ``$SCREENSHOT_DIR``
+(default: the test's temporary directory)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import Actor
 from patients import use_cases
 from patients.domain.results import GivenValue
+from tests.web.browser_shots import WIDTHS, at_widths
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+NARROWEST_LAST = WIDTHS[::-1]  # screenshots the widest first: the flow goes on at the narrowest
 
 
 @pytest.fixture
@@ -65,17 +68,17 @@ def resulted_cbc(his_store, pid: str, ordered_by: Actor, resulted_by: Actor, *,
     return cbc.order_id
 
 
-@pytest.mark.parametrize("width", [1024, 1440])
 def test_a_nurse_answers_a_due_dose_from_the_ward_list(live_server, browser, ward_day,  # noqa: F811
-                                                       drain_worklists, width, shots) -> None:
+                                                       drain_worklists, shots) -> None:
+    """The dose answered once at 1024 px; the list screenshot at 1024 and 1440 px."""
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": width, "height": 800})
+    ctx = browser.new_context(viewport={"width": WIDTHS[0], "height": 800})
     page = ctx.new_page()
     login(page, base, "nurse")
     page.goto(f"{base}/admin/worklists/medications-due/?ward=MED-1")
     row = page.locator("#result_list tbody tr").first
     assert "DUELIST, Vera" in row.inner_text() and "Due" in row.inner_text()
-    page.screenshot(path=str(shots / f"medications-due-{width}.png"), full_page=True)
+    at_widths(page, shots, "medications-due", height=800, widths=NARROWEST_LAST)
     row.locator("a.button", has_text="Record").click()
     expect(page.locator("#patient-banner")).to_be_visible()
     assert page.input_value("#id_dose") == "1"
@@ -87,19 +90,19 @@ def test_a_nurse_answers_a_due_dose_from_the_ward_list(live_server, browser, war
     ctx.close()
 
 
-@pytest.mark.parametrize("width", [1024, 1440])
 def test_a_clinician_acknowledges_a_result_from_the_list(live_server, browser, ward_day,  # noqa: F811
-                                                         drain_worklists, width,
-                                                         shots) -> None:
+                                                         drain_worklists, shots) -> None:
+    """The result acknowledged and corrected once at 1024 px; the list screenshot at 1024 and
+    1440 px, before and after the correction."""
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": width, "height": 800})
+    ctx = browser.new_context(viewport={"width": WIDTHS[0], "height": 800})
     page = ctx.new_page()
     login(page, base, "doctor")
     page.goto(f"{base}/admin/worklists/results-to-review/")
     row = page.locator("#result_list tbody tr").first
     assert "DUELIST, Vera" in row.inner_text()
     assert "Abnormal: Haemoglobin 95 g/L, low" in row.inner_text()
-    page.screenshot(path=str(shots / f"results-to-review-{width}.png"), full_page=True)
+    at_widths(page, shots, "results-to-review", height=800, widths=NARROWEST_LAST)
     row.locator("button", has_text="Acknowledge").click()
     assert "Results acknowledged." in page.inner_text("ul.messagelist")
     assert page.url.endswith("/admin/worklists/results-to-review/")
@@ -118,6 +121,5 @@ def test_a_clinician_acknowledges_a_result_from_the_list(live_server, browser, w
     row = page.locator("#result_list tbody tr").first
     assert "DUELIST, Vera" in row.inner_text()
     assert "Corrected: Abnormal: Haemoglobin 125 g/L" in row.inner_text()
-    page.screenshot(path=str(shots / f"results-to-review-corrected-{width}.png"),
-                    full_page=True)
+    at_widths(page, shots, "results-to-review-corrected", height=800)
     ctx.close()

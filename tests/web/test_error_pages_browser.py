@@ -1,6 +1,7 @@
 """The site's chrome in a real browser: the API docs with no network, the error pages, each
-role's chart actions, and the chart heading at 1024-1920 px. Screenshots go to
-``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
+role's chart actions, and the chart heading at 1024-1920 px. Each flow runs once, at its
+narrowest width; the pages it looks at are checked and screenshot at each of its widths.
+Screenshots go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,13 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from hisadmin.core.policy import allows
 from patients import use_cases
+from tests.web.browser_shots import WIDTHS, at_widths
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ROLES = ("clerk", "clinician", "nurse")
+NARROWEST_LAST = WIDTHS[::-1]  # screenshots the widest first: the flow goes on at the narrowest
+HEADING_WIDTHS = (1024, 1280, 1440, 1920)
 
 # The chart's action controls and the policy action each one takes.
 CHART_ACTIONS = {
@@ -100,14 +104,15 @@ def test_the_api_docs_render_with_no_network(live_server, browser, make_user,  #
     ctx.close()
 
 
-@pytest.mark.parametrize("width", [1024, 1440])
 def test_the_error_pages_have_the_admin_look_and_a_way_back(
-        live_server, browser, make_user, on_the_ward, width, tmp_path) -> None:  # noqa: F811
+        live_server, browser, make_user, on_the_ward, tmp_path) -> None:  # noqa: F811
+    """Each error page opened once at 1024 px; its frame checked and screenshot at 1024 and
+    1440 px."""
     make_user("nurse", "nurse")
     make_user("desk", "clerk")
     base = live_server.url
     shots = shots_dir(tmp_path)
-    ctx, page = _page(browser, width)
+    ctx, page = _page(browser, WIDTHS[0])
     login(page, base, "nurse")
     cases = (
         (f"/admin/patients/{on_the_ward}/discharge/", 403, "Not allowed", "nurse"),
@@ -121,10 +126,12 @@ def test_the_error_pages_have_the_admin_look_and_a_way_back(
         response = page.goto(f"{base}{path}")
         assert response is not None and response.status == status, path
         assert page.inner_text("#content h1") == title
-        expect(page.locator("#site-name")).to_be_visible()
-        expect(page.locator("#nav-sidebar")).to_be_visible()
-        assert page.locator("#nav-sidebar a").count() > 2  # the menu, not an empty frame
-        page.screenshot(path=str(shots / f"error-{status}-{width}.png"), full_page=True)
+        for width in NARROWEST_LAST:
+            page.set_viewport_size({"width": width, "height": 900})
+            expect(page.locator("#site-name")).to_be_visible()
+            expect(page.locator("#nav-sidebar")).to_be_visible()
+            assert page.locator("#nav-sidebar a").count() > 2  # the menu, not an empty frame
+            page.screenshot(path=str(shots / f"error-{status}-{width}.png"), full_page=True)
     page.click("#error-home")
     page.wait_for_selector("#home-worklists")
     ctx.close()
@@ -157,12 +164,13 @@ def _overlap(a: dict[str, float], b: dict[str, float]) -> bool:
                 or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
 
 
-@pytest.mark.parametrize("width", [1024, 1280, 1440, 1920])
 def test_the_action_buttons_never_cover_the_chart_heading(
-        live_server, browser, make_user, on_the_ward, width, tmp_path) -> None:  # noqa: F811
+        live_server, browser, make_user, on_the_ward, tmp_path) -> None:  # noqa: F811
+    """The chart opened once; at each width its action buttons checked against the heading,
+    and screenshot."""
     make_user("doc", "clinician", "clerk")  # the most buttons at once
     base = live_server.url
-    ctx, page = _page(browser, width)
+    ctx, page = _page(browser, HEADING_WIDTHS[0])
     login(page, base, "doc")
     page.goto(f"{base}/admin/patients/{on_the_ward}/")
     page.wait_for_selector("#patient-banner")
@@ -171,14 +179,16 @@ def test_the_action_buttons_never_cover_the_chart_heading(
     covered = [heading, page.locator("#banner-mrn"), page.locator("#patient-banner .pb-name")]
     buttons = page.locator("#content .object-tools li")
     assert buttons.count() >= 5
-    for i in range(buttons.count()):
-        button = buttons.nth(i).bounding_box()
-        assert button is not None
-        for target in covered:
-            box = target.bounding_box()
-            assert box is not None
-            assert not _overlap(button, box), (width, buttons.nth(i).inner_text())
-    page.screenshot(path=str(shots_dir(tmp_path) / f"chart-heading-{width}.png"))
+    for width in HEADING_WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        for i in range(buttons.count()):
+            button = buttons.nth(i).bounding_box()
+            assert button is not None
+            for target in covered:
+                box = target.bounding_box()
+                assert box is not None
+                assert not _overlap(button, box), (width, buttons.nth(i).inner_text())
+        page.screenshot(path=str(shots_dir(tmp_path) / f"chart-heading-{width}.png"))
     ctx.close()
 
 
@@ -208,24 +218,26 @@ def test_no_page_loads_from_another_host_or_breaks_the_policy(
     ctx.close()
 
 
-@pytest.mark.parametrize("width", [1024, 1440])
 def test_the_patient_and_worklist_indexes_lead_to_the_work(
-        live_server, browser, make_user, on_the_ward, his_store, width,  # noqa: F811
-        tmp_path) -> None:
+        live_server, browser, make_user, on_the_ward, his_store, tmp_path) -> None:  # noqa: F811
+    """The indexes walked once at 1024 px; each screenshot (and the register button checked
+    visible) at 1024 and 1440 px."""
     make_user("desk", "clerk")
     base = live_server.url
     shots = shots_dir(tmp_path)
-    ctx, page = _page(browser, width)
+    ctx, page = _page(browser, WIDTHS[0])
     login(page, base, "desk")
     assert page.get_attribute("link[rel=icon]", "href").endswith("favicon.svg")
     page.goto(f"{base}/admin/worklists/")
     assert page.inner_text("#content h1") == "Worklists"
-    page.screenshot(path=str(shots / f"worklists-index-{width}.png"), full_page=True)
+    at_widths(page, shots, "worklists-index", widths=NARROWEST_LAST)
     page.click("#section-pages a:text('Admitted patients')")
     page.wait_for_url("**/admin/worklists/admitted/**")
     page.goto(f"{base}/admin/patients/")
-    expect(page.locator("#find-register")).to_be_visible()  # a clerk may register from here
-    page.screenshot(path=str(shots / f"patients-index-{width}.png"), full_page=True)
+    for width in NARROWEST_LAST:
+        page.set_viewport_size({"width": width, "height": 900})
+        expect(page.locator("#find-register")).to_be_visible()  # a clerk may register from here
+        page.screenshot(path=str(shots / f"patients-index-{width}.png"), full_page=True)
     page.fill("#id_q", "H0000001")
     page.click("form:has(#id_q) input[type=submit]")  # not the wristband scan's button
     page.wait_for_selector("#patient-banner")

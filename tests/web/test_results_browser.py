@@ -1,11 +1,14 @@
 """Entering lab results in a real browser: the chart's "Enter results…" opens a form with one
 field per analyte, a missing value stays on the form, the chart shows the values with H/L in
-words, a clinician acknowledges. Screenshots at 1024 and 1440 px go to ``$SCREENSHOT_DIR``
-(default: the test's temporary directory)."""
+words, a clinician acknowledges. Each flow runs once, at 1024 px; the form and the chart are
+screenshot at 1024 and 1440 px. Screenshots go to ``$SCREENSHOT_DIR`` (default: the test's
+temporary directory)."""
 
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -13,10 +16,19 @@ from playwright.sync_api import expect
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR, Actor
 from patients import use_cases
+from tests.web.browser_shots import WIDTHS, at_widths
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 DOCTOR = Actor(id="doc", username="orderer", display_name="Dr Orderer", roles=("clinician",))
+NARROWEST_LAST = WIDTHS[::-1]  # screenshots the widest first: the flow goes on at the narrowest
+
+
+def results_at_widths(page: Any, shots: Path, name: str) -> None:
+    """The chart's results section, ``<name>-<width>.png``, at each width."""
+    for width in NARROWEST_LAST:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.locator("#results").screenshot(path=str(shots / f"{name}-{width}.png"))
 
 
 @pytest.fixture
@@ -34,14 +46,15 @@ def lab_order(his_store, reference_data) -> tuple[str, str]:
     return pid, order.order_id
 
 
-@pytest.mark.parametrize("width", [1024, 1440])
 def test_a_nurse_enters_lab_results_and_a_clinician_acknowledges(
-        live_server, browser, make_user, lab_order, width, shots) -> None:  # noqa: F811
+        live_server, browser, make_user, lab_order, shots) -> None:  # noqa: F811
+    """The results entered and acknowledged once at 1024 px; the form, the chart and the
+    acknowledged results screenshot at 1024 and 1440 px."""
     pid, oid = lab_order
     make_user("ward-nurse", "nurse")
     make_user("doctor", "clinician")
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    ctx = browser.new_context(viewport={"width": WIDTHS[0], "height": 900})
     page = ctx.new_page()
     login(page, base, "ward-nurse")
     page.goto(f"{base}/admin/patients/{pid}/")
@@ -53,7 +66,7 @@ def test_a_nurse_enters_lab_results_and_a_clinician_acknowledges(
     assert "Haemoglobin (g/L)" in labels and "Reference range 130–175 g/L" in labels
     page.fill("input[name='results.HGB']", "118")
     page.fill("input[name='results.WBC']", "7.2")
-    page.screenshot(path=str(shots / f"results-form-{width}.png"), full_page=True)
+    at_widths(page, shots, "results-form", widths=NARROWEST_LAST)
     page.click("input[type=submit]")
     page.wait_for_selector(".errornote")
     assert "Enter the platelets value." in page.inner_text("#content-main form")
@@ -66,26 +79,26 @@ def test_a_nurse_enters_lab_results_and_a_clinician_acknowledges(
     assert "Haemoglobin" in section and "118" in section and "L ↓ low" in section
     assert "H ↑ high" in section and "normal" in section
     assert "Completed" in page.inner_text("#orders")  # the status by its label
-    page.screenshot(path=str(shots / f"results-chart-{width}.png"), full_page=True)
+    at_widths(page, shots, "results-chart")
     ctx.close()
 
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    ctx = browser.new_context(viewport={"width": WIDTHS[0], "height": 900})
     page = ctx.new_page()
     login(page, base, "doctor")
     page.goto(f"{base}/admin/patients/{pid}/#results")
     page.click("#results button.acknowledge")
     page.wait_for_selector("#results .result-acknowledged")
     assert "Acknowledged by doctor" in page.inner_text("#results")
-    page.locator("#results").screenshot(path=str(shots / f"results-acknowledged-{width}.png"))
+    results_at_widths(page, shots, "results-acknowledged")
     ctx.close()
 
 
-@pytest.mark.parametrize("width", [1024, 1440])
 def test_a_laboratorys_preliminary_and_corrected_results_on_the_chart(
-        live_server, browser, make_user, lab_order, width, shots) -> None:  # noqa: F811
+        live_server, browser, make_user, lab_order, shots) -> None:  # noqa: F811
     """Results as the HL7 listener records them: a preliminary shown as not final (no
     acknowledge button), then a correction with the laboratory's range, flags, comments, a
-    "<" value and the earlier results kept."""
+    "<" value and the earlier results kept. Once at 1024 px; the results section screenshot
+    at 1024 and 1440 px."""
     from decimal import Decimal
 
     from patients.domain.results import GivenValue
@@ -110,7 +123,7 @@ def test_a_laboratorys_preliminary_and_corrected_results_on_the_chart(
         return get_store()
 
     record("preliminary", "118")
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    ctx = browser.new_context(viewport={"width": WIDTHS[0], "height": 900})
     page = ctx.new_page()
     login(page, live_server.url, "doctor")
     page.goto(f"{live_server.url}/admin/patients/{pid}/#results")
@@ -118,7 +131,7 @@ def test_a_laboratorys_preliminary_and_corrected_results_on_the_chart(
     section = page.inner_text("#results")
     assert "Preliminary: not final" in section and "The final result is awaited" in section
     expect(page.locator("#results button.acknowledge")).to_have_count(0)
-    page.locator("#results").screenshot(path=str(shots / f"results-preliminary-{width}.png"))
+    results_at_widths(page, shots, "results-preliminary")
     record("final", "121")
     record("final", "131")  # a new final after completion: a correction
     page.reload()
@@ -129,5 +142,5 @@ def test_a_laboratorys_preliminary_and_corrected_results_on_the_chart(
     expect(page.locator("#results button.acknowledge")).to_have_count(1)  # told again
     page.click("#results details.result-history summary")
     assert "Preliminary" in page.inner_text("#results details.result-history")
-    page.locator("#results").screenshot(path=str(shots / f"results-corrected-{width}.png"))
+    results_at_widths(page, shots, "results-corrected")
     ctx.close()
