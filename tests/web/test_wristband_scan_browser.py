@@ -2,7 +2,8 @@
 patients the way a keyboard-wedge scanner types it (the MRN, then Enter) opens the chart;
 the wristband and a lab order's labels print with no navigation; on the MAR's Record form a
 wrong band is flagged at once and refused on Record, the right one recorded as identity
-confirmed by scan. Screenshots at 1280 and 1920 px, the print views with print media."""
+confirmed by scan. The flow runs once at 1280 px; each page is looked at again, with its
+screenshot, at 1280 and 1920 px, the print views with print media."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from tests.web.test_browser_flow import browser, login  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 J = "application/json"
+WIDTHS = (1280, 1920)
 
 
 @pytest.fixture
@@ -38,18 +40,25 @@ def ward(api_client, reference_data) -> dict[str, str]:
     return {"pid": pid, "para": para["order_id"], "lab": lab.json()["order_id"]}
 
 
-@pytest.mark.parametrize("width", [1280, 1920])
+def at_each_width(page, shots, name: str, *, full_page: bool = False) -> None:
+    """A screenshot ``<name>-<width>.png`` at each width, then back to the flow's width."""
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=full_page)
+    page.set_viewport_size({"width": WIDTHS[0], "height": 900})
+
+
 def test_a_nurse_scans_prints_and_records_by_scan(live_server, browser, make_user,  # noqa: F811
-                                                   ward, shots, width: int) -> None:
+                                                   ward, shots) -> None:
     make_user("rn-band", "nurse")
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    ctx = browser.new_context(viewport={"width": WIDTHS[0], "height": 900})
     page = ctx.new_page()
     login(page, base, "rn-band")
 
     page.goto(f"{base}/admin/patients/find/")
     assert page.evaluate("document.activeElement.name") == "scan"  # ready for the scanner
-    page.screenshot(path=str(shots / f"scan-find-{width}.png"))
+    at_each_width(page, shots, "scan-find")
     page.keyboard.type("BR0077\n")
     page.wait_for_url(f"**/admin/patients/{ward['pid']}/")
     assert page.locator("#banner-mrn").inner_text() == "BR0077"
@@ -62,16 +71,18 @@ def test_a_nurse_scans_prints_and_records_by_scan(live_server, browser, make_use
     # wait for the page's load, then let the check retry until the print rules apply.
     page.wait_for_load_state("load")
     page.emulate_media(media="print")
-    expect(page.locator("#print-now")).to_be_hidden()  # no tools, no navigation on paper
-    page.screenshot(path=str(shots / f"wristband-print-{width}.png"))
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        expect(page.locator("#print-now")).to_be_hidden()  # no tools, no navigation on paper
+        page.screenshot(path=str(shots / f"wristband-print-{width}.png"))
     page.emulate_media(media="screen")
-    page.screenshot(path=str(shots / f"wristband-screen-{width}.png"))
+    at_each_width(page, shots, "wristband-screen")
 
     page.goto(f"{base}/admin/patients/{ward['pid']}/orders/{ward['lab']}/")
     page.click(".labels-link")
     page.wait_for_selector(".specimen-label")
     page.emulate_media(media="print")
-    page.screenshot(path=str(shots / f"labels-print-{width}.png"))
+    at_each_width(page, shots, "labels-print")
     page.emulate_media(media="screen")
 
     page.goto(f"{base}/admin/patients/{ward['pid']}/mar/{ward['para']}/record/")
@@ -85,15 +96,15 @@ def test_a_nurse_scans_prints_and_records_by_scan(live_server, browser, make_use
     page.wait_for_selector(".errorlist")
     assert "is not this patient's (MRN BR0077)" in page.locator(".errornote, .errorlist"
                                                                  ).all_inner_texts()[-1]
-    page.screenshot(path=str(shots / f"scan-wrong-patient-{width}.png"), full_page=True)
+    at_each_width(page, shots, "scan-wrong-patient", full_page=True)
 
     page.click("#id_scanned_id")
     page.keyboard.type("br0077\n")
     expect(said).to_have_attribute("data-match", "yes")
     assert page.evaluate("document.activeElement.type") == "submit"  # on to Record
-    page.screenshot(path=str(shots / f"scan-match-{width}.png"), full_page=True)
+    at_each_width(page, shots, "scan-match", full_page=True)
     page.keyboard.press("Enter")
     page.wait_for_selector("text=Identity confirmed by scan.")
     assert page.locator(".mar-scanned").first.inner_text() == "✓ identity confirmed by scan"
-    page.screenshot(path=str(shots / f"mar-scanned-{width}.png"), full_page=True)
+    at_each_width(page, shots, "mar-scanned", full_page=True)
     ctx.close()
