@@ -1,6 +1,7 @@
 """Recording a dose on the medication record in a real browser: the due slot's "Record" opens
-the form prefilled with the ordered dose, submitting it turns the cell to Given. Screenshots
-at 1024 and 1440 px go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
+the form prefilled with the ordered dose, submitting it turns the cell to Given. The flow runs
+once at 1024 px; each page is looked at (and screenshotted) at 1024 and 1440 px. Screenshots
+go to ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from playwright.sync_api import expect
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
+from tests.web.browser_shots import WIDTHS
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+HEIGHT = 900
 
 
 @pytest.fixture
@@ -46,13 +49,12 @@ def on_the_ward(his_store, reference_data) -> tuple[str, str]:
     return pid, ids[0]
 
 
-@pytest.mark.parametrize("width", [1024, 1440])
 def test_a_nurse_records_a_due_dose_with_one_click(live_server, browser, make_user,  # noqa: F811
-                                                   on_the_ward, width, shots) -> None:
+                                                   on_the_ward, shots) -> None:
     pid, amox = on_the_ward
     make_user("nurse", "nurse")
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    ctx = browser.new_context(viewport={"width": WIDTHS[0], "height": HEIGHT})
     page = ctx.new_page()
     outside: list[str] = []
     page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(base)
@@ -62,24 +64,32 @@ def test_a_nurse_records_a_due_dose_with_one_click(live_server, browser, make_us
     page.click("a.mar-link")
     page.wait_for_url(f"{base}/admin/patients/{pid}/mar/")
     page.wait_for_selector("#mar-scheduled")  # is_visible does not wait for the page to load
-    expect(page.locator("#patient-banner")).to_be_visible()
     row = page.locator(f'#mar-scheduled tr[data-order="{amox}"]')
     due = row.locator('.mar-slot[data-status="due"]').first
-    assert due.locator(".mar-status").inner_text() == "Due"
-    page.screenshot(path=str(shots / f"mar-grid-{width}.png"), full_page=True)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": HEIGHT})
+        expect(page.locator("#patient-banner")).to_be_visible()
+        assert due.locator(".mar-status").inner_text() == "Due"
+        page.screenshot(path=str(shots / f"mar-grid-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": WIDTHS[0], "height": HEIGHT})
 
     due.locator("a.mar-record").click()
     assert page.input_value("#id_dose") == "1" and page.input_value("#id_unit") == "g"
     assert page.is_checked("#id_status_0")  # given
-    expect(page.locator("#patient-banner")).to_be_visible()
-    page.screenshot(path=str(shots / f"mar-record-form-{width}.png"), full_page=True)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": HEIGHT})
+        expect(page.locator("#patient-banner")).to_be_visible()
+        page.screenshot(path=str(shots / f"mar-record-form-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": WIDTHS[0], "height": HEIGHT})
     page.click("input[type=submit]")
 
     assert "Dose given recorded: " in page.inner_text("ul.messagelist")
     given = page.locator(f'#mar-scheduled tr[data-order="{amox}"] .mar-slot').first
     assert given.get_attribute("data-status") == "given"
-    assert given.locator(".mar-status").inner_text() == "Given"
-    assert "1 g at" in given.inner_text() and "nurse" in given.inner_text()
-    page.screenshot(path=str(shots / f"mar-given-{width}.png"), full_page=True)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": HEIGHT})
+        assert given.locator(".mar-status").inner_text() == "Given"
+        assert "1 g at" in given.inner_text() and "nurse" in given.inner_text()
+        page.screenshot(path=str(shots / f"mar-given-{width}.png"), full_page=True)
     assert outside == []
     ctx.close()
