@@ -1,6 +1,7 @@
 """The chart's Administer in a real browser when the guards stop a dose: each warning with its
 own reason box, a reason too short refused on its field, good reasons record the dose and
-the order page shows who overrode what and why. Screenshots at 1024 and 1440 px go to
+the order page shows who overrode what and why. The flow runs once, at 1024 px; the warnings'
+layout is checked, and each page photographed, at 1024 and 1440 px. Screenshots go to
 ``$SCREENSHOT_DIR`` (default: the test's temporary directory)."""
 
 from __future__ import annotations
@@ -14,10 +15,14 @@ from playwright.sync_api import expect
 from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
+from tests.web.browser_shots import at_widths
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 GOOD = "Severe pain, agreed with the ward doctor by phone"
+FLOW_WIDTH = 1024
+# The widths looked at, the flow's last: each look ends back at the width the flow runs at.
+LOOK_WIDTHS = (1440, FLOW_WIDTH)
 
 
 @pytest.fixture
@@ -47,15 +52,14 @@ def given_often(his_store, reference_data) -> tuple[str, str]:
     return pid, oid
 
 
-@pytest.mark.parametrize("width", [1024, 1440])
 def test_the_charts_administer_shows_each_guard_with_its_reason_box(
-        live_server, browser, make_user, given_often, width, shots) -> None:  # noqa: F811
+        live_server, browser, make_user, given_often, shots) -> None:  # noqa: F811
     pid, oid = given_often
     user = make_user("nurse", "nurse")
     user.first_name, user.last_name = "Nina", "Ward"
     user.save()
     base = live_server.url
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    ctx = browser.new_context(viewport={"width": FLOW_WIDTH, "height": 900})
     page = ctx.new_page()
     outside: list[str] = []
     page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(base)
@@ -67,23 +71,26 @@ def test_the_charts_administer_shows_each_guard_with_its_reason_box(
     page.click("input[type=submit]")
 
     box = page.locator("#guard-warnings")
-    expect(box).to_be_visible()
-    assert "2 warnings to answer" in box.inner_text()
+    expect(box).to_be_visible()  # the form back, with its warnings
     checks = box.locator(".guard-warning")
     assert [checks.nth(i).get_attribute("data-check") for i in range(checks.count())] == [
         "dose-interval", "daily-dose"]
-    assert "h between doses" in checks.nth(0).inner_text()
-    assert "above the maximum daily dose" in checks.nth(1).inner_text()
-    expect(page.locator("#id_override_dose_interval")).to_be_visible()
-    expect(page.locator("#id_override_daily_dose")).to_be_visible()
     assert page.input_value("input[type=submit]") == "Record anyway"
-    # the box sits inside the content, each reason box no wider than the page
-    content = page.locator("#content-main").bounding_box()
-    for field in ("#id_override_dose_interval", "#id_override_daily_dose"):
-        rect = page.locator(field).bounding_box()
-        assert rect["x"] >= content["x"] and rect["x"] + rect["width"] <= (
-            content["x"] + content["width"] + 1)
-    page.screenshot(path=str(shots / f"administer-warnings-{width}.png"), full_page=True)
+    for width in LOOK_WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        expect(box).to_be_visible()
+        assert "2 warnings to answer" in box.inner_text()
+        assert "h between doses" in checks.nth(0).inner_text()
+        assert "above the maximum daily dose" in checks.nth(1).inner_text()
+        expect(page.locator("#id_override_dose_interval")).to_be_visible()
+        expect(page.locator("#id_override_daily_dose")).to_be_visible()
+        # the box sits inside the content, each reason box no wider than the page
+        content = page.locator("#content-main").bounding_box()
+        for field in ("#id_override_dose_interval", "#id_override_daily_dose"):
+            rect = page.locator(field).bounding_box()
+            assert rect["x"] >= content["x"] and rect["x"] + rect["width"] <= (
+                content["x"] + content["width"] + 1)
+        page.screenshot(path=str(shots / f"administer-warnings-{width}.png"), full_page=True)
 
     page.fill("#id_override_dose_interval", "too soon")
     page.fill("#id_override_daily_dose", GOOD)
@@ -91,8 +98,7 @@ def test_the_charts_administer_shows_each_guard_with_its_reason_box(
     refused = page.locator('.guard-warning[data-check="dose-interval"] .errorlist')
     assert "at least 10 characters" in refused.inner_text()
     assert page.input_value("#id_override_daily_dose") == GOOD  # kept
-    page.screenshot(path=str(shots / f"administer-reason-refused-{width}.png"),
-                    full_page=True)
+    at_widths(page, shots, "administer-reason-refused", widths=LOOK_WIDTHS)
 
     page.fill("#id_override_dose_interval", "Pain score 9, second dose agreed by doctor")
     page.click("input[type=submit]")
@@ -103,7 +109,6 @@ def test_the_charts_administer_shows_each_guard_with_its_reason_box(
     last = page.locator("#order-administrations tr.dose-overrides").last  # under its dose
     assert "Daily dose overridden by Nina Ward" in last.inner_text()
     assert GOOD in last.inner_text()
-    page.screenshot(path=str(shots / f"administer-order-overrides-{width}.png"),
-                    full_page=True)
+    at_widths(page, shots, "administer-order-overrides", widths=LOOK_WIDTHS)
     assert outside == []
     ctx.close()
