@@ -3,7 +3,7 @@ a full name (what the pages show of a nurse)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,16 @@ def at_widths(page: Any, folder: Path, name: str, *, height: int = 900,
     for width in widths:
         page.set_viewport_size({"width": width, "height": height})
         page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True)
+
+
+def each_width(page: Any, *, widths: Sequence[int] = WIDTHS, height: int = 900
+               ) -> Iterator[int]:
+    """Each width in turn, the page resized to it, and back to the first afterwards: a
+    browser test runs its flow once, at the first width, and looks at the screen in each."""
+    for width in widths:
+        page.set_viewport_size({"width": width, "height": height})
+        yield width
+    page.set_viewport_size({"width": widths[0], "height": height})
 
 
 def named_user(make_user: Callable[..., Any], username: str, first: str, last: str,

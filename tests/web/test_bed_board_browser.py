@@ -15,6 +15,7 @@ from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from patients.tasks import follow_up
+from tests.web.browser_shots import each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -67,13 +68,6 @@ def _card(page, bed: str):
     return page.locator(f"#bed-{bed}")
 
 
-def _widths(page):
-    """Each width in turn (the page resized to it); back to the first afterwards."""
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        yield width
-    page.set_viewport_size({"width": WIDTHS[0], "height": 900})
-
 
 def test_a_clerk_admits_to_a_bed_picked_on_the_board(
     live_server,
@@ -88,7 +82,7 @@ def test_a_clerk_admits_to_a_bed_picked_on_the_board(
     login(page, base, "clerk")
     page.goto(f"{base}/admin/wards/")
     page.click("text=Medical Ward 1")
-    for width in _widths(page):
+    for width in each_width(page):
         assert _card(page, "M101").get_attribute("data-state") == "occupied", width
         assert "ALLERGISCH, Ingrid" in _card(page, "M101").inner_text(), width
         assert "Allergies" in _card(page, "M101").locator(".bed-flag").inner_text(), width
@@ -106,10 +100,10 @@ def test_a_clerk_admits_to_a_bed_picked_on_the_board(
     offered = page.eval_on_selector_all("#id_bed option", "os => os.map(o => o.value)")
     assert "M101" not in offered and "M102" not in offered and "M104" in offered
     page.fill("#id_reason", "Community-acquired pneumonia")
-    for width in _widths(page):
+    for width in each_width(page):
         page.screenshot(path=str(shots / f"bed-admit-form-{width}.png"), full_page=True)
     page.click("#pick-on-board")
-    for width in _widths(page):
+    for width in each_width(page):
         assert "Choose a free bed" in page.inner_text("#bed-pick"), width
         assert _card(page, "M104").locator("a.button").is_visible(), width
     _card(page, "M104").locator("a.button").click()
@@ -143,7 +137,7 @@ def test_a_nurse_marks_a_bed_clean_and_sees_the_board_change(
     )
     login(page, base, "nurse")
     page.goto(f"{base}/admin/wards/MED-1/")
-    for width in _widths(page):
+    for width in each_width(page):
         page.screenshot(path=str(shots / f"bed-board-nurse-{width}.png"), full_page=True)
     _card(page, "M102").locator("input[type=submit]").click()
     assert "Bed M102 is clean and free again." in page.inner_text("ul.messagelist")
@@ -155,7 +149,7 @@ def test_a_nurse_marks_a_bed_clean_and_sees_the_board_change(
     page.wait_for_selector('#bed-M105[data-state="occupied"]', timeout=10_000)
     assert "WAITING, Wanda" in _card(page, "M105").inner_text()
     assert "updated" in page.inner_text(".freshness")
-    for width in _widths(page):
+    for width in each_width(page):
         assert "WAITING, Wanda" in _card(page, "M105").inner_text(), width
         page.screenshot(path=str(shots / f"bed-board-nurse-after-{width}.png"),
                         full_page=True)

@@ -18,6 +18,7 @@ from patients import use_cases
 from patients.tasks import follow_up
 from patients.use_cases import observations as obs
 from tests.a11y.test_axe_pages import AXE, BLOCKING, RUN_AXE
+from tests.web.browser_shots import each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -69,13 +70,6 @@ def _badge(page, bed: str) -> str:
     return " ".join(page.inner_text(f"#bed-{bed} .bed-news2").split())
 
 
-def _widths(page):
-    """Each width in turn (the page resized to it); back to the first afterwards."""
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        yield width
-    page.set_viewport_size({"width": WIDTHS[0], "height": 900})
-
 
 @pytest.mark.parametrize("role", ["nurse", "charge_nurse"])
 def test_the_board_shows_each_beds_news2_in_words_and_colour(
@@ -93,7 +87,7 @@ def test_the_board_shows_each_beds_news2_in_words_and_colour(
 
     if AXE.exists():
         page.add_script_tag(path=str(AXE))
-    for width in _widths(page):
+    for width in each_width(page):
         assert _badge(page, "M101").startswith("NEWS2 9 High risk · not escalated"), width
         colour = page.eval_on_selector("#bed-M101 .news2-badge",
                                        "e => getComputedStyle(e).backgroundColor")
@@ -116,7 +110,7 @@ def test_the_board_shows_each_beds_news2_in_words_and_colour(
         "() => (document.querySelector('#bed-M104 .bed-news2') || {}).innerText"
         "?.includes('NEWS2 9')", timeout=15_000)
     assert "not escalated" in _badge(page, "M104")
-    for width in _widths(page):
+    for width in each_width(page):
         page.screenshot(path=str(shots / f"bed-board-news2-{role}-after-{width}.png"),
                         full_page=True)
     assert outside == []  # every asset is served by the app

@@ -17,18 +17,12 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from patients.persistence import queries
+from tests.web.browser_shots import each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WIDTHS = (1024, 1440)  # the flow runs at the first; the screen is looked at in each
 
-
-def _widths(page):
-    """Each width in turn (the page resized to it); back to the first afterwards."""
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        yield width
-    page.set_viewport_size({"width": WIDTHS[0], "height": 900})
 
 
 def _stay(store, given: str, family: str) -> tuple[str, dict[str, str]]:
@@ -106,7 +100,7 @@ def test_a_clerk_reviews_the_orders_discharge_cancels_then_confirms(
     assert page.locator("#id_disposition option:checked").inner_text() != "care-home"
     page.select_option("#id_disposition", "care-home")
     page.fill("#id_note", "To Rosewood care home; GP letter sent.")
-    for width in _widths(page):
+    for width in each_width(page):
         listed = page.inner_text("#discharge-orders")
         assert "3 active orders will be cancelled" in listed, width
         for described in ("C-reactive protein", "Paracetamol", "Chest"):

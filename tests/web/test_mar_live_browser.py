@@ -18,6 +18,7 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from patients.pages import mar as mar_page
+from tests.web.browser_shots import each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 from tests.web.test_mar_browser import on_the_ward  # noqa: F401  (a dose due now)
 
@@ -46,13 +47,6 @@ def _due(page, amox: str):
                         '.mar-slot[data-status="due"]').first
 
 
-def _widths(page):
-    """Each width in turn (the page resized to it); back to the first afterwards."""
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        yield width
-    page.set_viewport_size({"width": WIDTHS[0], "height": 900})
-
 
 def _turns_given(page, slot_id: str) -> None:
     page.wait_for_selector(f'.mar-slot[data-slot-id="{slot_id}"][data-status="given"]',
@@ -71,7 +65,7 @@ def test_an_open_mar_shows_a_dose_recorded_elsewhere_as_given(
     assert page.get_attribute("#mar-live", "hx-trigger") == "every 1s"
     due = _due(page, amox)
     slot_id = due.get_attribute("data-slot-id")
-    for width in _widths(page):
+    for width in each_width(page):
         assert due.locator(".mar-status").inner_text() == "Due", width
 
     # a colleague records the dose through the use case: the open grid turns it given
@@ -80,7 +74,7 @@ def test_an_open_mar_shows_a_dose_recorded_elsewhere_as_given(
     _turns_given(page, slot_id)
     given = page.locator(f'.mar-slot[data-slot-id="{slot_id}"]')
     expect(given.locator("a.mar-record")).to_have_count(0)  # no second dose offered
-    for width in _widths(page):
+    for width in each_width(page):
         assert given.locator(".mar-status").inner_text() == "Given", width
         assert "1 g at" in given.inner_text(), width
         page.screenshot(path=str(shots / f"mar-live-nurse-{width}.png"), full_page=True)
@@ -89,7 +83,7 @@ def test_an_open_mar_shows_a_dose_recorded_elsewhere_as_given(
     refresh = re.compile(r"/mar/\?date=")
     page.route(refresh, lambda route: route.abort())
     page.wait_for_selector('#mar-live .freshness[data-state="unreachable"]', timeout=WAIT_MS)
-    for width in _widths(page):
+    for width in each_width(page):
         assert "Cannot reach the server" in page.inner_text("#mar-live .freshness"), width
         page.screenshot(path=str(shots / f"mar-live-unreachable-{width}.png"),
                         full_page=True)
@@ -123,7 +117,7 @@ def test_a_clinicians_open_mar_follows_a_nurse_recording_in_another_window(
 
     _turns_given(watching, slot_id)
     expect(watching.locator("#mar-live a.mar-record")).to_have_count(0)
-    for width in _widths(watching):
+    for width in each_width(watching):
         watching.screenshot(path=str(shots / f"mar-live-clinician-{width}.png"),
                             full_page=True)
     watching.context.close()

@@ -16,18 +16,12 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from patients.persistence import duplicates
+from tests.web.browser_shots import each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WIDTHS = (1024, 1440)  # the flow runs at the first; the screen is looked at in each
 
-
-def _widths(page):
-    """Each width in turn (the page resized to it); back to the first afterwards."""
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        yield width
-    page.set_viewport_size({"width": WIDTHS[0], "height": 900})
 
 
 def _register(store, given: str, family: str, born: date, sex: str) -> str:
@@ -76,7 +70,7 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     listed = page.locator("section.pair")
     assert listed.count() == 2
     anna_pair = page.locator("section.pair", has_text="MÜLLER, Anna")
-    for width in _widths(page):
+    for width in each_width(page):
         assert "Similar names: " in anna_pair.inner_text(), width
         assert "Same birth date (1 May 1980) and sex (female)" in anna_pair.inner_text(), width
         page.screenshot(path=str(shots / f"duplicates-{width}.png"), full_page=True)
@@ -86,7 +80,7 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     zoe_pair.locator("a.pair-merge").click()
     conflict = page.locator("#merge-conflicts")
     expect(page.locator("#merge-form")).to_have_count(0)
-    for width in _widths(page):
+    for width in each_width(page):
         assert "Allergy statuses contradict" in conflict.inner_text(), width
         assert "(for a clinician)" in conflict.inner_text(), width
         page.screenshot(path=str(shots / f"merge-conflict-{width}.png"), full_page=True)
@@ -95,7 +89,7 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     page.locator("section.pair", has_text="Zoë").locator("a.pair-not-same").click()
     page.click("#not-same-submit")
     page.fill("#id_reason", "Cousins: different addresses and GPs")
-    for width in _widths(page):
+    for width in each_width(page):
         assert "This field is required." in page.inner_text("#not-same-form"), width
         page.screenshot(path=str(shots / f"not-same-person-{width}.png"), full_page=True)
     page.click("#not-same-submit")
@@ -110,7 +104,7 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     assert page.locator("#row-stays").count() == 1 and page.locator("#row-orders").count() == 1
     page.fill("#id_reason", "Registered again at the front desk: same address and phone")
     page.check("#id_confirm")
-    for width in _widths(page):
+    for width in each_width(page):
         will = page.inner_text("#row-allergies td.will")
         assert "Penicillin" in will and "Latex" in will and "from " in will, width
         page.screenshot(path=str(shots / f"merge-review-{width}.png"), full_page=True)
@@ -118,14 +112,14 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     page.click("#merge-submit")
     assert f"/admin/patients/{pairs['anna']}/" in page.url
     assert "within a day" in page.inner_text("ul.messagelist")
-    for width in _widths(page):
+    for width in each_width(page):
         assert "Latex" in page.inner_text("#patient-banner"), width
         page.screenshot(path=str(shots / f"merge-survivor-{width}.png"), full_page=True)
 
     page.goto(f"{base}/admin/patients/{pairs['again']}/")
     for action in ("#demographics-link", "#admit-link", "#allergy-link", "#wristband-link"):
         expect(page.locator(action), action).to_have_count(0)
-    for width in _widths(page):
+    for width in each_width(page):
         notice = page.inner_text("#merged-into")
         assert "Merged into" in notice and retired_mrn not in notice, width
         page.screenshot(path=str(shots / f"merge-retired-{width}.png"), full_page=True)
@@ -135,7 +129,7 @@ def test_records_staff_merge_a_duplicate_and_undo_it(live_server, browser,  # no
     page.goto(f"{base}/admin/patients/{pairs['again']}/")
     page.click("#undo-merge")
     page.fill("#id_reason", "Merged by mistake: a different Anna")
-    for width in _widths(page):
+    for width in each_width(page):
         page.screenshot(path=str(shots / f"unmerge-{width}.png"), full_page=True)
     page.click("#unmerge-submit")
     assert "Merge undone" in page.inner_text("ul.messagelist")

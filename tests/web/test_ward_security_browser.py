@@ -16,18 +16,12 @@ from django_otp.oath import TOTP
 from playwright.sync_api import expect
 
 from testkit.fixtures import TEST_PASSWORD
+from tests.web.browser_shots import each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WIDTHS = (1024, 1440)  # the flow runs at the first; the screen is looked at in each
 
-
-def _widths(page, height: int):
-    """Each width in turn (the page resized to it); back to the first afterwards."""
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": height})
-        yield width
-    page.set_viewport_size({"width": WIDTHS[0], "height": height})
 
 
 def _login_with_next(url: str) -> bool:
@@ -56,7 +50,7 @@ def test_an_idle_session_warns_then_ends_despite_the_worklist_refreshing(
     login(page, base, "desk")
     page.goto(f"{base}/admin/worklists/admitted/?department=MED")
     page.wait_for_selector("#idle-warning:not([hidden])", timeout=15_000)
-    for width in _widths(page, 800):  # resizing is not activity: the warning stays
+    for width in each_width(page, height=800):  # resizing is not activity: the warning stays
         assert "You will be signed out in" in page.inner_text("#idle-warning"), width
         assert page.is_visible("#idle-stay"), width
         page.screenshot(path=str(shots / f"idle-warning-{width}.png"))
@@ -71,7 +65,7 @@ def test_an_idle_session_warns_then_ends_despite_the_worklist_refreshing(
     page.wait_for_url(_login_with_next, timeout=20_000)
     assert time.monotonic() - started < 12
     assert polls, "the worklist refreshed itself meanwhile (tagged as not activity)"
-    for width in _widths(page, 800):
+    for width in each_width(page, height=800):
         assert "signed out after 14 seconds without activity" in page.inner_text("body"), width
         page.screenshot(path=str(shots / f"idle-signed-out-{width}.png"))
     # Logging in again leads back to the worklist.
@@ -96,7 +90,7 @@ def test_five_wrong_passwords_lock_the_login(
         page.fill("#id_password", f"wrong-{attempt}")
         page.click("input[type=submit]")
     page.wait_for_selector("#locked-out")
-    for width in _widths(page, 800):
+    for width in each_width(page, height=800):
         assert "refused for 15 minutes" in page.inner_text("#content"), width
         page.screenshot(path=str(shots / f"login-locked-{width}.png"))
     login_again = page.goto(f"{base}/admin/login/")
@@ -128,7 +122,7 @@ def test_an_admin_enrols_an_app_then_needs_its_code(
     page.fill("#id_password", TEST_PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_selector("text=Set up two-step login")
-    for width in _widths(page, 900):
+    for width in each_width(page, height=900):
         assert page.locator("img.his-totp-qr").evaluate("img => img.naturalWidth") > 0, width
         assert page.is_visible("img.his-totp-qr"), width
         page.screenshot(path=str(shots / f"2fa-enrol-{width}.png"), full_page=True)
@@ -136,7 +130,7 @@ def test_an_admin_enrols_an_app_then_needs_its_code(
     page.fill("#id_code", "000000" if totp_code(secret) != "000000" else "111111")
     page.click("input[type=submit]")
     page.wait_for_selector(".errorlist")
-    for width in _widths(page, 900):
+    for width in each_width(page, height=900):
         assert page.is_visible(".errorlist"), width
         page.screenshot(path=str(shots / f"2fa-wrong-code-{width}.png"), full_page=True)
     time.sleep(1.1)  # a wrong code makes the next wait a second
@@ -151,7 +145,7 @@ def test_an_admin_enrols_an_app_then_needs_its_code(
     page.click("input[type=submit]")
     page.wait_for_selector("text=Enter the code your authenticator app shows")
     expect(page.locator("#totp-secret")).to_have_count(0)
-    for width in _widths(page, 900):
+    for width in each_width(page, height=900):
         assert "Enter the code your authenticator app shows" in page.inner_text("body"), width
         page.screenshot(path=str(shots / f"2fa-code-{width}.png"), full_page=True)
     page.goto(f"{base}/admin/")  # nothing is reachable before the code
@@ -188,7 +182,7 @@ def test_an_admin_sees_who_viewed_a_record(
     texts = [rows.nth(i).inner_text() for i in range(rows.count())]
     assert any("ward" in t and "Medication record" in t and "Page" in t for t in texts), texts
     assert any("ward" in t and "Chart" in t for t in texts), texts
-    for width in _widths(page, 800):
+    for width in each_width(page, height=800):
         assert "LOOKED-AT, Lena" in page.inner_text("#access-patient"), width
         assert page.is_visible("#access-log"), width
         page.screenshot(path=str(shots / f"access-log-{width}.png"), full_page=True)

@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 
 from testkit.fixtures import TEST_PASSWORD
 from tests import worklist_data as data
+from tests.web.browser_shots import each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 from worklists.pages.worklists import TABLE_MARKER
 
@@ -85,13 +86,6 @@ def _indicator(page) -> str:
     return page.inner_text("#worklist .freshness .age")
 
 
-def _widths(page) -> Iterator[int]:
-    """Each width in turn (the page resized to it); back to the first afterwards."""
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 700})
-        yield width
-    page.set_viewport_size({"width": WIDTHS[0], "height": 700})
-
 
 def test_it_keeps_focus_and_scroll_and_says_when_the_server_cannot_be_reached(
     open_list, shots: Path
@@ -99,7 +93,7 @@ def test_it_keeps_focus_and_scroll_and_says_when_the_server_cannot_be_reached(
     page = open_list(WIDTHS[0])
     links = page.locator("#result_list tbody a")
     assert links.count() == PATIENTS
-    for width in _widths(page):
+    for width in each_width(page, height=700):
         page.screenshot(path=str(shots / f"worklist-{width}.png"))
         below = links.nth(25).evaluate("a => a.getBoundingClientRect().top > innerHeight")
         assert below, width  # the link focused below is not on the first screen
@@ -120,7 +114,7 @@ def test_it_keeps_focus_and_scroll_and_says_when_the_server_cannot_be_reached(
     assert now == {"text": focused["text"], "href": focused["href"], "replaced": True}
     assert page.evaluate("window.scrollY") == scrolled
     assert _indicator(page).startswith("updated ")
-    for width in _widths(page):
+    for width in each_width(page, height=700):
         on_screen = page.evaluate("""() => { const r = document.activeElement
             .getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }""")
         assert on_screen, width  # the kept focus is in the window
@@ -138,7 +132,7 @@ def test_it_keeps_focus_and_scroll_and_says_when_the_server_cannot_be_reached(
         .textContent.startsWith('Cannot reach the server')""",
         timeout=15_000,
     )
-    for width in _widths(page):
+    for width in each_width(page, height=700):
         said = _indicator(page)
         assert re.fullmatch(r"Cannot reach the server — last update \d+ s ago", said), width
         assert page.get_attribute("#worklist .freshness", "data-state") == "unreachable"
@@ -194,7 +188,7 @@ def test_a_printed_worklist_is_the_table_alone(open_list, shots: Path) -> None:
     page.wait_for_selector("#result_list tbody tr")
     page.emulate_media(media="print")
     page.wait_for_function("() => document.querySelector('[data-data-age]').textContent !== ''")
-    for width in _widths(page):
+    for width in each_width(page, height=700):
         page.emulate_media(media="print")
         for hidden in (
             "#header",
