@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth import logout
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.urls import reverse
@@ -29,6 +28,11 @@ PASSIVE_HEADER = "X-Idle-Passive"
 # minute, not one per request.
 STAMP_EVERY_SECONDS = 30
 SIGNED_OUT = "You were signed out after {duration} without activity. Log in again."
+# On the login page's address when an idle session ended: the page says why from it. (A
+# one-time message in the new session was taken by whichever login page rendered first:
+# the list's own refresh and the warning script both go there when the session ends, and
+# the browser showed the second, without it.)
+SIGNED_OUT_PARAM = ("signed_out", "idle")
 # Answered in JSON (or left to the API's own 401) rather than redirected to the login page.
 NO_REDIRECT_PREFIXES = ("/api/", "/fhir/")
 
@@ -37,6 +41,9 @@ def idle_context(request: HttpRequest) -> dict[str, Any]:
     """Template context: what the warning script needs (only for a logged-in session; a
     bearer-token call that renders a page, the API docs, has none)."""
     if getattr(request, "session", None) is None or not request.user.is_authenticated:
+        name, value = SIGNED_OUT_PARAM
+        if request.GET.get(name) == value:
+            return {"idle_signed_out": SIGNED_OUT.format(duration=_duration())}
         return {}
     return {
         "idle_remaining": _remaining(request),
@@ -79,9 +86,15 @@ def _signed_out_response(request: HttpRequest) -> HttpResponse | None:
         current = urlsplit(request.headers.get("HX-Current-URL", ""))
         back = current.path + (f"?{current.query}" if current.query else "") or "/"
         response = HttpResponse(status=204)
-        response["HX-Redirect"] = f"{login}?{urlencode({'next': back})}"
+        response["HX-Redirect"] = f"{login}?{urlencode({'next': back, **_why()})}"
         return response
-    return HttpResponseRedirect(f"{login}?{urlencode({'next': request.get_full_path()})}")
+    return HttpResponseRedirect(
+        f"{login}?{urlencode({'next': request.get_full_path(), **_why()})}")
+
+
+def _why() -> dict[str, str]:
+    name, value = SIGNED_OUT_PARAM
+    return {name: value}
 
 
 class IdleSessionMiddleware:
@@ -96,7 +109,6 @@ class IdleSessionMiddleware:
             last = request.session.get(LAST_ACTIVE)
             if last is not None and now - float(last) > settings.IDLE_TIMEOUT_SECONDS:
                 logout(request)  # flushes the session: nothing of it survives
-                messages.warning(request, SIGNED_OUT.format(duration=_duration()))
                 response = _signed_out_response(request)
                 if response is not None:
                     return response

@@ -44,9 +44,14 @@ def test_an_idle_session_ends_and_the_login_leads_back(nurse: Client, settings) 
     assert r.status_code == 302
     assert (
         r["Location"] == "/admin/login/?next=%2Fadmin%2Fworklists%2Fadmitted%2F%3Fdepartment%3DMED"
+        "&signed_out=idle"
     )
     page = nurse.get(r["Location"]).content.decode()
     assert "signed out after 15 minutes without activity" in page
+    # Said by the address, not a one-time message: a second login page (the list's refresh
+    # and the warning script both go there) says it too.
+    assert "signed out after 15 minutes without activity" in nurse.get(r["Location"]).content.decode()
+    assert "without activity" not in nurse.get("/admin/login/").content.decode()
     assert nurse.get("/admin/").status_code == 302  # the session is gone, not just paused
 
 
@@ -74,6 +79,7 @@ def test_a_refresh_after_the_end_sends_the_whole_page_to_the_login(nurse: Client
     )
     assert r.status_code == 204
     assert r["HX-Redirect"].startswith("/admin/login/?next=%2Fadmin%2Fworklists%2Fadmitted")
+    assert r["HX-Redirect"].endswith("&signed_out=idle")
 
 
 def test_stay_signed_in_counts_as_activity(nurse: Client, settings) -> None:

@@ -44,7 +44,9 @@
 
   function leave(login) {
     var next = location.pathname + location.search;
-    location.assign((login || "/admin/login/") + "?next=" + encodeURIComponent(next));
+    // signed_out=idle: the login page says why (accounts/idle.py, SIGNED_OUT_PARAM).
+    location.assign((login || "/admin/login/") + "?next=" + encodeURIComponent(next) +
+                    "&signed_out=idle");
   }
 
   function show(seconds) {
