@@ -15,11 +15,10 @@ from hisadmin.core import keys
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from patients.tasks import follow_up
-from tests.web.browser_shots import each_width
+from tests.web.browser_shots import WIDTHS, each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-WIDTHS = (1024, 1440)  # the flow runs at the first; the screen is looked at in each
 
 
 def _register(store, given: str, family: str, born: date, sex: str) -> str:

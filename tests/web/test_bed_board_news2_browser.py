@@ -18,7 +18,7 @@ from patients import use_cases
 from patients.tasks import follow_up
 from patients.use_cases import observations as obs
 from tests.a11y.test_axe_pages import AXE, BLOCKING, RUN_AXE
-from tests.web.browser_shots import each_width
+from tests.web.browser_shots import WIDTHS, each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -28,7 +28,6 @@ HIGH = {"respiration_rate": "26", "spo2": "93", "on_oxygen": False, "systolic_bp
 NOUGHT = {"respiration_rate": 16, "spo2": 97, "on_oxygen": False, "systolic_bp": 124,
           "pulse": 72, "consciousness": "A", "temperature": 36.8}  # NEWS2 0: 12-hourly
 LOCAL = timezone(timedelta(hours=1))  # a monitor's or a form's offset, not UTC
-WIDTHS = (1024, 1440)  # the flow runs at the first; the board is looked at in each
 
 
 def _patient(store, given: str, family: str, bed: str) -> str:

@@ -18,13 +18,12 @@ from cosmos_backend.uow import UnitOfWork
 from hisadmin.core.actor import SYSTEM_ACTOR
 from patients import use_cases
 from patients.pages import mar as mar_page
-from tests.web.browser_shots import each_width
+from tests.web.browser_shots import WIDTHS, each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 from tests.web.test_mar_browser import on_the_ward  # noqa: F401  (a dose due now)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WAIT_MS = 15_000
-WIDTHS = (1024, 1440)  # the flow runs at the first; the grid is looked at in each
 
 
 @pytest.fixture

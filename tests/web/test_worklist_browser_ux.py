@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 
 from testkit.fixtures import TEST_PASSWORD
 from tests import worklist_data as data
-from tests.web.browser_shots import each_width
+from tests.web.browser_shots import WIDTHS, each_width
 from tests.web.test_browser_flow import browser, login  # noqa: F401  (the browser fixture)
 from worklists.pages.worklists import TABLE_MARKER
 
@@ -28,7 +28,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 LIST = "/admin/worklists/admitted/?department=CARD"
 TABLE = re.compile(r".*/admin/worklists/admitted/.*")
 PATIENTS = 36  # more rows than a 700 px window shows: there is something to scroll
-WIDTHS = (1024, 1440)  # the flow runs at the first; the screen is looked at in each
 
 
 @pytest.fixture
