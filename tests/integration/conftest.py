@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,38 @@ class Stack:
     redis: EmbeddedRedis
     env: dict[str, str]
     logs: Path
+
+
+_STARTED = pytest.StashKey[float]()
+LOG_TAIL = 3000  # characters of each process's log shown with a failure
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_STARTED] = time.time()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[pytest.TestReport]:
+    """A failed test that ran processes shows the end of each log they wrote during it: a
+    timing failure on a loaded machine is read from its report, not reproduced."""
+    report = yield
+    if report.failed and report.when != "teardown":
+        started = item.stash.get(_STARTED, 0.0) - 1
+        for directory in _log_dirs(item):
+            for path in sorted(directory.glob("*.log")):
+                if path.stat().st_mtime >= started:
+                    text = path.read_text(errors="replace")
+                    report.sections.append((f"log {path.name}", text[-LOG_TAIL:]))
+    return report
+
+
+def _log_dirs(item: pytest.Item) -> list[Path]:
+    funcargs = getattr(item, "funcargs", {})
+    found = {getattr(value, attr) for value in funcargs.values()
+             for attr in ("base", "logs") if isinstance(getattr(value, attr, None), Path)}
+    return sorted(d for d in found if d.is_dir())
 
 
 @pytest.fixture(scope="module")
