@@ -13,11 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, get_script_prefix, get_urlconf, path, reverse
 from django.utils.text import slugify
 
 from hisadmin import home
@@ -52,6 +53,7 @@ class HisAdminSite(admin.AdminSite):
     def __init__(self, name: str = "admin") -> None:
         super().__init__(name)
         self._pages: list[Page] = []
+        self._urls: dict[tuple[str, str, str], str] = {}  # (urlconf, prefix, name) → address
         # The admin's own login form insists on is_staff; clinical users are not staff.
         # (Imported here: the site is built in AdminConfig.ready(), once models are loaded.)
         from django.contrib.auth.forms import AuthenticationForm
@@ -93,13 +95,22 @@ class HisAdminSite(admin.AdminSite):
         found = next((p.label for p in self._pages if p.name == name), None)
         return found or (name or "").replace("_", " ").capitalize()
 
+    def url_of(self, name: str) -> str:
+        """A page's address (``reverse``, kept: the menu names every page on every page,
+        and the routes do not change while the process runs)."""
+        key = (str(get_urlconf() or settings.ROOT_URLCONF), get_script_prefix(), name)
+        found = self._urls.get(key)
+        if found is None:
+            found = self._urls[key] = reverse(f"{self.name}:{name}")
+        return found
+
     def section_url(self, section: str) -> str:
         """The section's index: the page registered on its route, else the generic index."""
         slug = section_slug(section)
         for page in self._pages:
             if page.route == f"{slug}/":
-                return reverse(f"{self.name}:{page.name}")
-        return reverse(f"{self.name}:section_{slug}")
+                return self.url_of(page.name)
+        return self.url_of(f"section_{slug}")
 
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
         sections: dict[str, dict[str, Any]] = {}
@@ -112,13 +123,14 @@ class HisAdminSite(admin.AdminSite):
                 "app_url": self.section_url(page.section),
                 "has_module_perms": True, "models": [],
             })
-            url = reverse(f"{self.name}:{page.name}")
+            url = self.url_of(page.name)
             section["models"].append({
                 "name": page.label, "object_name": page.name, "perms": {"view": True},
                 "admin_url": url, "add_url": None, "view_only": True,
                 "description": page.description,
             })
-        return list(sections.values()) + super().get_app_list(request, app_label)
+        models = super().get_app_list(request, app_label) if _has_model_pages(request) else []
+        return list(sections.values()) + models
 
     def section_index(self, request: HttpRequest, section: str) -> TemplateResponse:
         """``/admin/<section>/``: the section's pages this user may open, each described;
@@ -126,7 +138,7 @@ class HisAdminSite(admin.AdminSite):
         entries = [p for p in self.pages_for(request) if p.section == section]
         if not entries:
             raise Http404("There is no such page.")
-        links = [{"label": p.label, "url": reverse(f"{self.name}:{p.name}"),
+        links = [{"label": p.label, "url": self.url_of(p.name),
                   "description": p.description} for p in entries]
         return self.render(request, "admin/his_section_index.html",
                            {"links": links, "section": section}, title=section)
@@ -155,6 +167,25 @@ class HisAdminSite(admin.AdminSite):
         """Render a page with the admin chrome (header, sidebar, breadcrumbs base)."""
         ctx = {**self.each_context(request), "title": title, **context}
         return TemplateResponse(request, template, ctx, status=status)
+
+
+def _has_model_pages(request: HttpRequest) -> bool:
+    """Whether any of Django's model pages (users, API tokens, security events, …) may be
+    in the user's menu: a superuser's, or of a user holding some model permission (the
+    admin role's group, or one given by hand). Clinical roles hold none, and asking every
+    model admin cost two queries and a permission set on each of their pages; this asks
+    one query, once per request."""
+    user = request.user
+    found = getattr(request, "_his_model_pages", None)
+    if found is None:
+        from django.contrib.auth.models import Permission
+        from django.db.models import Q
+
+        found = bool(user.is_active and user.is_authenticated) and (
+            user.is_superuser
+            or Permission.objects.filter(Q(user=user) | Q(group__user=user)).exists())
+        request._his_model_pages = found  # type: ignore[attr-defined]
+    return found
 
 
 class HisAdminConfig(AdminConfig):
