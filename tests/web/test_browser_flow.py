@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
+from django.conf import settings
+from django.test import Client
 
 from testkit.fixtures import TEST_PASSWORD
 from tests.web.two_factor import give_code
@@ -22,7 +26,43 @@ def browser(worker_browser: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[An
         yield chromium
 
 
-def login(page, base: str, user: str, password: str = TEST_PASSWORD) -> None:
+def login(page, base: str, user: str, password: str = TEST_PASSWORD, *,
+          form: bool = False) -> None:
+    """Signed in as ``user``, on the home page. The sign-in form is driven where signing
+    in is what a test looks at (``form=True``), for an admin (the second step), and for a
+    server of its own (``make run``'s). Otherwise the session is made on this process's
+    server and its cookie handed to the browser: the form and its POST cost a second of
+    the browser's time per sign-in, about a hundred times a run."""
+    from django.contrib.auth import get_user_model
+
+    from accounts.two_factor import needs_second_factor
+
+    account = (None if form or password != TEST_PASSWORD or not _served_here(base)
+               else get_user_model().objects.filter(username=user).first())
+    if account is None or needs_second_factor(account):
+        login_through_form(page, base, user, password)
+        return
+    session = Client()
+    session.force_login(account)
+    cookie = session.cookies[settings.SESSION_COOKIE_NAME]
+    page.context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": base,
+                               "httpOnly": True}])
+    page.goto(f"{base}/admin/")
+    page.wait_for_selector("#content")
+
+
+def _served_here(base: str) -> bool:
+    """Whether ``base`` is this process's live server (its sessions are this process's)."""
+    from django.test.testcases import LiveServerThread
+
+    port = urlsplit(base).port
+    return any(isinstance(t, LiveServerThread) and t.port == port
+               for t in threading.enumerate())
+
+
+def login_through_form(page, base: str, user: str, password: str = TEST_PASSWORD) -> None:
+    """Signed in through the sign-in form, as a person does (and the second step's code
+    for an admin)."""
     page.goto(f"{base}/admin/login/")
     page.fill("#id_username", user)
     page.fill("#id_password", password)
@@ -80,7 +120,7 @@ def test_it_walks_a_stay_from_registration_to_discharge(live_server, browser, ma
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     page = ctx.new_page()
 
-    login(page, base, "desk")
+    login(page, base, "desk", form=True)  # the sign-in form, as a clerk uses it
     chart = register_in_form(page, base, "Lena", "Lindqvist", "1961-03-09")
     choose_ward(page, "CARD", "CARD-A")
     page.select_option("#id_bed", "A07")
