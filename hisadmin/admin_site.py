@@ -174,16 +174,13 @@ def _has_model_pages(request: HttpRequest) -> bool:
     in the user's menu: a superuser's, or of a user holding some model permission (the
     admin role's group, or one given by hand). Clinical roles hold none, and asking every
     model admin cost two queries and a permission set on each of their pages; this asks
-    one query, once per request."""
+    two exists() queries, once per request."""
     user = request.user
     found = getattr(request, "_his_model_pages", None)
     if found is None:
-        from django.contrib.auth.models import Permission
-        from django.db.models import Q
-
         found = bool(user.is_active and user.is_authenticated) and (
-            user.is_superuser
-            or Permission.objects.filter(Q(user=user) | Q(group__user=user)).exists())
+            user.is_superuser or user.user_permissions.exists()
+            or user.groups.filter(permissions__isnull=False).exists())
         request._his_model_pages = found  # type: ignore[attr-defined]
     return found
 
