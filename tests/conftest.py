@@ -187,6 +187,31 @@ def pytest_configure(config: pytest.Config) -> None:
     own_var_dir(config)
     start_test_clock(config)
     static_files_scanned_once()
+    celery_follows_the_broker_setting()
+
+
+# ------------------------------------------------------------------ one broker per test
+def celery_follows_the_broker_setting() -> None:
+    """Tests point ``CELERY_BROKER_URL`` at a Redis of their own. Celery reads the setting
+    when it sends, but keeps the connection pool made for the first broker it sent to: a
+    message sent in this process (a follow-up sent on alone) went to an earlier test's Redis,
+    shut down by then, depending on which tests the worker had run first (run BC). A server
+    process's broker never changes; here the pools are dropped whenever the setting does."""
+    from django.core.signals import setting_changed
+
+    def dropped(*, setting: str, **_: Any) -> None:
+        if setting != "CELERY_BROKER_URL":
+            return
+        from hisadmin.celery import app
+
+        pool, app._pool = app._pool, None
+        amqp = app.__dict__.get("amqp")  # made on first use
+        if amqp is not None:
+            amqp._producer_pool = None
+        if pool is not None:
+            pool.force_close_all()
+
+    setting_changed.connect(dropped, weak=False, dispatch_uid="his-tests-celery-broker")
 
 
 # ------------------------------------------------------------------ static files, scanned once
