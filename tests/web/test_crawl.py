@@ -306,7 +306,10 @@ def test_it_never_answers_5xx_to_any_page_a_role_can_reach(
             if response.status_code >= 500:
                 failures.append((_with(url, query), response.status_code))
     # Django's own model pages are left out: garbage there could delete the crawling user.
-    posted = {urlsplit(u).path for u in forms + [u for u in statuses if "/patients/" in u]}
+    # A page the role was refused (403) is refused whatever is posted to it: the policy asks
+    # before the view reads the form.
+    posted = {urlsplit(u).path for u in forms + [u for u, status in statuses.items()
+                                                 if "/patients/" in u and status != 403]}
     for path in sorted(p for p in posted if not p.startswith(DJANGO_MODEL_PAGES)):
         response = client.post(path, GARBAGE_FORM)
         if response.status_code >= 500:
