@@ -67,7 +67,7 @@ def admit(team: dict[str, Client]) -> Callable[..., str]:
 @pytest.fixture
 def shots(tmp_path: Path) -> Path:
     """Where browser tests put their screenshots: ``$SCREENSHOT_DIR`` (to look at them), else
-    the test's temporary directory."""
+    the test's temporary directory (where none is taken: tests/conftest.py)."""
     folder = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
