@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.test import Client
 
 pytestmark = pytest.mark.django_db
@@ -39,8 +40,12 @@ def midnight() -> datetime:
 
 
 def test_a_nurse_records_a_dose_at_its_time_and_the_mar_shows_it(
-        team: dict[str, Client], admitted: str) -> None:
+        team: dict[str, Client], admitted: str, request: pytest.FixtureRequest) -> None:
     start = midnight()
+    if datetime.now(UTC) < start + timedelta(hours=1):  # just after midnight (run BD): the
+        clock = time_machine.travel(start + timedelta(hours=1), tick=True)  # 00:10 dose is
+        clock.start()                                   # later, refused as in the future
+        request.addfinalizer(clock.stop)
     base = ready(team, admitted, {**AMOX, "start_at": start.isoformat()})
     r = team["nurse"].post(f"{base}/administrations", {
         "status": "given", "dose": "1000", "unit": "mg",
