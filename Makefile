@@ -26,12 +26,13 @@ install: $(STAMP)
 run: install
 	$(BIN)/python -m hisadmin.launcher
 
-# System packages (chromium for browser tests) and npm packages (the Cosmos-protocol server,
-# axe-core for the accessibility test).
+# System packages (chromium's headless build for browser tests) and npm packages (the
+# Cosmos-protocol server, axe-core for the accessibility test).
 test-deps: install
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "installing chromium (Debian) for browser tests"; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; }
+	@command -v chromium-headless-shell >/dev/null 2>&1 || { \
+	  echo "installing chromium-headless-shell (Debian) for browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    chromium-headless-shell) >/dev/null; }
 	@if [ -f tests/cosmos_wire/package.json ] && [ ! -d tests/cosmos_wire/node_modules ]; then \
 	  (cd tests/cosmos_wire && npm ci --silent --no-audit --no-fund); fi
 	@if [ -f tests/a11y/package.json ] && [ ! -d tests/a11y/node_modules ]; then \
