@@ -31,8 +31,11 @@ run: install
 test-deps: install
 	@command -v chromium-headless-shell >/dev/null 2>&1 || { \
 	  echo "installing chromium-headless-shell (Debian) for browser tests"; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	    chromium-headless-shell) >/dev/null; }
+	  apt-get update -qq >/dev/null; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell >/dev/null \
+	  || command -v chromium >/dev/null 2>&1 || { \
+	    echo "no chromium-headless-shell package: the whole chromium instead (slower)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; }
 	@if [ -f tests/cosmos_wire/package.json ] && [ ! -d tests/cosmos_wire/node_modules ]; then \
 	  (cd tests/cosmos_wire && npm ci --silent --no-audit --no-fund); fi
 	@if [ -f tests/a11y/package.json ] && [ ! -d tests/a11y/node_modules ]; then \
