@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
 from django.test import Client
 
 from hisadmin.api import TokenAuth
@@ -48,6 +48,19 @@ def test_it_lets_non_staff_clinicians_into_the_admin(client: Client, clinician: 
 def test_it_keeps_django_user_admin_for_admins_only(client: Client, clinician: User) -> None:
     client.force_login(clinician)
     assert client.get("/admin/auth/user/").status_code == 403
+
+
+def test_the_menu_names_a_model_page_for_a_permission_given_by_hand(
+        client: Client, clinician: User, his_store: object) -> None:
+    """Clinical roles hold no model permission, so their menu asks no model admin; one given
+    to a user by hand (a superuser may) puts that model's page in the user's menu."""
+    events = "/admin/hisadmin/securityevent/"
+    client.force_login(clinician)
+    assert events not in client.get("/admin/").content.decode()
+    clinician.user_permissions.add(Permission.objects.get(codename="view_securityevent"))
+    client.force_login(User.objects.get(pk=clinician.pk))
+    assert events in client.get("/admin/").content.decode()
+    assert client.get(events).status_code == 200
 
 
 def test_it_stores_only_the_token_hash_and_authenticates_with_it(clinician: User) -> None:
