@@ -32,7 +32,7 @@ SIGNED_OUT = "You were signed out after {duration} without activity. Log in agai
 # one-time message in the new session was taken by whichever login page rendered first:
 # the list's own refresh and the warning script both go there when the session ends, and
 # the browser showed the second, without it.)
-SIGNED_OUT_PARAM = ("signed_out", "idle")
+SIGNED_OUT_QUERY = {"signed_out": "idle"}
 # Answered in JSON (or left to the API's own 401) rather than redirected to the login page.
 NO_REDIRECT_PREFIXES = ("/api/", "/fhir/")
 
@@ -41,11 +41,12 @@ def idle_context(request: HttpRequest) -> dict[str, Any]:
     """Template context: what the warning script needs (only for a logged-in session; a
     bearer-token call that renders a page, the API docs, has none)."""
     if getattr(request, "session", None) is None or not request.user.is_authenticated:
-        name, value = SIGNED_OUT_PARAM
-        if request.GET.get(name) == value:
+        if all(request.GET.get(k) == v for k, v in SIGNED_OUT_QUERY.items()):
             return {"idle_signed_out": SIGNED_OUT.format(duration=_duration())}
         return {}
     return {
+        # where the script sends the page when the session has ended (it adds "next")
+        "idle_login": f"{reverse(settings.LOGIN_URL)}?{urlencode(SIGNED_OUT_QUERY)}",
         "idle_remaining": _remaining(request),
         "idle_timeout": settings.IDLE_TIMEOUT_SECONDS,
         "idle_warning": settings.IDLE_WARNING_SECONDS,
@@ -86,15 +87,10 @@ def _signed_out_response(request: HttpRequest) -> HttpResponse | None:
         current = urlsplit(request.headers.get("HX-Current-URL", ""))
         back = current.path + (f"?{current.query}" if current.query else "") or "/"
         response = HttpResponse(status=204)
-        response["HX-Redirect"] = f"{login}?{urlencode({'next': back, **_why()})}"
+        response["HX-Redirect"] = f"{login}?{urlencode({'next': back, **SIGNED_OUT_QUERY})}"
         return response
     return HttpResponseRedirect(
-        f"{login}?{urlencode({'next': request.get_full_path(), **_why()})}")
-
-
-def _why() -> dict[str, str]:
-    name, value = SIGNED_OUT_PARAM
-    return {name: value}
+        f"{login}?{urlencode({'next': request.get_full_path(), **SIGNED_OUT_QUERY})}")
 
 
 class IdleSessionMiddleware:
@@ -127,5 +123,5 @@ def session_status(request: HttpRequest) -> JsonResponse:
     if request.method == "POST":
         request.session[LAST_ACTIVE] = time.time()
     return JsonResponse(
-        {"signed_in": True, "remaining": _remaining(request), "login": reverse(settings.LOGIN_URL)}
+        {"signed_in": True, "remaining": _remaining(request)}
     )

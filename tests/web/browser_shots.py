@@ -13,8 +13,7 @@ WIDTHS = (1024, 1440)
 def at_widths(page: Any, folder: Path, name: str, *, height: int = 900,
               widths: Sequence[int] = WIDTHS) -> None:
     """Full-page screenshots ``<name>-<width>.png`` in ``folder``, one per width."""
-    for width in widths:
-        page.set_viewport_size({"width": width, "height": height})
+    for width in each_width(page, widths=widths, height=height):
         page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True)
 
 

@@ -13,6 +13,7 @@
   var warnSeconds = parseInt(meta.dataset.warn, 10) || 60;
   var timeoutMs = (parseInt(meta.dataset.timeout, 10) || 900) * 1000;
   var url = meta.dataset.url;
+  var login = meta.dataset.login; // the login page, saying why (accounts/idle.py)
   var csrf = meta.dataset.csrf;
   var deadline = Date.now() + (parseInt(meta.content, 10) || 0) * 1000;
   var lastPing = Date.now();
@@ -35,18 +36,16 @@
     if (method === "POST") { init.headers["X-CSRFToken"] = csrf; }
     fetch(url, init).then(function (r) { return r.json(); }).then(function (body) {
       asking = false;
-      if (!body.signed_in) { leave(body.login); return; }
+      if (!body.signed_in) { leave(); return; }
       if (method === "POST") { lastPing = Date.now(); touched = false; }
       deadline = Date.now() + body.remaining * 1000;
       if (body.remaining > warnSeconds) { hide(); }
     }).catch(function () { asking = false; });
   }
 
-  function leave(login) {
+  function leave() {
     var next = location.pathname + location.search;
-    // signed_out=idle: the login page says why (accounts/idle.py, SIGNED_OUT_PARAM).
-    location.assign((login || "/admin/login/") + "?next=" + encodeURIComponent(next) +
-                    "&signed_out=idle");
+    location.assign(login + "&next=" + encodeURIComponent(next));
   }
 
   function show(seconds) {
