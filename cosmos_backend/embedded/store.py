@@ -61,12 +61,19 @@ _PURGE_EVERY = 500  # writes between sweeps of expired rows
 _CHECKPOINT_EVERY = 100
 _AUTOCHECKPOINT_PAGES = 8000
 # SQLite's page cache per connection (every thread has one; the web server has 8 threads):
-# reads go through the memory map, so the cache mostly holds pages beyond its 256 MB, pages
-# of the WAL and pages being written. At most 4 MB each, and all of a process's connections
-# together at most _PROCESS_KB of SQLite memory: with 4 MB each and no common bound, the web
-# process grew by 23 MB over a bench run at 10,000 patients (docs/performance.md).
+# at most 4 MB each, and all of a process's connections together at most _PROCESS_KB of
+# SQLite memory: with 4 MB each and no common bound, the web process grew by 23 MB over a
+# bench run at 10,000 patients (docs/performance.md). A page not in it is read from the
+# kernel's page cache, which every process shares.
 _CACHE_KB = int(os.environ.get("EMBEDDED_STORE_CACHE_KB", "4096"))
 _PROCESS_KB = int(os.environ.get("EMBEDDED_STORE_MEMORY_KB", "12288"))
+# No memory map by default: a mapped page read once stays in the process's resident set,
+# so the web's and the worker's memory grew with the files (37 MB of the worker's at the
+# bench's peak), where a read through the kernel's page cache leaves nothing behind. The
+# map saved no time measured through the API; a page of the 100,000-item partition read
+# alone takes about 0.1 ms more without it (docs/performance.md, "The store files' memory
+# map"). EMBEDDED_STORE_MMAP_MB turns it back on.
+_MMAP_MB = int(os.environ.get("EMBEDDED_STORE_MMAP_MB", "0"))
 _CHECKPOINTER_IDLE_S = 30.0  # an idle checkpointer thread ends (a new one starts on demand)
 _USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")
 # A sort on a path no filter implies needs the distinct presence masks of the partition;
@@ -266,11 +273,10 @@ class EmbeddedStore(DocumentStore):
             _set_wal(conn)
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
-            # Reads through a memory map of the file: its pages are shared by every process
-            # that maps them (the web and the worker). The page cache, private to each
-            # connection (every thread has one), stays small (_CACHE_KB).
+            # The page cache, private to each connection (every thread has one), stays
+            # small (_CACHE_KB); no memory map unless _MMAP_MB says so.
             conn.execute(f"PRAGMA cache_size=-{_CACHE_KB}")
-            conn.execute("PRAGMA mmap_size=268435456")
+            conn.execute(f"PRAGMA mmap_size={_MMAP_MB * 1024 * 1024}")
             conn.execute(f"PRAGMA wal_autocheckpoint={_AUTOCHECKPOINT_PAGES}")
             # One budget for all of the process's connections (SQLite's soft heap limit:
             # past it, a cache takes back its least recently used pages instead of growing).
