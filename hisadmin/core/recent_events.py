@@ -13,7 +13,11 @@ is append-only; its time to live only deletes it, and a consumer that finds an e
 gone rebuilds from the source record, which a copy of the event does not contradict).
 Events are kept serialized, so no consumer can change another's copy. The cache holds
 the ``MAX_EVENTS`` last read: a page's tasks run within milliseconds to seconds of it, and
-an event that dropped out, or a worker with no relay in it, reads the store as before.
+an event that dropped out, or a worker with no relay in it, reads the store as before. The
+relay applies the views' page in its own thread right after keeping it, so what stays
+kept serves the follow-ups' and webhooks' messages through the broker: 500 events are
+1–3 s of the bench's load. 2,000 cost the worker 8–10 MB of its peak memory
+(docs/performance.md, "The store files' memory map, and the events kept").
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from cosmos_backend import outbox
 from cosmos_backend.store import Document, DocumentStore
 from hisadmin.core.cache import LruCache
 
-MAX_EVENTS = 2_000
+MAX_EVENTS = 500
 
 _kept: LruCache[tuple[str, int], bytes] = LruCache(MAX_EVENTS)
 _hits = [0]
