@@ -72,7 +72,7 @@ _PROCESS_KB = int(os.environ.get("EMBEDDED_STORE_MEMORY_KB", "12288"))
 # bench's peak), where a read through the kernel's page cache leaves nothing behind. The
 # map saved no time measured through the API; a page of the 100,000-item partition read
 # alone takes about 0.1 ms more without it (docs/performance.md, "The store files' memory
-# map"). EMBEDDED_STORE_MMAP_MB turns it back on.
+# map, and the events kept"). EMBEDDED_STORE_MMAP_MB turns it back on.
 _MMAP_MB = int(os.environ.get("EMBEDDED_STORE_MMAP_MB", "0"))
 _CHECKPOINTER_IDLE_S = 30.0  # an idle checkpointer thread ends (a new one starts on demand)
 _USING_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\S+)")

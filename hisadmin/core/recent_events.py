@@ -16,7 +16,8 @@ the ``MAX_EVENTS`` last read: a page's tasks run within milliseconds to seconds 
 an event that dropped out, or a worker with no relay in it, reads the store as before. The
 relay applies the views' page in its own thread right after keeping it, so what stays
 kept serves the follow-ups' and webhooks' messages through the broker: 500 events are
-1–3 s of the bench's load. 2,000 cost the worker 8–10 MB of its peak memory
+about a second of the bench's heaviest load (some 480 commands/s under eight clients), more
+under the ward-shift mix. 2,000 cost the worker 8–10 MB of its peak memory
 (docs/performance.md, "The store files' memory map, and the events kept").
 """
 
